@@ -1,0 +1,35 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arch/arch_spec.h"
+#include "toolchain/toolkit_facts.h"
+
+namespace archbuild {
+
+// What resolution needs from the outside world, as plain values.
+struct ArchResolveInputs {
+  const ToolkitFacts* toolkit = nullptr;  // the selected toolkit's effective facts
+  const ToolkitTable* table = nullptr;    // every known release (for "which CUDA can")
+  // CCs of the visible GPUs; nullopt = no GPU (then `no_gpu_reason` says why).
+  std::optional<std::vector<ComputeCapability>> native_ccs;
+  std::string no_gpu_reason;
+};
+
+struct ResolvedArchs {
+  ArchList list;
+  std::vector<std::string> notes;  // e.g. where `official` came from
+};
+
+// Turns parsed items into the ArchList to build. Errors name every offending
+// item: bad_input for CCs no toolkit knows, environment for CCs this toolkit
+// cannot target (with the CUDA versions that can) and for `native` without GPUs.
+ResolvedArchs resolve_archs(const std::vector<ArchSpecItem>& items, const ArchResolveInputs& inputs);
+
+// "CUDA 13.0 cannot target sm_50; the last CUDA that can is 12.9": exposed for doctor.
+std::string explain_untargetable(const ArchTarget& target, const ToolkitFacts& toolkit,
+                                 const ToolkitTable& table);
+
+}  // namespace archbuild

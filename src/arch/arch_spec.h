@@ -1,0 +1,34 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "arch/arch_target.h"
+
+namespace archbuild {
+
+// One item of an arch spec as the user wrote it, before resolution.
+struct ArchSpecItem {
+  enum class Kind { targets, native, all, official };
+  std::string text;                  // exactly as written, for error messages
+  Kind kind = Kind::targets;
+  std::vector<ArchTarget> targets;   // for Kind::targets (a name expands to several)
+};
+
+// Parses "native", "all", "official", "8.6", "86", "sm_86", "compute_86",
+// "8.6+PTX", "9.0a", "10.0f", "Ampere", ... separated by ';' ',' or spaces.
+// Throws UserError(bad_input) naming the first malformed item.
+std::vector<ArchSpecItem> parse_arch_spec(std::string_view spec);
+
+// Parses one target item (no keywords). Throws UserError(bad_input).
+std::vector<ArchTarget> parse_arch_item(std::string_view item);
+
+// The architecture family names understood in a spec, e.g. "Ampere" -> 8.0, 8.6.
+struct ArchFamilyName {
+  std::string_view name;
+  std::vector<ComputeCapability> ccs;
+};
+const std::vector<ArchFamilyName>& arch_family_names();
+
+}  // namespace archbuild

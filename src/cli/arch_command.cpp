@@ -1,0 +1,48 @@
+#include <iostream>
+
+#include "cli/command.h"
+#include "cli/host_context.h"
+
+namespace archbuild {
+
+Command arch_command() {
+  return {"arch", "Resolve an arch spec to TORCH_CUDA_ARCH_LIST", [](CLI::App& app) {
+            struct Options {
+              std::string spec, cuda, dialect = "cmake";
+              bool json = false;
+            };
+            auto options = std::make_shared<Options>();
+            app.add_option("spec", options->spec,
+                           "native | all | official | items such as 8.6, sm_90a, 12.0+PTX, Hopper")
+                ->required();
+            app.add_option("--cuda", options->cuda, "CUDA version to resolve for (default: installed)");
+            app.add_option("--dialect", options->dialect, "cmake (PyTorch) or extension (cpp_extension)")
+                ->check(CLI::IsMember({"cmake", "extension"}));
+            app.add_flag("--json", options->json, "Print a JSON object");
+            app.footer(
+                "Exit: 0 resolved; 2 malformed item; 3 this toolkit cannot target an item, or "
+                "`native` without a GPU.");
+            return [options]() {
+              auto dialect = parse_dialect_option(options->dialect);
+              auto context = HostContext::gather(options->cuda);
+              auto resolved = context.resolve(options->spec);
+              auto value = format_arch_list(resolved.list, dialect);
+              if (options->json) {
+                print_json({{"spec", options->spec},
+                            {"cuda", context.toolchain.version().str()},
+                            {"toolkit", context.toolchain.describe()},
+                            {"dialect", to_string(dialect)},
+                            {"torch_cuda_arch_list", value},
+                            {"targets", to_json(resolved.list)},
+                            {"notes", resolved.notes}});
+              } else {
+                for (const auto& note : context.toolchain.notes) std::cerr << "note: " << note << "\n";
+                for (const auto& note : resolved.notes) std::cerr << "note: " << note << "\n";
+                std::cout << value << "\n";
+              }
+              return ExitCode::success;
+            };
+          }};
+}
+
+}  // namespace archbuild

@@ -1,0 +1,71 @@
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/command.h"
+#include "cli/host_context.h"
+#include "core/system_info.h"
+#include "preflight/preflight.h"
+
+namespace archbuild {
+
+Command check_command() {
+  return {"check", "Preflight: prove this machine can build the given archs", [](CLI::App& app) {
+            struct Options {
+              std::string spec, cuda, build_dir = ".";
+              double min_build_disk_gb = 20, min_temp_disk_gb = 5, job_memory_gb = 4.5;
+              bool json = false;
+            };
+            auto options = std::make_shared<Options>();
+            app.add_option("--arch", options->spec, "Arch spec, as for `archbuild arch`")->required();
+            app.add_option("--cuda", options->cuda, "CUDA version to use (default: installed)");
+            app.add_option("--build-dir", options->build_dir, "Where the build will write (disk check)");
+            app.add_option("--min-build-disk-gb", options->min_build_disk_gb, "Free disk the build needs")
+                ->capture_default_str();
+            app.add_option("--min-temp-disk-gb", options->min_temp_disk_gb, "Free disk in TMPDIR for nvcc")
+                ->capture_default_str();
+            app.add_option("--job-memory-gb", options->job_memory_gb, "Memory one compile job needs")
+                ->capture_default_str();
+            app.add_flag("--json", options->json, "Print a JSON object");
+            app.footer("Exit: 0 every check passed; 2 bad arch spec; 3 a check failed.");
+            return [options]() {
+              auto context = HostContext::gather(options->cuda);
+              auto resolved = context.resolve(options->spec);
+              const char* tmp = std::getenv("TMPDIR");
+              constexpr double gib = 1024.0 * 1024 * 1024;
+              PreflightInputs inputs;
+              inputs.toolchain = &context.toolchain;
+              inputs.archs = &resolved.list;
+              inputs.gpus = &context.gpus;
+              inputs.build_dir = options->build_dir;
+              inputs.temp_dir = tmp && *tmp ? tmp : "/tmp";
+              inputs.min_build_disk_bytes = static_cast<uint64_t>(options->min_build_disk_gb * gib);
+              inputs.min_temp_disk_bytes = static_cast<uint64_t>(options->min_temp_disk_gb * gib);
+              inputs.job_memory_bytes = static_cast<uint64_t>(options->job_memory_gb * gib);
+              auto checks = run_preflight(inputs);
+
+              bool all_passed = true;
+              auto json_checks = nlohmann::json::array();
+              for (const auto& check : checks) {
+                if (check.verdict == Verdict::fail) all_passed = false;
+                json_checks.push_back(
+                    {{"name", check.name}, {"verdict", verdict_word(check.verdict)}, {"detail", check.detail}});
+              }
+              if (options->json) {
+                print_json({{"archs", resolved.list.canonical()},
+                            {"toolkit", context.toolchain.describe()},
+                            {"checks", json_checks},
+                            {"ok", all_passed}});
+              } else {
+                for (const auto& check : checks) {
+                  std::string name = check.name;
+                  name.resize(std::max<size_t>(name.size(), 18), ' ');
+                  std::cout << verdict_label(check.verdict) << "  " << name << "  " << check.detail << "\n";
+                }
+                std::cout << (all_passed ? "all checks passed" : "some checks FAILED") << "\n";
+              }
+              return all_passed ? ExitCode::success : ExitCode::environment;
+            };
+          }};
+}
+
+}  // namespace archbuild

@@ -1,0 +1,14 @@
+#include "cli/command.h"
+
+namespace archbuild {
+
+const std::vector<Command>& command_table() {
+  static const std::vector<Command> table = {
+      detect_command(),
+      arch_command(),
+      check_command(),
+  };
+  return table;
+}
+
+}  // namespace archbuild

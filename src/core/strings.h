@@ -1,0 +1,16 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace archbuild {
+
+std::string trim(std::string_view text);
+std::string to_lower(std::string_view text);
+bool starts_with_ci(std::string_view text, std::string_view prefix);
+// Splits on any of the separator characters, dropping empty pieces.
+std::vector<std::string> split_any(std::string_view text, std::string_view separators);
+std::string join(const std::vector<std::string>& parts, std::string_view separator);
+
+}  // namespace archbuild

@@ -1,0 +1,17 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace archbuild {
+
+// Free bytes on the filesystem holding `path` (or its nearest existing parent).
+uint64_t free_disk_bytes(const std::filesystem::path& path);
+// MemAvailable from /proc/meminfo, in bytes.
+std::optional<uint64_t> available_memory_bytes();
+unsigned cpu_count();
+std::string format_bytes(uint64_t bytes);  // "4.5 GiB"
+
+}  // namespace archbuild

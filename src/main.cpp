@@ -1,0 +1,44 @@
+#include <iostream>
+#include <map>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/command.h"
+#include "core/error.h"
+
+int main(int argc, char** argv) {
+  using namespace archbuild;
+  CLI::App app{"archbuild: build PyTorch and CUDA extensions for exactly the GPUs you have, "
+               "and prove the result runs on them."};
+  app.set_version_flag("--version", std::string("archbuild ") + ARCHBUILD_VERSION);
+  app.require_subcommand(1);
+  app.footer("Exit codes: 0 success, 1 the work failed, 2 bad input or usage, "
+             "3 this environment cannot do it, 130 interrupted. See README.md.");
+
+  std::map<CLI::App*, std::function<ExitCode()>> runners;
+  for (const auto& command : command_table()) {
+    auto* sub = app.add_subcommand(command.name, command.synopsis);
+    runners[sub] = command.setup(*sub);
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help, --version
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return to_int(ExitCode::bad_input);
+  }
+
+  try {
+    for (auto* sub : app.get_subcommands())
+      if (auto it = runners.find(sub); it != runners.end()) return to_int(it->second());
+    return to_int(ExitCode::bad_input);
+  } catch (const UserError& e) {
+    std::cerr << "archbuild: error: " << e.what() << "\n";
+    return to_int(e.code());
+  } catch (const std::exception& e) {
+    std::cerr << "archbuild: internal error: " << e.what() << "\n";
+    return to_int(ExitCode::work_failed);
+  }
+}

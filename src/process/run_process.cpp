@@ -1,0 +1,91 @@
+#include "process/run_process.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/process.hpp>
+#include <csignal>
+#include <cstring>
+#include <future>
+
+#include "core/error.h"
+
+namespace bp = boost::process;
+
+namespace archbuild {
+
+std::string ProcessResult::describe_status() const {
+  if (timed_out) return "timed out";
+  if (signaled) return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
+  return "exit " + std::to_string(exit_code);
+}
+
+std::optional<std::filesystem::path> find_on_path(const std::string& program) {
+  if (program.find('/') != std::string::npos) {
+    if (access(program.c_str(), X_OK) == 0) return std::filesystem::path(program);
+    return std::nullopt;
+  }
+  auto found = bp::search_path(program);
+  if (found.empty()) return std::nullopt;
+  return std::filesystem::path(found.string());
+}
+
+ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options) {
+  if (argv.empty()) throw std::logic_error("run_process: empty argv");
+  auto program = find_on_path(argv[0]);
+  if (!program) fail_environment("cannot run '" + argv[0] + "': not found or not executable");
+
+  bp::environment env = boost::this_process::environment();
+  for (const auto& [name, value] : options.env_overrides) {
+    if (value)
+      env[name] = *value;
+    else
+      env.erase(name);
+  }
+  std::vector<std::string> args(argv.begin() + 1, argv.end());
+
+  boost::asio::io_context io;
+  std::future<std::string> out, err;
+  ProcessResult result;
+  try {
+    bp::child child(bp::exe = program->string(), bp::args = args, bp::env = env,
+                    bp::start_dir = options.working_dir ? options.working_dir->string()
+                                                        : std::filesystem::current_path().string(),
+                    bp::std_out > out, bp::std_err > err, bp::std_in < bp::null, io);
+    boost::asio::steady_timer timer(io);
+    if (options.timeout) {
+      timer.expires_after(*options.timeout);
+      timer.async_wait([&](const boost::system::error_code& ec) {
+        if (!ec && child.running()) {
+          result.timed_out = true;
+          child.terminate();
+        }
+      });
+    }
+    auto ready = [](std::future<std::string>& f) {
+      return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+    };
+    // Both pipes are read by asio until they close; the timer may fire meanwhile.
+    while (!(ready(out) && ready(err))) {
+      if (io.run_one() == 0) break;
+    }
+    timer.cancel();
+    child.wait();
+    int status = child.native_exit_code();
+    if (WIFSIGNALED(status)) {
+      result.signaled = true;
+      result.signal = WTERMSIG(status);
+    } else {
+      result.exit_code = WEXITSTATUS(status);
+    }
+  } catch (const bp::process_error& e) {
+    fail_environment("cannot run '" + argv[0] + "': " + e.what());
+  }
+  result.out = out.get();
+  result.err = err.get();
+  return result;
+}
+
+}  // namespace archbuild

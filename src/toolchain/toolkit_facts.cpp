@@ -1,0 +1,132 @@
+#include "toolchain/toolkit_facts.h"
+
+#include <algorithm>
+#include <toml++/toml.h>
+
+#include "core/data_dir.h"
+#include "core/error.h"
+
+namespace archbuild {
+
+bool ToolkitFacts::can_target(ComputeCapability cc, ArchVariant variant) const {
+  auto has = [&](const std::vector<ComputeCapability>& list) {
+    return std::find(list.begin(), list.end(), cc) != list.end();
+  };
+  switch (variant) {
+    case ArchVariant::plain: return has(targets);
+    case ArchVariant::arch_specific: return has(arch_specific);
+    case ArchVariant::family_specific: return has(family_specific);
+  }
+  return false;
+}
+
+namespace {
+
+[[noreturn]] void bad_entry(const std::filesystem::path& file, const toml::source_region& where,
+                            std::string_view key, std::string_view why) {
+  fail_bad_input(file.string() + ":" + std::to_string(where.begin.line) + ": key '" +
+                 std::string(key) + "': " + std::string(why));
+}
+
+std::string required_string(const toml::table& table, const std::filesystem::path& file,
+                            std::string_view key) {
+  auto node = table.get(key);
+  if (!node) bad_entry(file, table.source(), key, "missing");
+  auto value = node->value<std::string>();
+  if (!value) bad_entry(file, node->source(), key, "must be a string");
+  return *value;
+}
+
+std::vector<ComputeCapability> cc_array(const toml::table& table, const std::filesystem::path& file,
+                                        std::string_view key, bool required) {
+  std::vector<ComputeCapability> out;
+  auto node = table.get(key);
+  if (!node) {
+    if (required) bad_entry(file, table.source(), key, "missing");
+    return out;
+  }
+  auto array = node->as_array();
+  if (!array) bad_entry(file, node->source(), key, "must be an array of \"M.N\" strings");
+  for (const auto& element : *array) {
+    auto text = element.value<std::string>();
+    auto cc = text ? ComputeCapability::parse_dotted(*text) : std::nullopt;
+    if (!cc) bad_entry(file, element.source(), key, "each element must be a \"M.N\" string");
+    out.push_back(*cc);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::optional<int> optional_int(const toml::table& table, const std::filesystem::path& file,
+                                std::string_view key) {
+  auto node = table.get(key);
+  if (!node) return std::nullopt;
+  auto value = node->value<int64_t>();
+  if (!value) bad_entry(file, node->source(), key, "must be an integer");
+  return static_cast<int>(*value);
+}
+
+ToolkitFacts parse_facts(const std::filesystem::path& file) {
+  toml::table table;
+  try {
+    table = toml::parse_file(file.string());
+  } catch (const toml::parse_error& e) {
+    fail_bad_input(file.string() + ":" + std::to_string(e.source().begin.line) + ": " +
+                   std::string(e.description()));
+  }
+  ToolkitFacts facts;
+  facts.source = file;
+  auto version_text = required_string(table, file, "cuda");
+  auto version = CudaVersion::parse(version_text);
+  if (!version) bad_entry(file, table.get("cuda")->source(), "cuda", "not a version like \"13.0\"");
+  facts.version = *version;
+  facts.min_driver = required_string(table, file, "min_driver");
+  facts.targets = cc_array(table, file, "targets", true);
+  facts.arch_specific = cc_array(table, file, "arch_specific", false);
+  facts.family_specific = cc_array(table, file, "family_specific", false);
+  if (auto node = table.get("torch_official_arch_list")) {
+    auto value = node->value<std::string>();
+    if (!value) bad_entry(file, node->source(), "torch_official_arch_list", "must be a string");
+    facts.torch_official_arch_list = *value;
+  }
+  facts.max_gcc_major = optional_int(table, file, "max_gcc");
+  facts.max_clang_major = optional_int(table, file, "max_clang");
+  return facts;
+}
+
+}  // namespace
+
+ToolkitTable ToolkitTable::load(const std::filesystem::path& dir) {
+  ToolkitTable table;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    fail_environment("toolkit tables not found: " + dir.string() + " is not a directory");
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".toml") table.facts_.push_back(parse_facts(entry.path()));
+  }
+  std::sort(table.facts_.begin(), table.facts_.end(),
+            [](const auto& a, const auto& b) { return a.version < b.version; });
+  return table;
+}
+
+ToolkitTable ToolkitTable::load_default() { return load(data_dir() / "toolchains"); }
+
+const ToolkitFacts* ToolkitTable::find(CudaVersion version) const {
+  for (const auto& facts : facts_)
+    if (facts.version == version) return &facts;
+  return nullptr;
+}
+
+const ToolkitFacts* ToolkitTable::newest_at_or_below(CudaVersion version) const {
+  const ToolkitFacts* best = nullptr;
+  for (const auto& facts : facts_)
+    if (facts.version <= version) best = &facts;
+  return best;
+}
+
+bool ToolkitTable::knows(ComputeCapability cc, ArchVariant variant) const {
+  return std::any_of(facts_.begin(), facts_.end(),
+                     [&](const ToolkitFacts& f) { return f.can_target(cc, variant); });
+}
+
+}  // namespace archbuild

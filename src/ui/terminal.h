@@ -1,0 +1,19 @@
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+namespace archbuild {
+
+enum class Style { plain, bold, dim, green, yellow, red, cyan };
+
+// Colour only on a terminal, and never when NO_COLOR is set (no-color.org).
+bool color_enabled(std::FILE* stream);
+std::string paint(const std::string& text, Style style, std::FILE* stream = stdout);
+
+// A check's verdict word, padded and coloured: "ok  ", "warn", "FAIL", "skip".
+enum class Verdict { ok, warn, fail, skip };
+std::string verdict_word(Verdict verdict);
+std::string verdict_label(Verdict verdict, std::FILE* stream = stdout);
+
+}  // namespace archbuild
