@@ -26,5 +26,6 @@ const std::vector<Command>& command_table();
 Command arch_command();
 Command detect_command();
 Command check_command();
+Command inspect_command();
 
 }  // namespace archbuild

@@ -7,6 +7,7 @@ const std::vector<Command>& command_table() {
       detect_command(),
       arch_command(),
       check_command(),
+      inspect_command(),
   };
   return table;
 }

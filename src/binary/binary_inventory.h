@@ -1,0 +1,45 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "arch/compat.h"
+#include "binary/byte_view.h"
+#include "binary/fatbin.h"
+
+namespace archbuild {
+
+using ArchCounts = std::vector<std::pair<std::string, size_t>>;
+
+// Everything inspection learns about one binary: its fatbin containers and
+// entries, or the reason it could not be read.
+struct BinaryInventory {
+  std::string path;              // "lib.so", or "pkg.whl!torch/lib/libtorch_cuda.so"
+  std::string format;            // "shared object", "cubin", "fatbin", ...
+  size_t containers = 0;
+  std::vector<FatbinEntry> entries;
+  std::optional<std::string> error;  // set when the file could not be parsed
+
+  bool has_cuda_code() const { return !entries.empty(); }
+  // {{"sm_80", 444}, {"sm_90a", 4}, {"sm_100", 444}}: in arch order
+  ArchCounts sass_counts() const;
+  ArchCounts ptx_counts() const;
+  // The compression methods that occur, e.g. {"zstd"}.
+  std::vector<std::string> compressions() const;
+  // Can a device of this CC run something from this file?
+  RunVerdict verdict_for(ComputeCapability device) const;
+};
+
+// Is this worth inspecting: an ELF file, a fatbin, or a cubin?
+bool looks_like_binary(std::span<const uint8_t> first_bytes);
+
+// Inspects bytes in memory (a mapped file or a wheel member). Never throws for
+// malformed input: the error lands in `error`, with the offset.
+// `verify_cubins` also decompresses every SASS entry and checks that its ELF
+// header names the same arch as the entry header.
+BinaryInventory inspect_bytes(const std::string& path, const ByteView& bytes, bool verify_cubins = false);
+
+}  // namespace archbuild

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "arch/compute_capability.h"
+#include "binary/byte_view.h"
+
+namespace archbuild {
+
+constexpr uint16_t kElfMachineCuda = 190;  // EM_CUDA: a cubin
+
+struct ElfSection {
+  std::string name;
+  uint32_t type = 0;
+  uint64_t offset = 0;  // in the file
+  uint64_t size = 0;
+};
+
+// The parts of an ELF64 little-endian file that inspection needs.
+struct ElfFile {
+  uint16_t type = 0;     // ET_REL 1, ET_EXEC 2, ET_DYN 3
+  uint16_t machine = 0;
+  uint8_t abi_version = 0;
+  uint32_t flags = 0;
+  std::vector<ElfSection> sections;
+
+  const ElfSection* find(const std::string& name) const;
+  // "shared object", "executable", "relocatable object", "cubin"
+  std::string kind() const;
+};
+
+bool has_elf_magic(std::span<const uint8_t> bytes);
+
+// Reads the header and section table; throws ParseError (offset + reason).
+ElfFile read_elf(const ByteView& view);
+
+// The SASS arch a cubin was built for, from e_flags: the layout changed with
+// EI_ABIVERSION 8 (all CUDA 13 cubins). The a/f variant is not recorded there.
+std::optional<ComputeCapability> cubin_arch(const ElfFile& elf);
+
+}  // namespace archbuild

@@ -1,0 +1,137 @@
+#include "binary/fatbin.h"
+
+#include <lz4.h>
+#include <zstd.h>
+
+#include "binary/byte_view.h"
+
+namespace archbuild {
+
+namespace {
+constexpr uint16_t kEntryPtx = 1;
+constexpr uint16_t kEntryElf = 2;
+constexpr uint64_t kFlagLz4 = 0x2000;
+constexpr uint64_t kFlagZstd = 0x8000;
+constexpr uint64_t kFlagArchSpecific = 0x100000;
+constexpr uint64_t kFlagFamilySpecific = 0x200000;
+constexpr uint32_t kMinEntryHeader = 64;
+}  // namespace
+
+std::string to_string(Compression compression) {
+  switch (compression) {
+    case Compression::none: return "none";
+    case Compression::lz4: return "lz4";
+    case Compression::zstd: return "zstd";
+  }
+  return "?";
+}
+
+bool has_fatbin_magic(std::span<const uint8_t> bytes) {
+  if (bytes.size() < 4) return false;
+  uint32_t magic;
+  std::memcpy(&magic, bytes.data(), 4);
+  return magic == kFatbinMagic;
+}
+
+namespace {
+
+FatbinEntry read_entry(const ByteView& view, uint64_t at, const std::string& section) {
+  uint16_t kind = view.read<uint16_t>(at, "fatbin entry kind");
+  if (kind != kEntryPtx && kind != kEntryElf)
+    throw ParseError(at, "fatbin entry kind " + std::to_string(kind) + " is neither PTX (1) nor ELF (2)");
+  FatbinEntry entry;
+  entry.section = section;
+  entry.header_offset = at;
+  entry.header_size = view.read<uint32_t>(at + 4, "fatbin entry header size");
+  if (entry.header_size < kMinEntryHeader)
+    throw ParseError(at + 4, "fatbin entry header size " + std::to_string(entry.header_size) + " < 64");
+  view.require(at, entry.header_size, "fatbin entry header");
+  entry.payload_size = view.read<uint64_t>(at + 8, "fatbin entry payload size");
+  entry.compressed_size = view.read<uint32_t>(at + 16, "fatbin entry compressed size");
+  uint32_t sm = view.read<uint32_t>(at + 28, "fatbin entry arch");
+  uint64_t flags = view.read<uint64_t>(at + 40, "fatbin entry flags");
+  entry.uncompressed_size = view.read<uint64_t>(at + 56, "fatbin entry uncompressed size");
+  if (sm < 10 || sm > 2550) throw ParseError(at + 28, "fatbin entry arch " + std::to_string(sm) + " is not an sm number");
+  entry.image.kind = kind == kEntryPtx ? KernelImage::Kind::ptx : KernelImage::Kind::sass;
+  entry.image.cc = {static_cast<int>(sm / 10), static_cast<int>(sm % 10)};
+  entry.image.variant = flags & kFlagArchSpecific     ? ArchVariant::arch_specific
+                        : flags & kFlagFamilySpecific ? ArchVariant::family_specific
+                                                      : ArchVariant::plain;
+  entry.compression = flags & kFlagZstd ? Compression::zstd : flags & kFlagLz4 ? Compression::lz4 : Compression::none;
+  return entry;
+}
+
+}  // namespace
+
+void scan_fatbin_region(const ByteView& view, uint64_t start, uint64_t size,
+                        const std::string& section, FatbinScan& out) {
+  view.require(start, size, "fatbin region");
+  const uint64_t end = start + size;
+  uint64_t at = start;
+  while (at < end) {
+    // Containers may be padded apart with zeros for alignment.
+    if (view.read<uint8_t>(at, "fatbin padding") == 0) {
+      ++at;
+      continue;
+    }
+    if (end - at < 16) throw ParseError(at, "truncated fatbin container header");
+    if (view.read<uint32_t>(at, "fatbin magic") != kFatbinMagic)
+      throw ParseError(at, "expected fatbin container magic 0xBA55ED50 in " +
+                               (section.empty() ? std::string("fatbin") : section));
+    uint16_t header_size = view.read<uint16_t>(at + 6, "fatbin container header size");
+    uint64_t rest = view.read<uint64_t>(at + 8, "fatbin container size");
+    if (header_size < 16) throw ParseError(at + 6, "fatbin container header size " + std::to_string(header_size) + " < 16");
+    if (header_size > end - at || rest > end - at - header_size)
+      throw ParseError(at + 8, "fatbin container of " + std::to_string(rest) + " bytes runs past the end of " +
+                                   (section.empty() ? std::string("the file") : section));
+    ++out.containers;
+    uint64_t entry_at = at + header_size;
+    const uint64_t container_end = entry_at + rest;
+    while (entry_at < container_end) {
+      if (container_end - entry_at < kMinEntryHeader) {
+        // trailing zero padding inside the container is allowed
+        auto tail = view.copy(entry_at, container_end - entry_at, "container tail");
+        for (auto byte : tail)
+          if (byte) throw ParseError(entry_at, "truncated fatbin entry header");
+        break;
+      }
+      FatbinEntry entry = read_entry(view, entry_at, section);
+      if (entry.header_size > container_end - entry_at ||
+          entry.payload_size > container_end - entry_at - entry.header_size)
+        throw ParseError(entry_at + 8, "fatbin entry payload of " + std::to_string(entry.payload_size) +
+                                           " bytes runs past its container");
+      entry_at += entry.header_size + entry.payload_size;
+      out.entries.push_back(std::move(entry));
+    }
+    at = container_end;
+  }
+}
+
+std::vector<uint8_t> entry_payload(const ByteView& view, const FatbinEntry& entry) {
+  uint64_t payload_at = entry.header_offset + entry.header_size;
+  if (entry.compression == Compression::none) {
+    return view.copy(payload_at, entry.payload_size, "fatbin entry payload");
+  }
+  uint64_t stored = entry.compressed_size ? entry.compressed_size : entry.payload_size;
+  if (stored > entry.payload_size) throw ParseError(entry.header_offset + 16, "compressed size exceeds the payload");
+  constexpr uint64_t kMaxImage = 4ull << 30;  // no cubin is larger; guards a hostile size field
+  if (stored > kMaxImage) throw ParseError(entry.header_offset + 16, "implausible compressed size");
+  auto input = view.copy(payload_at, stored, "compressed payload");
+  if (entry.uncompressed_size == 0 || entry.uncompressed_size > kMaxImage)
+    throw ParseError(entry.header_offset + 56, "implausible uncompressed size " + std::to_string(entry.uncompressed_size));
+  std::vector<uint8_t> output(entry.uncompressed_size);
+  if (entry.compression == Compression::lz4) {
+    int written = LZ4_decompress_safe(reinterpret_cast<const char*>(input.data()),
+                                      reinterpret_cast<char*>(output.data()), static_cast<int>(input.size()),
+                                      static_cast<int>(output.size()));
+    if (written < 0) throw ParseError(payload_at, "corrupt LZ4 payload");
+    output.resize(written);
+  } else {
+    size_t written = ZSTD_decompress(output.data(), output.size(), input.data(), input.size());
+    if (ZSTD_isError(written)) throw ParseError(payload_at, std::string("corrupt zstd payload: ") + ZSTD_getErrorName(written));
+    output.resize(written);
+  }
+  return output;
+}
+
+}  // namespace archbuild
