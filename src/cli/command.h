@@ -27,5 +27,6 @@ Command arch_command();
 Command detect_command();
 Command check_command();
 Command inspect_command();
+Command doctor_command();
 
 }  // namespace archbuild

@@ -8,6 +8,7 @@ const std::vector<Command>& command_table() {
       arch_command(),
       check_command(),
       inspect_command(),
+      doctor_command(),
   };
   return table;
 }

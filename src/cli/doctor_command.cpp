@@ -1,0 +1,184 @@
+#include <iostream>
+
+#include "cli/command.h"
+#include "cli/host_context.h"
+#include "cli/inventory_output.h"
+#include "core/error.h"
+#include "core/strings.h"
+#include "doctor/diagnosis.h"
+#include "process/run_process.h"
+#include "toolchain/installed_toolkit.h"
+#include "ui/terminal.h"
+
+namespace archbuild {
+
+namespace {
+
+struct DoctorOptions {
+  std::vector<std::string> pythons, device_ccs;
+  bool json = false;
+};
+
+std::optional<CudaVersion> nvcc_on_path_version() {
+  auto nvcc = find_on_path("nvcc");
+  if (!nvcc) return std::nullopt;
+  auto result = run_process({nvcc->string(), "--version"}, {.timeout = std::chrono::seconds(60)});
+  CudaVersion version;
+  std::string release;
+  if (!result.succeeded() || !parse_nvcc_version(result.out, version, release)) return std::nullopt;
+  return version;
+}
+
+nlohmann::json package_json(const PackageDiagnosis& package, const std::vector<ComputeCapability>& devices) {
+  auto files = nlohmann::json::array();
+  for (const auto* file : package.files) files.push_back(to_json(*file, devices));
+  return {{"name", package.name},   {"site_dir", package.site_dir}, {"verdict", to_string(package.verdict)},
+          {"problems", package.problems}, {"fixes", package.fixes},    {"files", files}};
+}
+
+void print_environment(const PythonEnvironment& python, const Diagnosis& diagnosis) {
+  std::cout << paint(python.interpreter, Style::bold) << "  " << python.executable << " (Python "
+            << python.python_version << ")\n";
+  if (python.torch_dir) {
+    std::cout << "  torch       " << python.torch_version.value_or("unknown version") << " (CUDA "
+              << python.torch_cuda.value_or("none") << ") at " << *python.torch_dir << "\n";
+    std::cout << "  import      "
+              << (python.import_ok ? paint("ok", Style::green) : paint("FAILED", Style::red) + ": " + python.import_error)
+              << "\n";
+    if (python.import_ok)
+      std::cout << "  arch list   " << (python.arch_list.empty() ? "(empty: CUDA not available to torch)" : join(python.arch_list, " "))
+                << "  (torch.cuda.get_arch_list)\n";
+  } else {
+    std::cout << "  torch       not found on sys.path\n";
+  }
+  if (diagnosis.packages.empty()) std::cout << "  no package with CUDA code\n";
+  for (const auto& package : diagnosis.packages) {
+    std::string verdict = to_string(package.verdict);
+    Style style = package.verdict == PackageVerdict::ok        ? Style::green
+                  : package.verdict == PackageVerdict::ptx_jit ? Style::yellow
+                                                               : Style::red;
+    std::string padded = verdict;
+    padded.resize(16, ' ');
+    std::string name = package.name;
+    name.resize(std::max<size_t>(name.size(), 14), ' ');
+    size_t cuda_files = 0;
+    for (const auto* file : package.files) cuda_files += file->has_cuda_code();
+    std::cout << "  " << paint(padded, style) << " " << name << " " << cuda_files << " CUDA librar"
+              << (cuda_files == 1 ? "y" : "ies") << "\n";
+    for (const auto& problem : package.problems) std::cout << "      " << problem << "\n";
+    for (const auto& fix : package.fixes) std::cout << "      fix: " << paint(fix, Style::cyan) << "\n";
+  }
+  for (const auto& finding : diagnosis.findings) {
+    std::cout << "  " << (finding.is_problem ? paint("problem", Style::red) : paint("warning", Style::yellow)) << ": "
+              << finding.message << "\n";
+    if (!finding.fix.empty()) std::cout << "      fix: " << finding.fix << "\n";
+  }
+}
+
+ExitCode run_doctor(const DoctorOptions& options) {
+  auto table = ToolkitTable::load_default();
+  auto toolkits = find_installed_toolkits();
+  auto gpus = make_gpu_probe()->probe();
+  std::vector<ComputeCapability> devices = parse_device_ccs(options.device_ccs);
+  std::string device_source = "--device-cc";
+  if (devices.empty()) {
+    devices = gpus.distinct_ccs();
+    device_source = "GPU";
+  }
+
+  nlohmann::json report = {{"gpus", to_json(gpus)}, {"interpreters", nlohmann::json::array()}};
+  std::vector<std::string> device_texts;
+  for (auto cc : devices) device_texts.push_back(cc.dotted());
+  report["device_ccs"] = device_texts;
+  if (!options.json) {
+    std::cout << paint("devices", Style::bold) << "     ";
+    if (devices.empty()) std::cout << "none (" << gpus.unavailable_reason << ")\n";
+    for (const auto& gpu : gpus.devices)
+      if (device_source == "GPU") std::cout << "CC " << gpu.cc.dotted() << " (" << gpu.name << ")  ";
+    if (device_source != "GPU") std::cout << "CC " << join(device_texts, ", CC ") << " (--device-cc)";
+    std::cout << "\n" << paint("driver", Style::bold) << "      "
+              << (gpus.driver_cuda ? (gpus.driver_version.empty() ? "" : gpus.driver_version + ", ") + "supports CUDA " +
+                                         gpus.driver_cuda->str()
+                                   : std::string("not loaded"))
+              << "\n";
+  }
+  if (devices.empty()) {
+    if (options.json) print_json(report);
+    fail_environment("no GPU to diagnose against (" + gpus.unavailable_reason +
+                     "); pass --device-cc M.N for the GPU that fails");
+  }
+
+  auto pythons = options.pythons.empty() ? std::vector<std::string>{"python3"} : options.pythons;
+  bool any_torch = false, any_problem = false;
+  for (const auto& interpreter : pythons) {
+    PythonEnvironment python;
+    try {
+      python = probe_python(interpreter);
+    } catch (const UserError& e) {
+      std::cerr << "archbuild: " << e.what() << "\n";
+      report["interpreters"].push_back({{"interpreter", interpreter}, {"error", e.what()}});
+      continue;
+    }
+    any_torch = any_torch || python.torch_dir.has_value();
+    auto packages = scan_packages(python.package_dirs);
+    DiagnosisInputs inputs;
+    inputs.python = &python;
+    inputs.packages = &packages;
+    inputs.devices = devices;
+    inputs.driver_cuda = gpus.driver_cuda;
+    inputs.nvcc_on_path = nvcc_on_path_version();
+    inputs.table = &table;
+    if (!toolkits.empty()) inputs.build_cuda = toolkits.front().version;
+    auto diagnosis = diagnose(inputs);
+    any_problem = any_problem || diagnosis.has_problem();
+
+    auto package_list = nlohmann::json::array();
+    for (const auto& package : diagnosis.packages) package_list.push_back(package_json(package, devices));
+    auto findings = nlohmann::json::array();
+    for (const auto& finding : diagnosis.findings)
+      findings.push_back({{"problem", finding.is_problem}, {"message", finding.message}, {"fix", finding.fix}});
+    report["interpreters"].push_back({{"interpreter", interpreter},
+                                      {"executable", python.executable},
+                                      {"python_version", python.python_version},
+                                      {"torch_dir", python.torch_dir.value_or("")},
+                                      {"torch_dirs", python.torch_dirs},
+                                      {"torch_version", python.torch_version.value_or("")},
+                                      {"torch_cuda", python.torch_cuda.value_or("")},
+                                      {"import_ok", python.import_ok},
+                                      {"import_error", python.import_error},
+                                      {"arch_list", python.arch_list},
+                                      {"packages", package_list},
+                                      {"findings", findings},
+                                      {"problem", diagnosis.has_problem()}});
+    if (!options.json) print_environment(python, diagnosis);
+  }
+  ExitCode code = !any_torch ? ExitCode::environment : any_problem ? ExitCode::work_failed : ExitCode::success;
+  report["verdict"] = !any_torch ? "nothing-to-diagnose" : any_problem ? "problem" : "ok";
+  if (options.json) {
+    print_json(report);
+  } else if (!any_torch) {
+    std::cout << "nothing to diagnose: no torch found in " << join(pythons, ", ") << "\n";
+  } else {
+    std::cout << (any_problem ? paint("verdict: problem found (see fixes above)", Style::red)
+                              : paint("verdict: ok", Style::green))
+              << "\n";
+  }
+  return code;
+}
+
+}  // namespace
+
+Command doctor_command() {
+  return {"doctor", "Explain a \"no kernel image\" failure and print the fix", [](CLI::App& app) {
+            auto options = std::make_shared<DoctorOptions>();
+            app.add_option("--python", options->pythons, "Interpreter to diagnose (repeatable; default python3)");
+            app.add_option("--device-cc", options->device_ccs,
+                           "Diagnose for a device of this CC instead of the visible GPUs (repeatable)");
+            app.add_flag("--json", options->json, "Print a JSON object");
+            app.footer("Exit: 0 all is well; 1 a problem was found; 3 nothing to diagnose (no GPU and no "
+                       "--device-cc, no Python, or no torch).");
+            return [options]() { return run_doctor(*options); };
+          }};
+}
+
+}  // namespace archbuild
