@@ -21,12 +21,14 @@ struct ArchNameLess {
   bool operator()(const std::string& a, const std::string& b) const { return key(a) < key(b); }
 };
 
-ArchCounts count_kind(const std::vector<FatbinEntry>& entries, KernelImage::Kind kind) {
+ArchCounts count_kind(const BinaryInventory& inventory, KernelImage::Kind kind, bool loadable_only) {
   std::map<std::string, size_t, ArchNameLess> sorted;
-  for (const auto& entry : entries)
-    if (entry.image.kind == kind) ++sorted[entry.image.name()];
+  for (const auto& entry : inventory.entries)
+    if (entry.image.kind == kind && (!loadable_only || inventory.is_loadable(entry))) ++sorted[entry.image.name()];
   return {sorted.begin(), sorted.end()};
 }
+
+constexpr const char* kRelocatableSection = "__nv_relfatbin";
 
 void verify_cubin(const ByteView& bytes, const FatbinEntry& entry) {
   auto payload = entry_payload(bytes, entry);
@@ -44,12 +46,16 @@ void verify_cubin(const ByteView& bytes, const FatbinEntry& entry) {
 
 }  // namespace
 
-ArchCounts BinaryInventory::sass_counts() const {
-  return count_kind(entries, KernelImage::Kind::sass);
+bool BinaryInventory::is_loadable(const FatbinEntry& entry) const {
+  if (entry.section != kRelocatableSection) return true;
+  return std::none_of(entries.begin(), entries.end(),
+                      [](const FatbinEntry& e) { return e.section == ".nv_fatbin"; });
 }
-ArchCounts BinaryInventory::ptx_counts() const {
-  return count_kind(entries, KernelImage::Kind::ptx);
-}
+
+ArchCounts BinaryInventory::sass_counts() const { return count_kind(*this, KernelImage::Kind::sass, true); }
+ArchCounts BinaryInventory::ptx_counts() const { return count_kind(*this, KernelImage::Kind::ptx, true); }
+ArchCounts BinaryInventory::all_sass_counts() const { return count_kind(*this, KernelImage::Kind::sass, false); }
+ArchCounts BinaryInventory::all_ptx_counts() const { return count_kind(*this, KernelImage::Kind::ptx, false); }
 
 std::vector<std::string> BinaryInventory::compressions() const {
   std::set<std::string> found;
@@ -60,7 +66,8 @@ std::vector<std::string> BinaryInventory::compressions() const {
 
 RunVerdict BinaryInventory::verdict_for(ComputeCapability device) const {
   RunVerdict best = RunVerdict::no_kernel_image;
-  for (const auto& entry : entries) best = best_verdict(best, can_run(entry.image, device));
+  for (const auto& entry : entries)
+    if (is_loadable(entry)) best = best_verdict(best, can_run(entry.image, device));
   return best;
 }
 

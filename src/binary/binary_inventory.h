@@ -24,12 +24,20 @@ struct BinaryInventory {
   std::optional<std::string> error;  // set when the file could not be parsed
 
   bool has_cuda_code() const { return !entries.empty(); }
-  // {{"sm_80", 444}, {"sm_90a", 4}, {"sm_100", 444}}: in arch order
+  // What the CUDA runtime loads: the executable fatbin (.nv_fatbin) when the
+  // file has one, else the relocatable one (__nv_relfatbin, as in -rdc
+  // objects). A linked library's __nv_relfatbin is device-link input, not
+  // loaded. cuobjdump makes the same choice unless given -all.
+  bool is_loadable(const FatbinEntry& entry) const;
+  // {{"sm_80", 444}, {"sm_90a", 4}, {"sm_100", 444}}: loadable entries, in arch order
   ArchCounts sass_counts() const;
   ArchCounts ptx_counts() const;
+  // Every entry, device-link input included (cuobjdump -all).
+  ArchCounts all_sass_counts() const;
+  ArchCounts all_ptx_counts() const;
   // The compression methods that occur, e.g. {"zstd"}.
   std::vector<std::string> compressions() const;
-  // Can a device of this CC run something from this file?
+  // Can a device of this CC run something loadable from this file?
   RunVerdict verdict_for(ComputeCapability device) const;
 };
 

@@ -23,7 +23,7 @@ std::string ElfFile::kind() const {
   switch (type) {
     case 1: return "relocatable object";
     case 2: return "executable";
-    case 3: return "shared object";
+    case 3: return find(".interp") ? "executable" : "shared object";  // a PIE has an interpreter
   }
   return "ELF type " + std::to_string(type);
 }

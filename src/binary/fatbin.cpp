@@ -114,10 +114,13 @@ std::vector<uint8_t> entry_payload(const ByteView& view, const FatbinEntry& entr
   }
   uint64_t stored = entry.compressed_size ? entry.compressed_size : entry.payload_size;
   if (stored > entry.payload_size) throw ParseError(entry.header_offset + 16, "compressed size exceeds the payload");
-  constexpr uint64_t kMaxImage = 4ull << 30;  // no cubin is larger; guards a hostile size field
-  if (stored > kMaxImage) throw ParseError(entry.header_offset + 16, "implausible compressed size");
+  // Bounds against a hostile size field: no real cubin or PTX is this large,
+  // and neither LZ4 nor fatbin's zstd level gets near a 1024:1 ratio.
+  constexpr uint64_t kMaxImage = 512ull << 20;
+  constexpr uint64_t kMaxRatio = 1024;
   auto input = view.copy(payload_at, stored, "compressed payload");
-  if (entry.uncompressed_size == 0 || entry.uncompressed_size > kMaxImage)
+  if (entry.uncompressed_size == 0 || entry.uncompressed_size > kMaxImage ||
+      entry.uncompressed_size > stored * kMaxRatio)
     throw ParseError(entry.header_offset + 56, "implausible uncompressed size " + std::to_string(entry.uncompressed_size));
   std::vector<uint8_t> output(entry.uncompressed_size);
   if (entry.compression == Compression::lz4) {

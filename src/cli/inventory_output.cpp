@@ -46,6 +46,7 @@ nlohmann::json to_json(const BinaryInventory& inventory, const std::vector<Compu
                        {"arch", entry.image.name()},
                        {"compression", to_string(entry.compression)},
                        {"section", entry.section},
+                       {"loadable", inventory.is_loadable(entry)},
                        {"offset", entry.header_offset},
                        {"size", entry.payload_size}});
   }
@@ -53,6 +54,8 @@ nlohmann::json to_json(const BinaryInventory& inventory, const std::vector<Compu
   out["entry_count"] = inventory.entries.size();
   out["sass"] = counts(inventory.sass_counts());
   out["ptx"] = counts(inventory.ptx_counts());
+  out["all_sass"] = counts(inventory.all_sass_counts());
+  out["all_ptx"] = counts(inventory.all_ptx_counts());
   out["compressed"] = compressed;
   out["entries"] = entries;
   if (!devices.empty() && inventory.has_cuda_code()) {
@@ -92,6 +95,10 @@ void InventoryPrinter::add(const BinaryInventory& inventory) {
   }
   std::cout << "\n  SASS  " << format_counts(inventory.sass_counts()) << "\n  PTX   "
             << format_counts(inventory.ptx_counts()) << "\n";
+  if (inventory.all_sass_counts() != inventory.sass_counts() || inventory.all_ptx_counts() != inventory.ptx_counts())
+    std::cout << "  all fatbins, with the device-link code in __nv_relfatbin that is not loaded:\n    SASS "
+              << format_counts(inventory.all_sass_counts()) << "\n    PTX  " << format_counts(inventory.all_ptx_counts())
+              << "\n";
   for (auto cc : devices_) {
     auto verdict = inventory.verdict_for(cc);
     Style style = verdict == RunVerdict::native ? Style::green : verdict == RunVerdict::ptx_jit ? Style::yellow : Style::red;

@@ -63,3 +63,72 @@ def scratch_dir(test):
     directory = tempfile.TemporaryDirectory(prefix="archbuild-cli-")
     test.addCleanup(directory.cleanup)
     return pathlib.Path(directory.name)
+
+
+def pypi_cuobjdump():
+    """cuobjdump from PyPI's nvidia-cuda-cuobjdump, the peer inspection is compared with."""
+    root = pip_target("tools/cuobjdump", ["nvidia-cuda-cuobjdump==13.5.37"])
+    binary = next(root.glob("nvidia/*/bin/cuobjdump"))
+    binary.chmod(0o755)
+    return binary
+
+
+TORCH_VERSION = "2.11.0"
+
+
+def torch_wheel():
+    """The real torch 2.11.0 (cu130) wheel from PyPI, downloaded once (about 530 MB)."""
+    wheels = TEST_CACHE / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    found = sorted(wheels.glob(f"torch-{TORCH_VERSION}-{tag}-{tag}-manylinux*_x86_64.whl"))
+    if not found:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
+                        "--no-deps", "--only-binary=:all:", f"torch=={TORCH_VERSION}", "-d", str(wheels)],
+                       check=True)
+        found = sorted(wheels.glob(f"torch-{TORCH_VERSION}-{tag}-{tag}-manylinux*_x86_64.whl"))
+    return found[0]
+
+
+def torch_venv():
+    """A venv with that real torch installed --no-deps: its files are real, but
+    `import torch` fails (its CUDA libraries and typing deps are missing)."""
+    venv = TEST_CACHE / f"torch-venv-{TORCH_VERSION}"
+    marker = venv / ".complete"
+    if not marker.exists():
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                        "--no-deps", "--no-index", str(torch_wheel())], check=True)
+        marker.write_text("ok")
+    return venv / "bin" / "python"
+
+
+def nvcc(*args):
+    subprocess.run([str(SYSTEM_NVCC), *args], check=True, capture_output=True)
+
+
+def cuobjdump_inventory(binary, path, all_fatbins=False):
+    """{arch: count} of SASS and PTX as cuobjdump lists them (sm_100f shows as sm_100)."""
+    counts = {}
+    for flag, kind in (("--list-elf", "sass"), ("--list-ptx", "ptx")):
+        extra = ["-all"] if all_fatbins else []
+        result = subprocess.run([str(binary), *extra, flag, str(path)], capture_output=True, text=True)
+        for line in result.stdout.splitlines():
+            # "ELF file    1: name.1.sm_90a.cubin" / "PTX file    1: name.1.sm_90.ptx"
+            name = line.rsplit(":", 1)[-1].strip()
+            arch = name.split(".")[-2]
+            key = (kind, arch)
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def archbuild_inventory(report_file, all_fatbins=False, fold_family=True):
+    """The same shape from one `archbuild inspect --json` file entry."""
+    counts = {}
+    for kind in ("sass", "ptx"):
+        for arch, count in report_file[("all_" if all_fatbins else "") + kind].items():
+            arch = arch.replace("compute_", "sm_")
+            if fold_family and arch.endswith("f"):
+                arch = arch[:-1]
+            counts[(kind, arch)] = counts.get((kind, arch), 0) + count
+    return counts
