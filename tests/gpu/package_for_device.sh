@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Copies the archbuild binary built here, and the shared libraries it needs
+# that the GPU machine's image lacks, into .device/ (ignored by git) so that a
+# device run can `carry` it. Only for an x86-64 build machine.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+[[ $(uname -m) == x86_64 ]] || { echo "build on the device instead: this machine is $(uname -m)" >&2; exit 1; }
+rm -rf .device && mkdir -p .device/bin .device/lib
+cp build/src/archbuild .device/bin/
+strip .device/bin/archbuild
+ldd build/src/archbuild | awk '/=> \// {print $3}' | while read -r lib; do
+  case "$(basename "$lib")" in
+    libc.so.*|libm.so.*|libgcc_s.so.*|libstdc++.so.*|ld-linux*|libpthread.so.*|libdl.so.*) ;;
+    *) cp -L "$lib" .device/lib/ ;;
+  esac
+done
+cat > .device/bin/archbuild-wrapper <<'WRAP'
+#!/bin/sh
+here=$(dirname "$(readlink -f "$0")")
+LD_LIBRARY_PATH="$here/../lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$here/archbuild" "$@"
+WRAP
+chmod +x .device/bin/archbuild-wrapper
+du -sh .device

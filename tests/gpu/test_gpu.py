@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""GPU-machine checks: the real driver probe, `arch native`, the preflight,
+inspection against cuobjdump on every CUDA library of the installed torch,
+torchvision and torchaudio, doctor on the real torch, and kernel launches that
+prove doctor's verdicts. Exits 77 (ctest: Skipped) with the reason when there
+is no GPU."""
+import ctypes
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = os.environ.get("ARCHBUILD_BIN", str(ROOT / "build" / "src" / "archbuild"))
+CUOBJDUMP = shutil.which("cuobjdump") or "/usr/local/cuda/bin/cuobjdump"
+NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+PYTHON = os.environ.get("ARCHBUILD_GPU_PYTHON", "python3")
+SKIP_CODE = 77
+
+sys.path.insert(0, str(ROOT / "tests" / "cli"))
+from harness import archbuild_inventory, cuobjdump_inventory  # noqa: E402
+
+
+def archbuild(*args, env=None):
+    full_env = dict(os.environ, NO_COLOR="1")
+    full_env.pop("ARCHBUILD_FAKE_GPUS", None)
+    full_env.update(env or {})
+    return subprocess.run([BIN, *args], capture_output=True, text=True, env=full_env, timeout=900)
+
+
+def gpu_ccs():
+    """Compute capabilities as nvidia-smi reports them: the reference for archbuild's probe."""
+    out = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+                         capture_output=True, text=True, check=True).stdout
+    return sorted({line.strip() for line in out.splitlines() if line.strip()}, key=lambda v: tuple(map(int, v.split("."))))
+
+
+LAUNCHER = r"""
+#include <cuda_runtime.h>
+__global__ void twice(float* x) { x[threadIdx.x] *= 2.f; }
+extern "C" int launch_twice() {
+  float* device = nullptr;
+  if (cudaMalloc(&device, 32 * sizeof(float)) != cudaSuccess) return -1;
+  cudaMemset(device, 0, 32 * sizeof(float));
+  twice<<<1, 32>>>(device);
+  int status = static_cast<int>(cudaGetLastError());
+  if (status == 0) status = static_cast<int>(cudaDeviceSynchronize());
+  cudaFree(device);
+  return status;  // 0 ok, 209 cudaErrorNoKernelImageForDevice
+}
+"""
+
+
+def launch_in_child(library, env_extra=None):
+    """Loads the library in a fresh process and returns the launch status."""
+    code = f"import ctypes,sys; sys.exit(ctypes.CDLL({str(library)!r}).launch_twice())"
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    return subprocess.run([sys.executable, "-c", code], env=env).returncode
+
+
+class Gpu(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.work = pathlib.Path(tempfile.mkdtemp(prefix="archbuild-gpu-"))
+        cls.addClassCleanup(shutil.rmtree, cls.work, True)
+
+    def test_detect_reports_every_gpu_with_its_cc(self):
+        result = archbuild("detect", "--json")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        report = json.loads(result.stdout)
+        ccs = sorted({d["cc"] for d in report["gpus"]["devices"]}, key=lambda v: tuple(map(int, v.split("."))))
+        self.assertEqual(ccs, gpu_ccs())
+        self.assertTrue(report["gpus"]["driver_cuda"])
+        self.assertTrue(report["gpus"]["driver_version"])
+        print("\n  detect:", [(d["name"], d["cc"]) for d in report["gpus"]["devices"]],
+              "driver", report["gpus"]["driver_version"], "CUDA", report["gpus"]["driver_cuda"])
+
+    def test_arch_native_is_the_gpus(self):
+        result = archbuild("arch", "native")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout.strip(), ";".join(gpu_ccs()))
+        print("\n  arch native:", result.stdout.strip())
+
+    def test_check_native_passes_with_the_driver_checked(self):
+        result = archbuild("check", "--arch", "native", "--json")
+        report = json.loads(result.stdout)
+        driver = next(c for c in report["checks"] if c["name"] == "driver")
+        self.assertEqual(driver["verdict"], "ok", driver)
+        self.assertEqual(result.returncode, 0, result.stdout)
+
+    def test_inspect_matches_cuobjdump_on_installed_packages(self):
+        site = subprocess.run([PYTHON, "-c", "import torch,os;print(os.path.dirname(os.path.dirname(torch.__file__)))"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        roots = [pathlib.Path(site) / name for name in ("torch", "torchvision", "torchaudio")
+                 if (pathlib.Path(site) / name).is_dir()]
+        compared = 0
+        for root in roots:
+            result = archbuild("inspect", "--json", str(root))
+            self.assertEqual(result.returncode, 0, result.stderr)
+            for entry in json.loads(result.stdout)["files"]:
+                with self.subTest(path=entry["path"]):
+                    for every in (False, True):
+                        self.assertEqual(archbuild_inventory(entry, every),
+                                         cuobjdump_inventory(CUOBJDUMP, entry["path"], every))
+                compared += 1
+        print(f"\n  inspect == cuobjdump on {compared} CUDA libraries under {[r.name for r in roots]}")
+        self.assertGreater(compared, 0)
+
+    def test_doctor_on_the_real_torch_is_ok(self):
+        result = archbuild("doctor", "--python", PYTHON, "--json")
+        report = json.loads(result.stdout)
+        interpreter = report["interpreters"][0]
+        packages = {p["name"]: p["verdict"] for p in interpreter["packages"]}
+        print("\n  doctor:", interpreter["torch_version"], "import_ok", interpreter["import_ok"], packages)
+        self.assertTrue(interpreter["import_ok"], interpreter["import_error"])
+        self.assertEqual(packages.get("torch"), "ok")
+        self.assertIn(f"sm_{gpu_ccs()[0].replace('.', '')}", interpreter["arch_list"])
+
+    def test_verdicts_are_proved_by_launching(self):
+        source = self.work / "twice.cu"
+        source.write_text(LAUNCHER)
+        builds = {"sm80": "arch=compute_80,code=sm_80", "ptx80": "arch=compute_80,code=compute_80",
+                  "native": f"arch=compute_{gpu_ccs()[0].replace('.', '')},code=sm_{gpu_ccs()[0].replace('.', '')}"}
+        site = self.work / "site"
+        for name, gencode in builds.items():
+            package = site / f"fixture_{name}"
+            package.mkdir(parents=True)
+            (package / "__init__.py").write_text("")
+            subprocess.run([NVCC, "-shared", "-Xcompiler", "-fPIC", "-gencode", gencode, "-o",
+                            str(package / "_C.so"), str(source)], check=True)
+        result = archbuild("doctor", "--python", PYTHON, "--json", env={"PYTHONPATH": str(site)})
+        verdicts = {p["name"]: p["verdict"] for p in json.loads(result.stdout)["interpreters"][0]["packages"]}
+        statuses = {name: launch_in_child(site / f"fixture_{name}" / "_C.so") for name in builds}
+        no_jit = launch_in_child(site / "fixture_ptx80" / "_C.so", {"CUDA_DISABLE_PTX_JIT": "1"})
+        print("\n  doctor verdicts:", {k: v for k, v in verdicts.items() if k.startswith("fixture")},
+              "\n  launch status:", statuses, "ptx80 with CUDA_DISABLE_PTX_JIT=1:", no_jit)
+        self.assertEqual(verdicts["fixture_sm80"], "no-kernel-image")
+        self.assertEqual(statuses["sm80"], 209)  # cudaErrorNoKernelImageForDevice
+        self.assertEqual(verdicts["fixture_ptx80"], "ptx-jit")
+        self.assertEqual(statuses["ptx80"], 0)
+        self.assertNotEqual(no_jit, 0)  # it ran only through the JIT
+        self.assertEqual(verdicts["fixture_native"], "ok")
+        self.assertEqual(statuses["native"], 0)
+        self.assertEqual(result.returncode, 1)  # the sm_80 fixture is a problem
+
+
+if __name__ == "__main__":
+    probe = subprocess.run([BIN, "detect", "--json"], capture_output=True, text=True,
+                           env={k: v for k, v in os.environ.items() if k != "ARCHBUILD_FAKE_GPUS"})
+    try:
+        devices = json.loads(probe.stdout)["gpus"]
+    except (json.JSONDecodeError, KeyError):
+        devices = {"devices": [], "unavailable_reason": probe.stderr.strip()}
+    if not devices["devices"]:
+        print(f"SKIPPED: GPU tests need a GPU: {devices.get('unavailable_reason', 'none found')}")
+        sys.exit(SKIP_CODE)
+    unittest.main(verbosity=2)
