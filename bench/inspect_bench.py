@@ -12,19 +12,25 @@ import os
 import statistics
 import subprocess
 import sys
-import time
+import tempfile
 
 
-def measure(argv, runs):
+def build_runner():
+    here = os.path.dirname(os.path.abspath(__file__))
+    runner = os.path.join(tempfile.mkdtemp(prefix="archbuild-bench-"), "peak_rss")
+    subprocess.run(["cc", "-O2", "-o", runner, os.path.join(here, "peak_rss.c")], check=True)
+    return runner
+
+
+def measure(runner, argv, runs):
     walls, peaks = [], []
     for _ in range(runs):
-        start = time.perf_counter()
-        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _, status, usage = os.wait4(process.pid, 0)
-        walls.append(time.perf_counter() - start)
-        peaks.append(usage.ru_maxrss * 1024)  # KiB on Linux
-        if os.waitstatus_to_exitcode(status) not in (0, 1):
+        wall, peak, status = subprocess.run([runner, *argv], capture_output=True, text=True,
+                                            check=True).stdout.split()
+        if int(status) not in (0, 1):
             sys.exit(f"{argv[0]} failed with status {status}")
+        walls.append(float(wall))
+        peaks.append(int(peak))
     return statistics.median(walls), max(peaks)
 
 
@@ -49,9 +55,10 @@ def main():
     with open(library, "rb") as f:
         while f.read(1 << 24):
             pass
-    ours = measure([args.archbuild, "inspect", library], args.runs)
+    runner = build_runner()
+    ours = measure(runner, [args.archbuild, "inspect", library], args.runs)
     peer_runs = max(1, min(args.runs, 3))
-    theirs = measure([args.cuobjdump, "--list-elf", "--list-ptx", library], peer_runs)
+    theirs = measure(runner, [args.cuobjdump, "--list-elf", "--list-ptx", library], peer_runs)
     speedup = theirs[0] / ours[0]
     memory_share = ours[1] / theirs[1]
     print(f"library: {library} ({size / 1e6:.0f} MB)")

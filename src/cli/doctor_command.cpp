@@ -33,6 +33,7 @@ nlohmann::json package_json(const PackageDiagnosis& package, const std::vector<C
   auto files = nlohmann::json::array();
   for (const auto* file : package.files) files.push_back(to_json(*file, devices));
   return {{"name", package.name},   {"site_dir", package.site_dir}, {"verdict", to_string(package.verdict)},
+          {"judged", package.judged},
           {"problems", package.problems}, {"fixes", package.fixes},    {"files", files}};
 }
 
@@ -57,6 +58,10 @@ void print_environment(const PythonEnvironment& python, const Diagnosis& diagnos
     Style style = package.verdict == PackageVerdict::ok        ? Style::green
                   : package.verdict == PackageVerdict::ptx_jit ? Style::yellow
                                                                : Style::red;
+    if (!package.judged) {
+      verdict = "not judged";
+      style = Style::dim;
+    }
     std::string padded = verdict;
     padded.resize(16, ' ');
     std::string name = package.name;
@@ -64,7 +69,10 @@ void print_environment(const PythonEnvironment& python, const Diagnosis& diagnos
     size_t cuda_files = 0;
     for (const auto* file : package.files) cuda_files += file->has_cuda_code();
     std::cout << "  " << paint(padded, style) << " " << name << " " << cuda_files << " CUDA librar"
-              << (cuda_files == 1 ? "y" : "ies") << "\n";
+              << (cuda_files == 1 ? "y" : "ies")
+              << (package.judged ? "" : " (NVIDIA library: may load kernels at run time; fatbins shown, not judged)")
+              << "\n";
+    if (!package.judged) continue;
     for (const auto& problem : package.problems) std::cout << "      " << problem << "\n";
     for (const auto& fix : package.fixes) std::cout << "      fix: " << paint(fix, Style::cyan) << "\n";
   }

@@ -19,7 +19,8 @@ std::string to_string(PackageVerdict verdict) {
 
 bool Diagnosis::has_problem() const {
   for (const auto& package : packages)
-    if (package.verdict == PackageVerdict::no_kernel_image || package.verdict == PackageVerdict::driver_too_old)
+    if (package.judged &&
+        (package.verdict == PackageVerdict::no_kernel_image || package.verdict == PackageVerdict::driver_too_old))
       return true;
   return std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.is_problem; });
 }
@@ -179,9 +180,12 @@ Diagnosis diagnose(const DiagnosisInputs& in) {
     for (const auto& file : package.files)
       if (file.error)
         diagnosis.findings.push_back({false, "cannot read " + file.path + ": " + *file.error, ""});
-    auto result = diagnose_package(package, in, package.name.rfind("nvidia", 0) == 0 ? std::nullopt : torch_cuda);
-    if (package.name.rfind("nvidia", 0) == 0 && !result.fixes.empty())
-      result.fixes = {"install a build of " + package.name + " that supports CC " + arch_list_text(in.devices)};
+    bool vendor = package.name.rfind("nvidia/", 0) == 0 || package.name == "nvidia";
+    auto result = diagnose_package(package, in, vendor ? std::nullopt : torch_cuda);
+    if (vendor) {
+      result.judged = false;
+      result.fixes.clear();
+    }
     diagnosis.packages.push_back(std::move(result));
   }
   return diagnosis;

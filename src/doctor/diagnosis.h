@@ -21,6 +21,10 @@ struct PackageDiagnosis {
   std::vector<std::string> problems;  // one line per file x device that fails
   std::vector<std::string> fixes;     // exact commands or actions
   std::vector<const BinaryInventory*> files;
+  // NVIDIA's own runtime libraries (nvidia/*) may load kernels at run time
+  // from outside their fatbins (libcufft carries sm_75 SASS only, yet runs on
+  // every GPU its CUDA supports): their inventory is shown, not judged.
+  bool judged = true;
 };
 
 struct Finding {

@@ -68,7 +68,7 @@ class DoctorOnFixtures(unittest.TestCase):
     def test_verdicts_per_package_and_device(self):
         site = self.fixture()
         result, report = self.doctor([site], "--device-cc", "8.6")
-        self.assertEqual(result.returncode, 1, result.stderr)  # nvidia/fakelib has only sm_90
+        self.assertEqual(result.returncode, 0, result.stderr)  # nvidia/fakelib is shown, not judged
         interpreter = report["interpreters"][0]
         self.assertEqual(interpreter["torch_version"], "2.9.1+cu130")
         self.assertEqual(interpreter["torch_cuda"], "13.0")
@@ -78,6 +78,7 @@ class DoctorOnFixtures(unittest.TestCase):
         self.assertEqual(packages["torch"]["verdict"], "ok")          # sm_80 runs on 8.6
         self.assertEqual(packages["myext"]["verdict"], "ptx-jit")     # compute_80 JITs on 8.6
         self.assertEqual(packages["nvidia/fakelib"]["verdict"], "no-kernel-image")
+        self.assertFalse(packages["nvidia/fakelib"]["judged"])
         self.assertEqual(packages["torch"]["files"][0]["sass"], {"sm_80": 2})  # nvcc -shared: two containers
 
     def test_no_kernel_image_names_the_fix(self):

@@ -117,6 +117,7 @@ class Gpu(unittest.TestCase):
         interpreter = report["interpreters"][0]
         packages = {p["name"]: p["verdict"] for p in interpreter["packages"]}
         print("\n  doctor:", interpreter["torch_version"], "import_ok", interpreter["import_ok"], packages)
+        self.assertEqual(result.returncode, 0, result.stdout)
         self.assertTrue(interpreter["import_ok"], interpreter["import_error"])
         self.assertEqual(packages.get("torch"), "ok")
         self.assertIn(f"sm_{gpu_ccs()[0].replace('.', '')}", interpreter["arch_list"])
@@ -135,8 +136,10 @@ class Gpu(unittest.TestCase):
                             str(package / "_C.so"), str(source)], check=True)
         result = archbuild("doctor", "--python", PYTHON, "--json", env={"PYTHONPATH": str(site)})
         verdicts = {p["name"]: p["verdict"] for p in json.loads(result.stdout)["interpreters"][0]["packages"]}
-        statuses = {name: launch_in_child(site / f"fixture_{name}" / "_C.so") for name in builds}
-        no_jit = launch_in_child(site / "fixture_ptx80" / "_C.so", {"CUDA_DISABLE_PTX_JIT": "1"})
+        # No JIT cache: a cached JIT result would run even with the JIT disabled.
+        no_cache = {"CUDA_CACHE_DISABLE": "1"}
+        statuses = {name: launch_in_child(site / f"fixture_{name}" / "_C.so", no_cache) for name in builds}
+        no_jit = launch_in_child(site / "fixture_ptx80" / "_C.so", {**no_cache, "CUDA_DISABLE_PTX_JIT": "1"})
         print("\n  doctor verdicts:", {k: v for k, v in verdicts.items() if k.startswith("fixture")},
               "\n  launch status:", statuses, "ptx80 with CUDA_DISABLE_PTX_JIT=1:", no_jit)
         self.assertEqual(verdicts["fixture_sm80"], "no-kernel-image")

@@ -127,3 +127,13 @@ TEST(Diagnosis, TegraDeviceNeedsItsOwnCode) {
 TEST(PackageScan, NamespacePackagesGroupOneLevelDeeper) {
   EXPECT_EQ(package_name_for("/nonexistent/site", "/nonexistent/site/torch/lib/libtorch_cuda.so"), "torch");
 }
+
+TEST(Diagnosis, NvidiaLibrariesAreShownNotJudged) {
+  Fixture f;
+  f.packages.push_back({"nvidia/cufft", "/site", {library("/site/nvidia/cufft/lib/libcufft.so.12", {sass(7, 5)})}});
+  auto d = f.run({{9, 0}});
+  EXPECT_EQ(d.packages[2].verdict, PackageVerdict::no_kernel_image);
+  EXPECT_FALSE(d.packages[2].judged);
+  EXPECT_TRUE(d.packages[2].fixes.empty());
+  EXPECT_FALSE(d.has_problem());
+}
