@@ -28,5 +28,7 @@ Command detect_command();
 Command check_command();
 Command inspect_command();
 Command doctor_command();
+Command recipes_command();
+Command source_command();
 
 }  // namespace archbuild

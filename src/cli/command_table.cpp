@@ -9,6 +9,8 @@ const std::vector<Command>& command_table() {
       check_command(),
       inspect_command(),
       doctor_command(),
+      recipes_command(),
+      source_command(),
   };
   return table;
 }

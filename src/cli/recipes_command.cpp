@@ -1,0 +1,105 @@
+#include <iostream>
+
+#include "cli/command.h"
+#include "cli/host_context.h"
+#include "core/error.h"
+#include "core/strings.h"
+#include "recipe/recipe.h"
+#include "ui/terminal.h"
+
+namespace archbuild {
+
+namespace {
+
+nlohmann::json recipe_json(const Recipe& recipe) {
+  auto builds = nlohmann::json::array();
+  for (const auto& step : recipe.builds)
+    builds.push_back({{"versions", step.versions.text()}, {"system", step.system}, {"command", step.command}, {"env", step.env}});
+  auto patches = nlohmann::json::array();
+  for (const auto& rule : recipe.patches) patches.push_back({{"versions", rule.versions.text()}, {"files", rule.files}});
+  return {{"name", recipe.name},
+          {"description", recipe.description},
+          {"repository", recipe.repository},
+          {"default_ref", recipe.default_ref},
+          {"submodules", recipe.submodules},
+          {"arch_dialect", to_string(recipe.dialect)},
+          {"job_memory_gb", recipe.job_memory_gb},
+          {"depends_on", recipe.depends_on},
+          {"kernel_test", recipe.kernel_test},
+          {"builds", builds},
+          {"patches", patches},
+          {"file", recipe.file.string()},
+          {"file_sha256", recipe.file_sha256}};
+}
+
+}  // namespace
+
+Command recipes_command() {
+  return {"recipes", "List the build recipes, or show one resolved for a ref", [](CLI::App& app) {
+            struct Options {
+              std::string name, ref;
+              bool json = false;
+            };
+            auto options = std::make_shared<Options>();
+            app.add_option("name", options->name, "A recipe to show");
+            app.add_option("--ref", options->ref, "Resolve for this tag/branch/commit (default: the recipe's)");
+            app.add_flag("--json", options->json, "Print JSON");
+            return [options]() {
+              auto book = RecipeBook::load_default();
+              if (options->name.empty()) {
+                if (options->json) {
+                  auto list = nlohmann::json::array();
+                  for (const auto& recipe : book.all()) list.push_back(recipe_json(recipe));
+                  print_json(list);
+                  return ExitCode::success;
+                }
+                for (const auto& recipe : book.all()) {
+                  std::string name = recipe.name;
+                  name.resize(std::max<size_t>(name.size(), 14), ' ');
+                  std::cout << paint(name, Style::bold) << " " << recipe.description << "\n    "
+                            << (recipe.repository.empty() ? "(PATH or git URL given by you)" : recipe.repository)
+                            << (recipe.default_ref.empty() ? "" : " @ " + recipe.default_ref) << ", dialect "
+                            << to_string(recipe.dialect)
+                            << (recipe.depends_on.empty() ? "" : ", needs " + join(recipe.depends_on, ", ")) << "\n";
+                }
+                return ExitCode::success;
+              }
+              const Recipe* recipe = book.find(options->name);
+              if (!recipe) {
+                std::vector<std::string> names;
+                for (const auto& r : book.all()) names.push_back(r.name);
+                fail_bad_input("no recipe '" + options->name + "' (known: " + join(names, ", ") + ")");
+              }
+              auto resolved = book.resolve(*recipe, options->ref);
+              std::vector<std::string> patch_files;
+              for (const auto& file : resolved.patch_files) patch_files.push_back(file.string());
+              if (options->json) {
+                auto out = recipe_json(*recipe);
+                out["resolved"] = {{"ref", resolved.ref},
+                                   {"system", resolved.build->system},
+                                   {"command", resolved.build->command},
+                                   {"env", resolved.build->env},
+                                   {"patches", patch_files}};
+                print_json(out);
+                return ExitCode::success;
+              }
+              std::cout << paint(recipe->name, Style::bold) << "  " << recipe->description << "\n"
+                        << "  file          " << recipe->file.string() << "\n"
+                        << "  repository    " << (recipe->repository.empty() ? "(given by you)" : recipe->repository) << "\n"
+                        << "  ref           " << resolved.ref << (options->ref.empty() ? " (default)" : "") << "\n"
+                        << "  submodules    " << (recipe->submodules ? "yes" : "no") << "\n"
+                        << "  arch dialect  " << to_string(recipe->dialect) << "\n"
+                        << "  job memory    " << recipe->job_memory_gb << " GB per compile job\n"
+                        << "  depends on    " << (recipe->depends_on.empty() ? "-" : join(recipe->depends_on, ", ")) << "\n"
+                        << "  kernel test   " << (recipe->kernel_test.empty() ? "-" : recipe->kernel_test) << "\n"
+                        << "  build         " << resolved.build->system << " (versions "
+                        << (resolved.build->versions.text().empty() ? "*" : resolved.build->versions.text()) << ")\n"
+                        << "    command     " << join(resolved.build->command, " ") << "\n";
+              for (const auto& [key, value] : resolved.build->env) std::cout << "    env         " << key << "=" << value << "\n";
+              std::cout << "  patches       " << (patch_files.empty() ? "none for this ref" : join(patch_files, "\n                ")) << "\n";
+              return ExitCode::success;
+            };
+          }};
+}
+
+}  // namespace archbuild

@@ -1,0 +1,55 @@
+#include "config/user_config.h"
+
+#include <cstdlib>
+#include <toml++/toml.h>
+
+#include "core/error.h"
+
+namespace archbuild {
+
+namespace {
+std::optional<std::filesystem::path> config_path() {
+  if (const char* env = std::getenv("ARCHBUILD_CONFIG"); env && *env) return std::filesystem::path(env);
+  std::filesystem::path base;
+  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg)
+    base = xdg;
+  else if (const char* home = std::getenv("HOME"); home && *home)
+    base = std::filesystem::path(home) / ".config";
+  else
+    return std::nullopt;
+  auto path = base / "archbuild" / "config.toml";
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  return path;
+}
+}  // namespace
+
+UserConfig load_user_config() {
+  UserConfig config;
+  config.file = config_path();
+  if (!config.file) return config;
+  std::error_code ec;
+  if (!std::filesystem::exists(*config.file, ec)) fail_bad_input("ARCHBUILD_CONFIG=" + config.file->string() + " does not exist");
+  toml::table root;
+  try {
+    root = toml::parse_file(config.file->string());
+  } catch (const toml::parse_error& e) {
+    fail_bad_input(config.file->string() + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
+  }
+  auto bad = [&](const toml::source_region& where, const std::string& key, const std::string& why) {
+    fail_bad_input(config.file->string() + ":" + std::to_string(where.begin.line) + ": key '" + key + "': " + why);
+  };
+  for (auto& [key, value] : root) {
+    if (key.str() != "mirrors") bad(value.source(), std::string(key.str()), "unknown key (known: mirrors)");
+    auto* table = value.as_table();
+    if (!table) bad(value.source(), "mirrors", "must be a table of \"FROM\" = \"TO\"");
+    for (auto& [from, to] : *table) {
+      auto text = to.value<std::string>();
+      if (!text) bad(to.source(), "mirrors." + std::string(from.str()), "must be a string URL prefix");
+      config.mirrors.push_back({std::string(from.str()), *text});
+    }
+  }
+  return config;
+}
+
+}  // namespace archbuild

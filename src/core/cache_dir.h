@@ -1,0 +1,12 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace archbuild {
+
+// archbuild's cache root: --cache-dir, else $ARCHBUILD_CACHE_DIR, else
+// $XDG_CACHE_HOME/archbuild, else ~/.cache/archbuild.
+std::filesystem::path resolve_cache_dir(const std::string& option);
+
+}  // namespace archbuild

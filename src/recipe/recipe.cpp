@@ -1,0 +1,213 @@
+#include "recipe/recipe.h"
+
+#include <algorithm>
+#include <set>
+#include <toml++/toml.h>
+
+#include "core/data_dir.h"
+#include "core/error.h"
+#include "core/sha256.h"
+#include "core/strings.h"
+
+namespace archbuild {
+
+namespace {
+
+class RecipeParser {
+ public:
+  RecipeParser(std::filesystem::path file, std::filesystem::path patches_dir)
+      : file_(std::move(file)), patches_dir_(std::move(patches_dir)) {}
+
+  Recipe parse() {
+    toml::table root;
+    try {
+      root = toml::parse_file(file_.string());
+    } catch (const toml::parse_error& e) {
+      fail_bad_input(file_.string() + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
+    }
+    only_keys(root, {"name", "description", "repository", "default_ref", "submodules", "arch_dialect", "job_memory_gb",
+                     "depends_on", "kernel_test", "build", "patches"});
+    Recipe recipe;
+    recipe.file = file_;
+    recipe.file_sha256 = sha256_file_hex(file_);
+    recipe.name = string(root, "name", true);
+    if (recipe.name != file_.stem().string())
+      bad(root.get("name")->source(), "name", "must match the file name ('" + file_.stem().string() + "')");
+    recipe.description = string(root, "description", false);
+    recipe.repository = string(root, "repository", false);
+    recipe.default_ref = string(root, "default_ref", !recipe.repository.empty());
+    recipe.submodules = boolean(root, "submodules");
+    auto dialect_text = string(root, "arch_dialect", true);
+    auto dialect = parse_arch_dialect(dialect_text);
+    if (!dialect) bad(root.get("arch_dialect")->source(), "arch_dialect", "must be \"cmake\" or \"extension\"");
+    recipe.dialect = *dialect;
+    if (auto node = root.get("job_memory_gb")) {
+      auto value = node->value<double>();
+      if (!value || *value <= 0) bad(node->source(), "job_memory_gb", "must be a positive number of GB");
+      recipe.job_memory_gb = *value;
+    }
+    recipe.depends_on = strings(root, "depends_on");
+    recipe.kernel_test = string(root, "kernel_test", false);
+    if (!recipe.kernel_test.empty() && !std::filesystem::exists(file_.parent_path().parent_path() / recipe.kernel_test))
+      bad(root.get("kernel_test")->source(), "kernel_test", "file '" + recipe.kernel_test + "' does not exist");
+
+    auto* builds = root.get_as<toml::array>("build");
+    if (!builds || builds->empty()) bad(root.source(), "build", "needs at least one [[build]] table");
+    for (auto& element : *builds) {
+      auto* table = element.as_table();
+      if (!table) bad(element.source(), "build", "must be an array of tables ([[build]])");
+      only_keys(*table, {"versions", "system", "command", "env"}, "build.");
+      BuildStep step;
+      step.versions = range(*table, "build.versions");
+      step.system = string(*table, "system", true, "build.");
+      if (step.system != "setup.py" && step.system != "pyproject")
+        bad(table->get("system")->source(), "build.system", "must be \"setup.py\" or \"pyproject\"");
+      step.command = strings(*table, "command", "build.");
+      if (step.command.empty()) bad(table->source(), "build.command", "must be a non-empty array of strings");
+      for (const auto& argument : step.command) check_placeholders(*table->get("command"), argument);
+      if (auto* env = table->get_as<toml::table>("env")) {
+        for (auto& [key, value] : *env) {
+          auto text = value.value<std::string>();
+          if (!text) bad(value.source(), "build.env." + std::string(key.str()), "must be a string");
+          step.env[std::string(key.str())] = *text;
+        }
+      } else if (table->get("env")) {
+        bad(table->get("env")->source(), "build.env", "must be a table of strings");
+      }
+      recipe.builds.push_back(std::move(step));
+    }
+    if (auto* patches = root.get_as<toml::array>("patches")) {
+      for (auto& element : *patches) {
+        auto* table = element.as_table();
+        if (!table) bad(element.source(), "patches", "must be an array of tables ([[patches]])");
+        only_keys(*table, {"versions", "files"}, "patches.");
+        PatchRule rule{range(*table, "patches.versions"), strings(*table, "files", "patches.")};
+        for (const auto& name : rule.files)
+          if (!std::filesystem::is_regular_file(patches_dir_ / name))
+            bad(table->get("files")->source(), "patches.files", "patch '" + name + "' not found in " + patches_dir_.string());
+        recipe.patches.push_back(std::move(rule));
+      }
+    } else if (root.get("patches")) {
+      bad(root.get("patches")->source(), "patches", "must be an array of tables ([[patches]])");
+    }
+    return recipe;
+  }
+
+ private:
+  [[noreturn]] void bad(const toml::source_region& where, const std::string& key, const std::string& why) {
+    fail_bad_input(file_.string() + ":" + std::to_string(where.begin.line) + ": key '" + key + "': " + why);
+  }
+
+  void only_keys(const toml::table& table, std::set<std::string> allowed, const std::string& prefix = "") {
+    for (auto& [key, value] : table)
+      if (!allowed.count(std::string(key.str()))) bad(value.source(), prefix + std::string(key.str()), "unknown key");
+  }
+
+  std::string string(const toml::table& table, const std::string& key, bool required, const std::string& prefix = "") {
+    auto node = table.get(key);
+    if (!node) {
+      if (required) bad(table.source(), prefix + key, "missing");
+      return {};
+    }
+    auto value = node->value<std::string>();
+    if (!value) bad(node->source(), prefix + key, "must be a string");
+    return *value;
+  }
+
+  bool boolean(const toml::table& table, const std::string& key) {
+    auto node = table.get(key);
+    if (!node) return false;
+    auto value = node->value<bool>();
+    if (!value) bad(node->source(), key, "must be true or false");
+    return *value;
+  }
+
+  std::vector<std::string> strings(const toml::table& table, const std::string& key, const std::string& prefix = "") {
+    std::vector<std::string> out;
+    auto node = table.get(key);
+    if (!node) return out;
+    auto* array = node->as_array();
+    if (!array) bad(node->source(), prefix + key, "must be an array of strings");
+    for (auto& element : *array) {
+      auto text = element.value<std::string>();
+      if (!text) bad(element.source(), prefix + key, "must be an array of strings");
+      out.push_back(*text);
+    }
+    return out;
+  }
+
+  VersionRange range(const toml::table& table, const std::string& key) {
+    auto short_key = key.substr(key.find('.') + 1);
+    auto text = string(table, short_key, false, key.substr(0, key.find('.') + 1));
+    try {
+      return VersionRange::parse(text);
+    } catch (const std::invalid_argument& e) {
+      bad(table.get(short_key)->source(), key, e.what());
+    }
+  }
+
+  void check_placeholders(const toml::node& node, const std::string& argument) {
+    static const std::set<std::string> known = {"source_dir", "wheel_dir", "python"};
+    for (size_t open = argument.find('{'); open != std::string::npos; open = argument.find('{', open + 1)) {
+      auto close = argument.find('}', open);
+      if (close == std::string::npos || !known.count(argument.substr(open + 1, close - open - 1)))
+        bad(node.source(), "build.command",
+            "unknown placeholder in '" + argument + "' (known: {source_dir}, {wheel_dir}, {python})");
+    }
+  }
+
+  std::filesystem::path file_;
+  std::filesystem::path patches_dir_;
+};
+
+}  // namespace
+
+Recipe RecipeBook::parse_file(const std::filesystem::path& file, const std::filesystem::path& patches_dir) {
+  return RecipeParser(file, patches_dir).parse();
+}
+
+RecipeBook RecipeBook::load(const std::filesystem::path& recipes_dir, const std::filesystem::path& patches_dir) {
+  RecipeBook book;
+  book.patches_dir_ = patches_dir;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(recipes_dir, ec)) fail_environment("recipes not found: " + recipes_dir.string());
+  for (const auto& entry : std::filesystem::directory_iterator(recipes_dir))
+    if (entry.path().extension() == ".toml") book.recipes_.push_back(parse_file(entry.path(), patches_dir));
+  std::sort(book.recipes_.begin(), book.recipes_.end(), [](const Recipe& a, const Recipe& b) { return a.name < b.name; });
+  for (const auto& recipe : book.recipes_)
+    for (const auto& dependency : recipe.depends_on)
+      if (!book.find(dependency))
+        fail_bad_input(recipe.file.string() + ": key 'depends_on': unknown recipe '" + dependency + "'");
+  return book;
+}
+
+RecipeBook RecipeBook::load_default() { return load(data_dir() / "recipes", data_dir() / "patches"); }
+
+const Recipe* RecipeBook::find(const std::string& name) const {
+  for (const auto& recipe : recipes_)
+    if (recipe.name == name) return &recipe;
+  return nullptr;
+}
+
+ResolvedRecipe RecipeBook::resolve(const Recipe& recipe, const std::string& ref) const {
+  ResolvedRecipe resolved;
+  resolved.recipe = &recipe;
+  resolved.ref = ref.empty() ? recipe.default_ref : ref;
+  resolved.version = version_of_ref(resolved.ref);
+  for (const auto& step : recipe.builds)
+    if (step.versions.contains(resolved.version)) {
+      resolved.build = &step;
+      break;
+    }
+  if (!resolved.build) {
+    std::vector<std::string> ranges;
+    for (const auto& step : recipe.builds) ranges.push_back(step.versions.text().empty() ? "*" : step.versions.text());
+    fail_bad_input("recipe " + recipe.name + " has no build for ref '" + resolved.ref + "' (its ranges: " + join(ranges, "; ") + ")");
+  }
+  for (const auto& rule : recipe.patches)
+    if (rule.versions.contains(resolved.version))
+      for (const auto& file : rule.files) resolved.patch_files.push_back(patches_dir_ / file);
+  return resolved;
+}
+
+}  // namespace archbuild

@@ -1,0 +1,234 @@
+#include "source/mirror_cache.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "core/error.h"
+#include "core/sha256.h"
+#include "core/strings.h"
+#include "source/git_session.h"
+
+namespace archbuild {
+
+namespace {
+
+constexpr int kFetchAttempts = 3;
+
+// flock on a file beside the mirror: one fetch per mirror at a time.
+class FileLock {
+ public:
+  explicit FileLock(const std::filesystem::path& path) {
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) fail_environment("cannot create lock file " + path.string());
+    while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  ~FileLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+std::string short_name(const std::string& url) {
+  std::string name = url;
+  while (!name.empty() && name.back() == '/') name.pop_back();
+  auto slash = name.find_last_of("/:");
+  if (slash != std::string::npos) name = name.substr(slash + 1);
+  if (name.size() > 4 && name.substr(name.size() - 4) == ".git") name.resize(name.size() - 4);
+  for (auto& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  return name.empty() ? "repo" : name;
+}
+
+struct ProgressPayload {
+  const ProgressSink* sink;
+  std::string name;
+};
+
+int on_transfer(const git_indexer_progress* stats, void* payload) {
+  auto* p = static_cast<ProgressPayload*>(payload);
+  if (p->sink && *p->sink) (*p->sink)({p->name, stats->received_objects, stats->total_objects, stats->received_bytes});
+  return 0;
+}
+
+std::optional<std::pair<std::string, std::string>> resolve(git_repository* repo, const MirrorRequest& request) {
+  auto peel_to_commit = [&](const std::string& spec) -> std::optional<std::string> {
+    git_object* object = nullptr;
+    if (git_revparse_single(&object, repo, spec.c_str()) != 0) return std::nullopt;
+    GitObject holder(object);
+    git_object* commit = nullptr;
+    if (git_object_peel(&commit, object, GIT_OBJECT_COMMIT) != 0) return std::nullopt;
+    GitObject commit_holder(commit);
+    return oid_hex(*git_object_id(commit));
+  };
+  if (request.commit) {
+    git_oid oid;
+    if (git_oid_fromstr(&oid, request.commit->c_str()) != 0) return std::nullopt;
+    git_commit* commit = nullptr;
+    if (git_commit_lookup(&commit, repo, &oid) != 0) return std::nullopt;
+    git_commit_free(commit);
+    return std::make_pair(*request.commit, std::string("commit"));
+  }
+  const std::string& ref = *request.ref;
+  if (auto id = peel_to_commit("refs/tags/" + ref)) return std::make_pair(*id, std::string("tag"));
+  if (auto id = peel_to_commit("refs/heads/" + ref)) return std::make_pair(*id, std::string("branch"));
+  bool looks_like_hash = ref.size() >= 7 && ref.size() <= 40 &&
+                         std::all_of(ref.begin(), ref.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+  if (looks_like_hash)
+    if (auto id = peel_to_commit(ref)) return std::make_pair(*id, std::string("commit"));
+  return std::nullopt;
+}
+
+std::vector<std::string> tag_names(git_repository* repo) {
+  git_strarray tags{};
+  std::vector<std::string> names;
+  if (git_tag_list(&tags, repo) == 0) {
+    for (size_t i = 0; i < tags.count; ++i) names.emplace_back(tags.strings[i]);
+    git_strarray_dispose(&tags);
+  }
+  return names;
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t previous = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t saved = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      previous = saved;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::vector<std::string> closest_names(const std::string& wanted, const std::vector<std::string>& names, size_t count) {
+  std::vector<std::pair<size_t, std::string>> ranked;
+  for (const auto& name : names) ranked.emplace_back(edit_distance(wanted, name), name);
+  std::sort(ranked.begin(), ranked.end());
+  std::vector<std::string> out;
+  for (size_t i = 0; i < ranked.size() && i < count; ++i) out.push_back(ranked[i].second);
+  return out;
+}
+
+MirrorCache::MirrorCache(std::filesystem::path cache_dir, ProgressSink progress)
+    : root_(std::move(cache_dir) / "mirrors"), progress_(std::move(progress)) {}
+
+std::filesystem::path MirrorCache::path_for(const std::string& url) const {
+  return root_ / (short_name(url) + "-" + sha256_hex(url).substr(0, 12) + ".git");
+}
+
+std::string MirrorCache::default_branch(const std::string& url, bool offline) const {
+  ensure_libgit2();
+  std::filesystem::create_directories(root_);
+  auto path = path_for(url);
+  FileLock lock(path.string() + ".lock");
+  git_repository* raw = nullptr;
+  if (git_repository_open_bare(&raw, path.c_str()) != 0)
+    git_check(git_repository_init(&raw, path.c_str(), 1), "cannot create mirror " + path.string());
+  Repository repo(raw);
+  if (!offline) {
+    git_remote* remote_raw = nullptr;
+    git_check(git_remote_create_anonymous(&remote_raw, repo.get(), url.c_str()), "bad repository URL '" + url + "'");
+    GitRemote remote(remote_raw);
+    git_buf branch = GIT_BUF_INIT;
+    if (git_remote_connect(remote.get(), GIT_DIRECTION_FETCH, nullptr, nullptr, nullptr) == 0 &&
+        git_remote_default_branch(&branch, remote.get()) == 0) {
+      std::string name(branch.ptr, branch.size);
+      git_buf_dispose(&branch);
+      // Remember it, so an offline run can answer too.
+      git_reference* head = nullptr;
+      git_reference_symbolic_create(&head, repo.get(), "refs/archbuild/default", name.c_str(), 1, "default branch");
+      git_reference_free(head);
+      return name.rfind("refs/heads/", 0) == 0 ? name.substr(11) : name;
+    }
+    fail_environment("cannot ask " + url + " for its default branch (" + git_last_error() + "); pass --ref");
+  }
+  git_reference* remembered = nullptr;
+  if (git_reference_lookup(&remembered, repo.get(), "refs/archbuild/default") == 0) {
+    std::string name = git_reference_symbolic_target(remembered);
+    git_reference_free(remembered);
+    return name.rfind("refs/heads/", 0) == 0 ? name.substr(11) : name;
+  }
+  fail_environment("offline, and the mirror of " + url + " does not know its default branch; pass --ref");
+}
+
+MirrorResult MirrorCache::ensure(const MirrorRequest& request) const {
+  ensure_libgit2();
+  std::filesystem::create_directories(root_);
+  MirrorResult result;
+  result.path = path_for(request.url);
+  FileLock lock(result.path.string() + ".lock");
+
+  git_repository* raw = nullptr;
+  if (git_repository_open_bare(&raw, result.path.c_str()) != 0)
+    git_check(git_repository_init(&raw, result.path.c_str(), /*is_bare=*/1), "cannot create mirror " + result.path.string());
+  Repository repo(raw);
+
+  std::string wanted = request.commit ? "commit " + *request.commit : "ref '" + *request.ref + "'";
+  if (!request.refresh)
+    if (auto found = resolve(repo.get(), request)) {
+      result.commit = found->first;
+      result.ref_kind = found->second;
+      return result;
+    }
+  if (request.offline)
+    fail_environment(wanted + " is not in the mirror of " + request.url + " (" + result.path.string() +
+                     ") and --offline forbids fetching");
+
+  ProgressPayload payload{&progress_, short_name(request.url)};
+  std::string last_error;
+  bool fetched = false;
+  for (int attempt = 1; attempt <= kFetchAttempts && !fetched; ++attempt) {
+    git_remote* remote_raw = nullptr;
+    git_check(git_remote_create_anonymous(&remote_raw, repo.get(), request.url.c_str()),
+              "bad repository URL '" + request.url + "'");
+    GitRemote remote(remote_raw);
+    git_fetch_options options = GIT_FETCH_OPTIONS_INIT;
+    options.callbacks.transfer_progress = on_transfer;
+    options.callbacks.payload = &payload;
+    options.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
+    const char* specs[] = {"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"};
+    git_strarray refspecs{const_cast<char**>(specs), 2};
+    if (git_remote_fetch(remote.get(), &refspecs, &options, "archbuild mirror") == 0) {
+      fetched = true;
+    } else {
+      last_error = git_last_error();
+      if (attempt < kFetchAttempts) std::this_thread::sleep_for(std::chrono::milliseconds(500 * attempt));
+    }
+  }
+  if (!fetched) {
+    bool have_it = resolve(repo.get(), request).has_value();
+    if (!have_it)
+      fail_environment("cannot fetch " + request.url + " after " + std::to_string(kFetchAttempts) +
+                       " attempts: " + last_error);
+  }
+  result.fetched = fetched;
+  auto found = resolve(repo.get(), request);
+  if (!found) {
+    if (request.commit)
+      throw UserError(ExitCode::bad_input, "commit " + *request.commit + " is not in " + request.url +
+                                               " (not reachable from any branch or tag)");
+    auto suggestions = closest_names(*request.ref, tag_names(repo.get()), 3);
+    throw UserError(ExitCode::bad_input, "ref '" + *request.ref + "' is not a tag, branch or commit of " + request.url +
+                                             (suggestions.empty() ? "" : "; closest tags: " + join(suggestions, ", ")));
+  }
+  result.commit = found->first;
+  result.ref_kind = found->second;
+  return result;
+}
+
+}  // namespace archbuild

@@ -1,0 +1,74 @@
+#include "source/source_target.h"
+
+#include <filesystem>
+
+#include "core/error.h"
+#include "core/strings.h"
+
+namespace archbuild {
+
+std::string path_safe(const std::string& text) {
+  std::string out = text;
+  for (auto& c : out)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+  return out.empty() ? "_" : out;
+}
+
+namespace {
+bool looks_like_url(const std::string& text) {
+  if (text.find("://") != std::string::npos) return true;
+  auto colon = text.find(':');
+  auto at = text.find('@');
+  return at != std::string::npos && colon != std::string::npos && at < colon;  // git@host:org/repo
+}
+
+std::string repository_name(const std::string& url) {
+  std::string name = url;
+  while (!name.empty() && name.back() == '/') name.pop_back();
+  auto slash = name.find_last_of("/:");
+  if (slash != std::string::npos) name = name.substr(slash + 1);
+  if (name.size() > 4 && name.substr(name.size() - 4) == ".git") name.resize(name.size() - 4);
+  return path_safe(name);
+}
+}  // namespace
+
+SourceTarget resolve_source_target(const std::string& what, const std::string& ref_option, const RecipeBook& book,
+                                   const MirrorCache& mirrors, bool offline) {
+  SourceTarget target;
+  if (const Recipe* recipe = book.find(what); recipe && !recipe->repository.empty()) {
+    target.name = recipe->name;
+    target.url = recipe->repository;
+    target.recipe = recipe;
+    target.submodules = recipe->submodules;
+  } else {
+    std::error_code ec;
+    if (std::filesystem::is_directory(what, ec)) {
+      auto dir = std::filesystem::absolute(what).lexically_normal();
+      if (!std::filesystem::exists(dir / ".git", ec) && !std::filesystem::exists(dir / "HEAD", ec))
+        fail_bad_input("'" + what + "' is a directory but not a git repository (archbuild checks out commits, "
+                       "so a source tree needs its history; run `git init && git add -A && git commit` there)");
+      target.url = dir.string();
+    } else if (looks_like_url(what)) {
+      target.url = what;
+    } else {
+      std::vector<std::string> names;
+      for (const auto& recipe : book.all())
+        if (!recipe.repository.empty()) names.push_back(recipe.name);
+      fail_bad_input("'" + what + "' is not a recipe (" + join(names, ", ") +
+                     "), a directory, or a git URL (https://..., file://..., git@host:path)");
+    }
+    target.name = repository_name(target.url);
+    target.recipe = book.find("cpp-extension");
+  }
+  if (!ref_option.empty())
+    target.ref = ref_option;
+  else if (target.recipe && !target.recipe->default_ref.empty() && !target.recipe->repository.empty())
+    target.ref = target.recipe->default_ref;
+  else
+    target.ref = mirrors.default_branch(target.url, offline);
+  if (target.recipe)
+    for (const auto& file : book.resolve(*target.recipe, target.ref).patch_files) target.patches.push_back({file, "recipe"});
+  return target;
+}
+
+}  // namespace archbuild

@@ -1,0 +1,255 @@
+#include "source/source_tree.h"
+
+#include <fstream>
+#include <future>
+#include <mutex>
+
+#include "core/error.h"
+#include "source/git_session.h"
+
+namespace archbuild {
+
+std::filesystem::path source_manifest_path(const std::filesystem::path& dest) {
+  return dest / ".git" / "archbuild-source.json";
+}
+
+nlohmann::json SourceTree::to_json() const {
+  auto subs = nlohmann::json::array();
+  for (const auto& sub : submodules) subs.push_back({{"path", sub.path}, {"url", sub.url}, {"commit", sub.commit}});
+  auto applied = nlohmann::json::array();
+  for (const auto& patch : patches)
+    applied.push_back({{"file", patch.file}, {"origin", patch.origin}, {"sha256", patch.sha256}, {"created", patch.created}});
+  return {{"dir", dir.string()}, {"url", url},   {"fetch_url", fetch_url}, {"ref", ref},       {"ref_kind", ref_kind},
+          {"commit", commit},    {"submodules", subs}, {"patches", applied}, {"fetched", fetched}, {"reused", reused}};
+}
+
+SourceTree SourceTree::from_json(const nlohmann::json& json) {
+  SourceTree tree;
+  tree.dir = json.value("dir", "");
+  tree.url = json.value("url", "");
+  tree.fetch_url = json.value("fetch_url", "");
+  tree.ref = json.value("ref", "");
+  tree.ref_kind = json.value("ref_kind", "");
+  tree.commit = json.value("commit", "");
+  for (const auto& sub : json.value("submodules", nlohmann::json::array()))
+    tree.submodules.push_back({sub.value("path", ""), sub.value("url", ""), sub.value("commit", "")});
+  for (const auto& patch : json.value("patches", nlohmann::json::array()))
+    tree.patches.push_back({patch.value("file", ""), patch.value("origin", ""), patch.value("sha256", ""),
+                            patch.value("created", std::vector<std::string>{})});
+  return tree;
+}
+
+namespace {
+
+// A work tree whose objects come from the mirror through git's alternates
+// (like `git clone --shared`): no object is copied, so a second checkout of
+// a large repository costs only the files written.
+Repository open_or_init_worktree(const std::filesystem::path& dir, const std::filesystem::path& mirror,
+                                 const std::string& url) {
+  ensure_libgit2();
+  std::error_code ec;
+  if (!std::filesystem::exists(dir / ".git", ec)) {
+    std::filesystem::create_directories(dir);
+    git_repository* raw = nullptr;
+    git_check(git_repository_init(&raw, dir.c_str(), 0), "cannot create a work tree at " + dir.string());
+    git_repository_free(raw);
+  }
+  std::filesystem::create_directories(dir / ".git" / "objects" / "info");
+  std::ofstream(dir / ".git" / "objects" / "info" / "alternates") << (mirror / "objects").string() << "\n";
+  Repository repo = open_repository(dir.string());
+  git_remote* remote = nullptr;
+  if (git_remote_lookup(&remote, repo.get(), "origin") == 0) {
+    git_remote_free(remote);
+    git_check(git_remote_set_url(repo.get(), "origin", url.c_str()), "cannot set origin of " + dir.string());
+  } else {
+    git_check(git_remote_create(&remote, repo.get(), "origin", url.c_str()), "cannot add origin to " + dir.string());
+    git_remote_free(remote);
+  }
+  return repo;
+}
+
+void checkout_commit(git_repository* repo, const std::string& commit_hex, const std::string& where) {
+  git_oid oid;
+  git_check(git_oid_fromstr(&oid, commit_hex.c_str()), "bad commit id " + commit_hex);
+  git_commit* commit = nullptr;
+  git_check(git_commit_lookup(&commit, repo, &oid), "commit " + commit_hex + " missing for " + where);
+  GitCommit holder(commit);
+  git_checkout_options options = GIT_CHECKOUT_OPTIONS_INIT;
+  options.checkout_strategy = GIT_CHECKOUT_FORCE;
+  git_check(git_checkout_tree(repo, reinterpret_cast<git_object*>(commit), &options), "cannot check out " + where);
+  git_check(git_repository_set_head_detached(repo, &oid), "cannot set HEAD of " + where);
+}
+
+struct PendingSubmodule {
+  std::string name;
+  std::string path;  // relative to the top
+  std::filesystem::path dir;
+  std::string url;   // after relative resolution and rewriting
+  std::string commit;
+};
+
+struct Parent {
+  std::filesystem::path dir;
+  std::string relative;   // "" for the top
+  std::string url;        // its URL before rewriting (relative submodule URLs resolve against it)
+};
+
+struct CollectPayload {
+  git_repository* repo;
+  const Parent* parent;
+  const UrlRewriter* rewriter;
+  std::vector<PendingSubmodule>* out;
+  std::vector<std::string> unresolved_urls;
+};
+
+int collect(git_submodule* sm, const char* name, void* payload) {
+  auto* p = static_cast<CollectPayload*>(payload);
+  const git_oid* head = git_submodule_head_id(sm);
+  if (!head) return 0;  // listed in .gitmodules but not in the tree
+  const char* url = git_submodule_url(sm);
+  if (!url) {
+    p->unresolved_urls.push_back(name);
+    return 0;
+  }
+  git_submodule_init(sm, /*overwrite=*/1);  // records it in .git/config, as `git submodule init` does
+  std::string path = git_submodule_path(sm);
+  std::string resolved = resolve_submodule_url(p->parent->url, url);
+  p->out->push_back({name, p->parent->relative.empty() ? path : p->parent->relative + "/" + path,
+                     p->parent->dir / path, resolved, oid_hex(*head)});
+  return 0;
+}
+
+void remove_stale_submodules(const SourceTree& previous, const std::vector<std::string>& current_paths,
+                             const std::filesystem::path& dest) {
+  for (const auto& old : previous.submodules) {
+    if (std::find(current_paths.begin(), current_paths.end(), old.path) != current_paths.end()) continue;
+    std::error_code ec;
+    auto dir = dest / old.path;
+    if (std::filesystem::exists(dir / ".git", ec)) std::filesystem::remove_all(dir, ec);
+  }
+}
+
+}  // namespace
+
+namespace {
+SourceTree checkout_into(SourceTree tree, const std::optional<SourceTree>& previous, const CheckoutRequest& request,
+                         const MirrorCache& mirrors);
+}
+
+SourceTree checkout_source(const CheckoutRequest& request, const MirrorCache& mirrors) {
+  ensure_libgit2();
+  SourceTree tree;
+  tree.dir = std::filesystem::absolute(request.dest);
+  tree.url = request.url;
+  tree.fetch_url = request.rewriter.apply(request.url);
+  tree.ref = request.ref;
+
+  std::optional<SourceTree> previous;
+  std::error_code ec;
+  if (std::filesystem::exists(tree.dir, ec) && !std::filesystem::is_empty(tree.dir, ec)) {
+    std::ifstream manifest(source_manifest_path(tree.dir));
+    if (!manifest)
+      fail_bad_input("--dest " + tree.dir.string() + " exists and is not a work tree archbuild made; "
+                     "choose an empty or new directory");
+    try {
+      previous = SourceTree::from_json(nlohmann::json::parse(manifest));
+    } catch (const nlohmann::json::exception& e) {
+      fail_bad_input("unreadable " + source_manifest_path(tree.dir).string() + ": " + e.what());
+    }
+    tree.reused = true;
+  }
+  bool fresh = !tree.reused;
+  try {
+    return checkout_into(tree, previous, request, mirrors);
+  } catch (...) {
+    // Nothing half-done: a new work tree goes away. A reused one keeps its
+    // last manifest (written only on success), so the next run redoes it all.
+    if (fresh) std::filesystem::remove_all(tree.dir, ec);
+    throw;
+  }
+}
+
+namespace {
+
+SourceTree checkout_into(SourceTree tree, const std::optional<SourceTree>& previous, const CheckoutRequest& request,
+                         const MirrorCache& mirrors) {
+  std::error_code ec;
+  auto top = mirrors.ensure({tree.fetch_url, request.ref, std::nullopt, request.offline, request.refresh});
+  tree.commit = top.commit;
+  tree.ref_kind = top.ref_kind;
+  tree.fetched = top.fetched;
+
+  Repository repo = open_or_init_worktree(tree.dir, top.path, request.url);
+  if (previous) {
+    // Files a previous patch created are untracked: remove them so it re-applies.
+    for (const auto& patch : previous->patches)
+      for (const auto& created : patch.created) std::filesystem::remove(tree.dir / created, ec);
+  }
+  checkout_commit(repo.get(), tree.commit, tree.dir.string());
+
+  if (request.submodules) {
+    std::vector<Parent> level = {{tree.dir, "", request.url}};
+    std::vector<std::string> all_paths;
+    std::mutex fetched_mutex;
+    while (!level.empty()) {
+      std::vector<PendingSubmodule> pending;
+      for (const auto& parent : level) {
+        Repository parent_repo = parent.dir == tree.dir ? nullptr : open_repository(parent.dir.string());
+        git_repository* handle = parent_repo ? parent_repo.get() : repo.get();
+        CollectPayload payload{handle, &parent, &request.rewriter, &pending, {}};
+        git_check(git_submodule_foreach(handle, collect, &payload),
+                  "cannot read the submodules of " + parent.dir.string());
+        if (!payload.unresolved_urls.empty())
+          fail_bad_input("submodule '" + payload.unresolved_urls.front() + "' of " + parent.dir.string() + " has no URL");
+      }
+      for (const auto& sub : pending) all_paths.push_back(sub.path);
+      if (previous) remove_stale_submodules(*previous, all_paths, tree.dir);
+
+      // Each submodule is a separate repository: safe on its own thread.
+      std::vector<std::future<void>> jobs;
+      std::vector<Parent> next;
+      std::mutex next_mutex;
+      size_t cursor = 0;
+      std::mutex cursor_mutex;
+      auto worker = [&] {
+        while (true) {
+          size_t index;
+          {
+            std::lock_guard lock(cursor_mutex);
+            if (cursor >= pending.size()) return;
+            index = cursor++;
+          }
+          const auto& sub = pending[index];
+          std::string fetch_url = request.rewriter.apply(sub.url);
+          auto mirror = mirrors.ensure({fetch_url, std::nullopt, sub.commit, request.offline, false});
+          Repository sub_repo = open_or_init_worktree(sub.dir, mirror.path, sub.url);
+          checkout_commit(sub_repo.get(), sub.commit, "submodule " + sub.path);
+          {
+            std::lock_guard lock(fetched_mutex);
+            tree.fetched = tree.fetched || mirror.fetched;
+          }
+          std::lock_guard lock(next_mutex);
+          next.push_back({sub.dir, sub.path, sub.url});
+        }
+      };
+      unsigned thread_count = std::max(1u, std::min<unsigned>(request.threads, pending.size()));
+      for (unsigned i = 0; i < thread_count; ++i) jobs.push_back(std::async(std::launch::async, worker));
+      for (auto& job : jobs) job.get();  // rethrows the first failure
+      for (const auto& sub : pending) tree.submodules.push_back({sub.path, request.rewriter.apply(sub.url), sub.commit});
+      std::sort(next.begin(), next.end(), [](const Parent& a, const Parent& b) { return a.relative < b.relative; });
+      level = std::move(next);
+    }
+    std::sort(tree.submodules.begin(), tree.submodules.end(),
+              [](const SubmoduleCheckout& a, const SubmoduleCheckout& b) { return a.path < b.path; });
+  }
+
+  tree.patches = apply_patches(repo.get(), request.patches);
+
+  std::ofstream manifest(source_manifest_path(tree.dir));
+  manifest << tree.to_json().dump(2) << "\n";
+  return tree;
+}
+
+}  // namespace
+
+}  // namespace archbuild

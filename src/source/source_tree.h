@@ -1,0 +1,58 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "source/mirror_cache.h"
+#include "source/patch_apply.h"
+#include "source/url_rewrite.h"
+
+namespace archbuild {
+
+struct SubmoduleCheckout {
+  std::string path;    // relative to the top of the tree, nested ones included
+  std::string url;     // as fetched (after rewriting)
+  std::string commit;
+};
+
+// The exact source a build uses: what the manifest records and the cache key hashes.
+struct SourceTree {
+  std::filesystem::path dir;
+  std::string url;          // as asked
+  std::string fetch_url;    // after rewriting
+  std::string ref;
+  std::string ref_kind;     // tag, branch, commit
+  std::string commit;
+  std::vector<SubmoduleCheckout> submodules;
+  std::vector<AppliedPatch> patches;
+  bool fetched = false;     // false: everything came from the mirrors (works offline)
+  bool reused = false;      // an existing work tree was updated in place
+
+  nlohmann::json to_json() const;
+  static SourceTree from_json(const nlohmann::json& json);
+};
+
+struct CheckoutRequest {
+  std::string url;
+  std::string ref;
+  std::filesystem::path dest;
+  bool submodules = true;
+  bool offline = false;
+  bool refresh = false;
+  UrlRewriter rewriter;
+  std::vector<PatchFile> patches;
+  unsigned threads = 8;     // submodule fetches/checkouts in parallel
+};
+
+// Mirror -> work tree at the commit -> recursive submodules, each from its own
+// mirror -> patches. `dest` must be absent, empty, or a work tree archbuild
+// made before (then it is updated in place, keeping untracked build output).
+// The manifest is written to <dest>/.git/archbuild-source.json.
+SourceTree checkout_source(const CheckoutRequest& request, const MirrorCache& mirrors);
+
+std::filesystem::path source_manifest_path(const std::filesystem::path& dest);
+
+}  // namespace archbuild

@@ -1,0 +1,267 @@
+"""`archbuild source` and `archbuild recipes`: libgit2 mirrors, work trees,
+nested submodules, URL rewriting, patches, offline reuse, bad input."""
+import json
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import time
+import unittest
+
+from gitrepos import Forest, commit_files, git, make_repo
+from harness import BIN, SOURCE_DIR, run, scratch_dir
+
+
+class Source(unittest.TestCase):
+    def setUp(self):
+        self.dir = scratch_dir(self)
+        self.forest = Forest(self.dir / "repos")
+        self.cache = self.dir / "cache"
+
+    def source(self, *args, url=None, dest=None, env=None):
+        argv = ["source", url or self.forest.url, "--cache-dir", str(self.cache), "--json", *args]
+        if dest:
+            argv += ["--dest", str(dest)]
+        result = run(*argv, env=env)
+        report = json.loads(result.stdout) if result.returncode == 0 else None
+        return result, report
+
+    def test_tag_with_three_levels_of_submodules(self):
+        dest = self.dir / "tree"
+        result, report = self.source("--ref", "v1.0", dest=dest)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(report["commit"], self.forest.v1)
+        self.assertEqual(report["ref_kind"], "tag")
+        self.assertEqual((dest / "third_party/sub/third_party/mid/deps/leaf/leaf.txt").read_text(), "leaf\n")
+        self.assertEqual((dest / "third_party/helper/helper.txt").read_text(), "helper\n")
+        subs = {s["path"]: s["commit"] for s in report["submodules"]}
+        self.assertEqual(subs, {
+            "third_party/helper": git(self.forest.origin / "helper", "rev-parse", "HEAD"),
+            "third_party/sub": self.forest.sub_commit,
+            "third_party/sub/third_party/mid": self.forest.mid_commit,
+            "third_party/sub/third_party/mid/deps/leaf": self.forest.leaf_commit,
+        })
+        # git itself agrees with the tree archbuild made
+        self.assertEqual(git(dest, "rev-parse", "HEAD"), self.forest.v1)
+        self.assertEqual(git(dest, "status", "--porcelain"), "")
+        manifest = json.loads((dest / ".git" / "archbuild-source.json").read_text())
+        self.assertEqual(manifest["commit"], self.forest.v1)
+
+    def test_update_in_place_follows_a_moved_submodule_and_keeps_build_output(self):
+        dest = self.dir / "tree"
+        self.assertEqual(self.source("--ref", "v1.0", dest=dest)[0].returncode, 0)
+        (dest / "build").mkdir()
+        (dest / "build" / "out.o").write_text("object")
+        result, report = self.source("--ref", "v2.0", dest=dest)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertTrue(report["reused"])
+        self.assertEqual(report["commit"], self.forest.v2)
+        self.assertTrue((dest / "external/sub/third_party/mid/deps/leaf/leaf.txt").exists())
+        self.assertFalse((dest / "third_party/sub").exists())
+        self.assertEqual((dest / "build" / "out.o").read_text(), "object")
+        self.assertIn("external/sub", {s["path"] for s in report["submodules"]})
+
+    def test_branch_and_commit_refs(self):
+        result, report = self.source("--ref", "feature", dest=self.dir / "b")
+        self.assertEqual((result.returncode, report["ref_kind"], report["commit"]), (0, "branch", self.forest.feature))
+        result, report = self.source("--ref", self.forest.v1[:10], dest=self.dir / "c")
+        self.assertEqual((result.returncode, report["ref_kind"], report["commit"]), (0, "commit", self.forest.v1))
+
+    def test_default_branch_when_no_ref(self):
+        result, report = self.source(dest=self.dir / "d")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(report["ref"], "main")
+
+    def test_unknown_ref_names_it_and_the_closest_tags(self):
+        result, _ = self.source("--ref", "v2.1", dest=self.dir / "e")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("'v2.1'", result.stderr)
+        self.assertIn("closest tags: v2.0, v1.0", result.stderr)
+        self.assertFalse((self.dir / "e").exists())  # nothing left half-done
+
+    def test_offline_reuse_and_unreachable_origin(self):
+        result, report = self.source("--ref", "v1.0", dest=self.dir / "first")
+        self.assertTrue(report["fetched"])
+        shutil.move(self.forest.origin, self.dir / "gone")  # the network is down
+        result, report = self.source("--ref", "v1.0", "--offline", dest=self.dir / "second")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertFalse(report["fetched"])
+        self.assertTrue((self.dir / "second/third_party/sub/third_party/mid/deps/leaf/leaf.txt").exists())
+        # the mirror has it: no fetch is tried even without --offline
+        result, report = self.source("--ref", "v1.0", dest=self.dir / "third")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertFalse(report["fetched"])
+        # a ref the mirror lacks: --offline says so, online says the fetch failed
+        result, _ = self.source("--ref", "feature-2", "--offline", dest=self.dir / "fourth")
+        self.assertEqual(result.returncode, 3)
+        self.assertIn("--offline", result.stderr)
+        start = time.monotonic()
+        result, _ = self.source("--ref", "feature-2", dest=self.dir / "fifth")
+        self.assertEqual(result.returncode, 3)
+        self.assertIn("after 3 attempts", result.stderr)
+        self.assertLess(time.monotonic() - start, 30)
+
+    def test_mirror_rewrites_every_url(self):
+        forest = Forest(self.dir / "rewritten", url_base="https://git.example.invalid/org/")
+        dest = self.dir / "mirrored"
+        rule = f"https://git.example.invalid/org/=file://{forest.origin}/"
+        result, report = self.source("--ref", "v1.0", "--mirror", rule, url=forest.url, dest=dest)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertTrue(report["fetch_url"].startswith("file://"))
+        self.assertTrue(all(s["url"].startswith("file://") for s in report["submodules"]), report["submodules"])
+        # the same rule from the config file
+        config = self.dir / "config.toml"
+        config.write_text(f'[mirrors]\n"https://git.example.invalid/org/" = "file://{forest.origin}/"\n')
+        result, _ = self.source("--ref", "v2.0", url=forest.url, dest=self.dir / "via-config",
+                                env={"ARCHBUILD_CONFIG": str(config)})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        config.write_text('[mirrors]\n"https://x/" = 3\n')
+        result, _ = self.source(url=forest.url, env={"ARCHBUILD_CONFIG": str(config)})
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("config.toml:2", result.stderr)
+
+    def test_destination_that_is_not_ours_is_refused(self):
+        dest = self.dir / "occupied"
+        dest.mkdir()
+        (dest / "precious.txt").write_text("keep me")
+        result, _ = self.source(dest=dest)
+        self.assertEqual(result.returncode, 2)
+        self.assertEqual((dest / "precious.txt").read_text(), "keep me")
+
+    def test_interrupted_fetch_leaves_the_mirror_usable(self):
+        big = make_repo(self.dir / "big", {f"blob{i}.bin": os.urandom(400_000).hex() for i in range(60)})
+        argv = [BIN, "source", f"file://{big}", "--ref", "main", "--cache-dir", str(self.cache),
+                "--dest", str(self.dir / "big-tree")]
+        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.4)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        result = run("source", f"file://{big}", "--ref", "main", "--cache-dir", str(self.cache),
+                     "--dest", str(self.dir / "big-tree-2"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertTrue((self.dir / "big-tree-2" / "blob59.bin").exists())
+
+
+class Patches(unittest.TestCase):
+    def setUp(self):
+        self.dir = scratch_dir(self)
+        self.repo = make_repo(self.dir / "proj", {"src/a.c": "int a(void) {\n  return 1;\n}\n", "README": "proj\n"})
+        self.cache = self.dir / "cache"
+
+    def patch_file(self, name, change):
+        """A git-format patch made by editing a scratch clone."""
+        work = self.dir / f"edit-{name}"
+        git(self.dir, "clone", "-q", str(self.repo), str(work))
+        change(work)
+        git(work, "add", "-A")
+        text = git(work, "diff", "--cached") + "\n"
+        patch = self.dir / f"{name}.patch"
+        patch.write_text(text)
+        return patch
+
+    def source(self, dest, *patches, ref="main"):
+        argv = ["source", str(self.repo), "--ref", ref, "--cache-dir", str(self.cache), "--dest", str(dest), "--json"]
+        for patch in patches:
+            argv += ["--patch", str(patch)]
+        return run(*argv)
+
+    def test_patches_apply_in_order_and_are_recorded(self):
+        first = self.patch_file("first", lambda w: (w / "src/a.c").write_text("int a(void) {\n  return 2;\n}\n"))
+        second = self.patch_file("second", lambda w: (w / "src/new.c").write_text("int b;\n"))
+        result = self.source(self.dir / "tree", first, second)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("return 2;", (self.dir / "tree/src/a.c").read_text())
+        self.assertTrue((self.dir / "tree/src/new.c").exists())
+        report = json.loads(result.stdout)
+        self.assertEqual([p["origin"] for p in report["patches"]], ["--patch", "--patch"])
+        import hashlib
+        self.assertEqual(report["patches"][0]["sha256"], hashlib.sha256(first.read_bytes()).hexdigest())
+        self.assertEqual(report["patches"][1]["created"], ["src/new.c"])
+        # re-applying into the same tree works (the created file is removed first)
+        self.assertEqual(self.source(self.dir / "tree", first, second).returncode, 0)
+
+    def test_failing_patch_names_file_and_hunk_and_leaves_nothing(self):
+        good = self.patch_file("good", lambda w: (w / "README").write_text("proj patched\n"))
+        bad = self.patch_file("bad", lambda w: (w / "src/a.c").write_text("int a(void) {\n  return 3;\n}\n"))
+        bad.write_text(bad.read_text().replace("return 1;", "return 42;"))  # context no longer matches
+        result = self.source(self.dir / "fresh", good, bad)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("bad.patch", result.stderr)
+        self.assertIn("hunk #1", result.stderr)
+        self.assertIn("src/a.c", result.stderr)
+        self.assertFalse((self.dir / "fresh").exists())
+        # into an existing tree: nothing is written, not even the good patch
+        self.assertEqual(self.source(self.dir / "kept").returncode, 0)
+        result = self.source(self.dir / "kept", good, bad)
+        self.assertEqual(result.returncode, 2)
+        self.assertEqual((self.dir / "kept/README").read_text(), "proj\n")
+
+    def test_patches_that_escape_the_tree_are_rejected(self):
+        outside = self.dir / "escape.patch"
+        outside.write_text("diff --git a/../evil.txt b/../evil.txt\nnew file mode 100644\n--- /dev/null\n"
+                           "+++ b/../evil.txt\n@@ -0,0 +1 @@\n+evil\n")
+        result = self.source(self.dir / "t1", outside)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("outside the source tree", result.stderr)
+        self.assertFalse((self.dir / "evil.txt").exists())
+        # through a symlink committed in the repository
+        (self.repo / "link").symlink_to(self.dir)
+        commit_files(self.repo, {}, "add link")
+        git(self.repo, "tag", "with-link")  # a new ref: the mirror's `main` is not re-fetched without --refresh
+        through = self.dir / "symlink.patch"
+        through.write_text("diff --git a/link/owned.txt b/link/owned.txt\nnew file mode 100644\n--- /dev/null\n"
+                           "+++ b/link/owned.txt\n@@ -0,0 +1 @@\n+owned\n")
+        result = self.source(self.dir / "t2", through, ref="with-link")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("symlink", result.stderr)
+        self.assertFalse((self.dir / "owned.txt").exists())
+        plain = self.dir / "plain.patch"
+        plain.write_text("this is not a patch\n")
+        result = self.source(self.dir / "t3", plain)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("plain.patch", result.stderr)
+
+
+class Recipes(unittest.TestCase):
+    def test_list_and_show(self):
+        result = run("recipes")
+        self.assertEqual(result.returncode, 0)
+        for name in ["torch", "torchvision", "torchaudio", "cpp-extension"]:
+            self.assertIn(name, result.stdout)
+        result = run("recipes", "torch", "--ref", "v2.6.0", "--json")
+        resolved = json.loads(result.stdout)["resolved"]
+        self.assertEqual(resolved["system"], "setup.py")
+        self.assertIn("bdist_wheel", resolved["command"])
+        result = run("recipes", "torch", "--ref", "main", "--json")
+        self.assertEqual(json.loads(result.stdout)["resolved"]["system"], "pyproject")
+        self.assertEqual(run("recipes", "tensorflow").returncode, 2)
+
+    def malformed(self, text):
+        data = scratch_dir(self) / "data"
+        shutil.copytree(SOURCE_DIR / "recipes", data / "recipes")
+        shutil.copytree(SOURCE_DIR / "patches", data / "patches")
+        shutil.copytree(SOURCE_DIR / "toolchains", data / "toolchains")
+        (data / "recipes" / "torch.toml").write_text(text)
+        return run("recipes", env={"ARCHBUILD_DATA_DIR": str(data)})
+
+    def test_malformed_recipe_names_file_line_and_key(self):
+        base = (SOURCE_DIR / "recipes" / "torch.toml").read_text()
+        cases = {
+            base.replace('arch_dialect = "cmake"', 'arch_dialect = "bazel"'): "arch_dialect",
+            base.replace('job_memory_gb = 4.5', 'job_memory_gb = "lots"'): "job_memory_gb",
+            base.replace('versions = ">=2.5,<2.12"', 'versions = "2.5-2.12"'): "build.versions",
+            base + "\nunknown_key = 1\n": "unknown_key",
+            base.replace('"{wheel_dir}"]', '"{wheeldir}"]', 1): "build.command",
+            base.replace('name = "torch"', 'name = [1'): "torch.toml:",
+        }
+        for text, key in cases.items():
+            with self.subTest(key=key):
+                result = self.malformed(text)
+                self.assertEqual(result.returncode, 2, result.stderr)
+                self.assertRegex(result.stderr, r"torch\.toml:\d+")
+                self.assertIn(key, result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
