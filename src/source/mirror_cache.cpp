@@ -49,6 +49,11 @@ std::string short_name(const std::string& url) {
   return name.empty() ? "repo" : name;
 }
 
+bool looks_like_hash(const std::string& ref) {
+  return ref.size() >= 7 && ref.size() <= 40 &&
+         std::all_of(ref.begin(), ref.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+}
+
 struct ProgressPayload {
   const ProgressSink* sink;
   std::string name;
@@ -81,20 +86,43 @@ std::optional<std::pair<std::string, std::string>> resolve(git_repository* repo,
   const std::string& ref = *request.ref;
   if (auto id = peel_to_commit("refs/tags/" + ref)) return std::make_pair(*id, std::string("tag"));
   if (auto id = peel_to_commit("refs/heads/" + ref)) return std::make_pair(*id, std::string("branch"));
-  bool looks_like_hash = ref.size() >= 7 && ref.size() <= 40 &&
-                         std::all_of(ref.begin(), ref.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
-  if (looks_like_hash)
+  if (looks_like_hash(ref))
     if (auto id = peel_to_commit(ref)) return std::make_pair(*id, std::string("commit"));
   return std::nullopt;
 }
 
-std::vector<std::string> tag_names(git_repository* repo) {
-  git_strarray tags{};
+bool fetch(git_repository* repo, const std::string& url, const std::vector<std::string>& specs,
+           ProgressPayload& payload, std::string& error) {
+  git_remote* remote_raw = nullptr;
+  git_check(git_remote_create_anonymous(&remote_raw, repo, url.c_str()), "bad repository URL '" + url + "'");
+  GitRemote remote(remote_raw);
+  git_fetch_options options = GIT_FETCH_OPTIONS_INIT;
+  options.callbacks.transfer_progress = on_transfer;
+  options.callbacks.payload = &payload;
+  options.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
+  std::vector<const char*> pointers;
+  for (const auto& spec : specs) pointers.push_back(spec.c_str());
+  git_strarray refspecs{const_cast<char**>(pointers.data()), pointers.size()};
+  if (git_remote_fetch(remote.get(), &refspecs, &options, "archbuild mirror") == 0) return true;
+  error = git_last_error();
+  return false;
+}
+
+// The remote's tag names, listed without fetching anything (for suggestions).
+std::vector<std::string> remote_tags(git_repository* repo, const std::string& url) {
   std::vector<std::string> names;
-  if (git_tag_list(&tags, repo) == 0) {
-    for (size_t i = 0; i < tags.count; ++i) names.emplace_back(tags.strings[i]);
-    git_strarray_dispose(&tags);
-  }
+  git_remote* remote_raw = nullptr;
+  if (git_remote_create_anonymous(&remote_raw, repo, url.c_str()) != 0) return names;
+  GitRemote remote(remote_raw);
+  if (git_remote_connect(remote.get(), GIT_DIRECTION_FETCH, nullptr, nullptr, nullptr) != 0) return names;
+  const git_remote_head** heads = nullptr;
+  size_t count = 0;
+  if (git_remote_ls(&heads, &count, remote.get()) == 0)
+    for (size_t i = 0; i < count; ++i) {
+      std::string name = heads[i]->name;
+      if (name.rfind("refs/tags/", 0) != 0 || name.find("^{}") != std::string::npos) continue;
+      names.push_back(name.substr(10));
+    }
   return names;
 }
 
@@ -189,40 +217,35 @@ MirrorResult MirrorCache::ensure(const MirrorRequest& request) const {
     fail_environment(wanted + " is not in the mirror of " + request.url + " (" + result.path.string() +
                      ") and --offline forbids fetching");
 
+  // A named ref fetches just that tag or branch: PyTorch has thousands of
+  // branches, and a mirror need not hold them all. Commits (submodules,
+  // hashes) need every branch and tag, since any may reach them.
+  bool narrow = request.ref && !looks_like_hash(*request.ref);
+  std::vector<std::string> specs;
+  if (narrow)
+    specs = {"+refs/tags/" + *request.ref + ":refs/tags/" + *request.ref,
+             "+refs/heads/" + *request.ref + ":refs/heads/" + *request.ref};
+  else
+    specs = {"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"};
   ProgressPayload payload{&progress_, short_name(request.url)};
   std::string last_error;
   bool fetched = false;
   for (int attempt = 1; attempt <= kFetchAttempts && !fetched; ++attempt) {
-    git_remote* remote_raw = nullptr;
-    git_check(git_remote_create_anonymous(&remote_raw, repo.get(), request.url.c_str()),
-              "bad repository URL '" + request.url + "'");
-    GitRemote remote(remote_raw);
-    git_fetch_options options = GIT_FETCH_OPTIONS_INIT;
-    options.callbacks.transfer_progress = on_transfer;
-    options.callbacks.payload = &payload;
-    options.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
-    const char* specs[] = {"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"};
-    git_strarray refspecs{const_cast<char**>(specs), 2};
-    if (git_remote_fetch(remote.get(), &refspecs, &options, "archbuild mirror") == 0) {
+    if (fetch(repo.get(), request.url, specs, payload, last_error)) {
       fetched = true;
-    } else {
-      last_error = git_last_error();
-      if (attempt < kFetchAttempts) std::this_thread::sleep_for(std::chrono::milliseconds(500 * attempt));
+    } else if (attempt < kFetchAttempts) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500 * attempt));
     }
   }
-  if (!fetched) {
-    bool have_it = resolve(repo.get(), request).has_value();
-    if (!have_it)
-      fail_environment("cannot fetch " + request.url + " after " + std::to_string(kFetchAttempts) +
-                       " attempts: " + last_error);
-  }
+  if (!fetched && !resolve(repo.get(), request))
+    fail_environment("cannot fetch " + request.url + " after " + std::to_string(kFetchAttempts) + " attempts: " + last_error);
   result.fetched = fetched;
   auto found = resolve(repo.get(), request);
   if (!found) {
     if (request.commit)
       throw UserError(ExitCode::bad_input, "commit " + *request.commit + " is not in " + request.url +
                                                " (not reachable from any branch or tag)");
-    auto suggestions = closest_names(*request.ref, tag_names(repo.get()), 3);
+    auto suggestions = closest_names(*request.ref, remote_tags(repo.get(), request.url), 3);
     throw UserError(ExitCode::bad_input, "ref '" + *request.ref + "' is not a tag, branch or commit of " + request.url +
                                              (suggestions.empty() ? "" : "; closest tags: " + join(suggestions, ", ")));
   }
