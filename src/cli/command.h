@@ -30,5 +30,8 @@ Command inspect_command();
 Command doctor_command();
 Command recipes_command();
 Command source_command();
+Command plan_command();
+Command build_command();
+Command config_command();
 
 }  // namespace archbuild

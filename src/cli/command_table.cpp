@@ -11,6 +11,9 @@ const std::vector<Command>& command_table() {
       doctor_command(),
       recipes_command(),
       source_command(),
+      plan_command(),
+      build_command(),
+      config_command(),
   };
   return table;
 }

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <toml++/toml.h>
 
+#include "config/settings.h"
 #include "core/error.h"
 
 namespace archbuild {
@@ -40,7 +41,17 @@ UserConfig load_user_config() {
     fail_bad_input(config.file->string() + ":" + std::to_string(where.begin.line) + ": key '" + key + "': " + why);
   };
   for (auto& [key, value] : root) {
-    if (key.str() != "mirrors") bad(value.source(), std::string(key.str()), "unknown key (known: mirrors)");
+    std::string name(key.str());
+    if (name != "mirrors") {
+      if (!find_setting(name)) bad(value.source(), name, "unknown key (known: " + known_setting_keys() + ", mirrors)");
+      std::string text;
+      if (auto s = value.value<std::string>()) text = *s;
+      else if (auto i = value.value<int64_t>()) text = std::to_string(*i);
+      else if (auto b = value.value<bool>()) text = *b ? "true" : "false";
+      else bad(value.source(), name, "must be a string, integer or boolean");
+      config.values[name] = {text, static_cast<int>(value.source().begin.line)};
+      continue;
+    }
     auto* table = value.as_table();
     if (!table) bad(value.source(), "mirrors", "must be a table of \"FROM\" = \"TO\"");
     for (auto& [from, to] : *table) {

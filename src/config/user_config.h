@@ -1,7 +1,9 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "source/url_rewrite.h"
@@ -10,10 +12,15 @@ namespace archbuild {
 
 // archbuild's config file: $ARCHBUILD_CONFIG, else
 // $XDG_CONFIG_HOME/archbuild/config.toml, else ~/.config/archbuild/config.toml.
-// Today it holds URL rewrites ([mirrors] "FROM" = "TO", git's insteadOf).
+// It holds settings (see settings.h) and URL rewrites ([mirrors] "FROM" = "TO").
 struct UserConfig {
   std::optional<std::filesystem::path> file;  // the file read, if any
   std::vector<UrlRewrite> mirrors;
+  struct Entry {
+    std::string value;
+    int line = 0;
+  };
+  std::map<std::string, Entry> values;  // top-level settings, as text
 };
 
 // Throws UserError(bad_input) naming the file, line and key of a bad entry.

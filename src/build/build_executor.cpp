@@ -1,0 +1,157 @@
+#include "build/build_executor.h"
+
+#include <sys/resource.h>
+
+#include <csignal>
+
+#include <fstream>
+
+#include "build/build_log.h"
+#include "build/process_group_runner.h"
+#include "build/progress.h"
+#include "core/error.h"
+
+namespace archbuild {
+
+namespace {
+
+double cpu_seconds(int who) {
+  rusage usage{};
+  getrusage(who, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+std::vector<std::string> wheels_in(const std::filesystem::path& dir, std::filesystem::file_time_type since) {
+  std::vector<std::string> wheels;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+    if (entry.path().extension() == ".whl" && entry.last_write_time(ec) >= since) wheels.push_back(entry.path().string());
+  std::sort(wheels.begin(), wheels.end());
+  return wheels;
+}
+
+}  // namespace
+
+nlohmann::json BuildResult::to_json(const BuildPlan& plan) const {
+  auto attempt_list = nlohmann::json::array();
+  for (const auto& a : attempts) attempt_list.push_back({{"jobs", a.jobs}, {"outcome", a.outcome}, {"seconds", a.seconds}});
+  auto slow = nlohmann::json::array();
+  for (const auto& step : slowest) slow.push_back({{"target", step.target}, {"seconds", step.duration_ms() / 1000.0}});
+  return {{"ok", ok},
+          {"interrupted", interrupted},
+          {"attempts", attempt_list},
+          {"oom_retries", oom_retries},
+          {"wheels", wheels},
+          {"seconds", seconds},
+          {"archbuild_cpu_seconds", archbuild_cpu_seconds},
+          {"build_cpu_seconds", build_cpu_seconds},
+          {"first_error", error_excerpt},
+          {"failing_command", failing_command},
+          {"failed_target", failed_target},
+          {"slowest", slow},
+          {"log", plan.log_path.string()},
+          {"trace", trace_written ? plan.trace_path.string() : ""}};
+}
+
+BuildResult execute_build(const BuildPlan& plan, StatusLine& status) {
+  BuildResult result;
+  std::filesystem::create_directories(plan.wheel_dir);
+  std::filesystem::create_directories(plan.out_dir / "tmp");
+  std::ofstream log(plan.log_path, std::ios::app);
+  if (!log) fail_environment("cannot write the build log " + plan.log_path.string());
+  auto started = std::chrono::steady_clock::now();
+  auto started_file_time = std::filesystem::file_time_type::clock::now();
+  double self_cpu_before = cpu_seconds(RUSAGE_SELF);
+  double children_cpu_before = cpu_seconds(RUSAGE_CHILDREN);
+
+  // From here on the build dir is configured with these inputs: a rerun with
+  // the same ones resumes incrementally, other ones get CMAKE_FRESH=1.
+  record_configure_inputs(plan);
+  unsigned jobs = plan.jobs.jobs;
+  while (true) {
+    BuildAttempt attempt{jobs, "", 0};
+    auto attempt_start = std::chrono::steady_clock::now();
+    GroupRunSpec spec;
+    spec.argv = plan.argv;
+    spec.env = plan.env;
+    spec.env["MAX_JOBS"] = std::to_string(jobs);
+    spec.env["CMAKE_BUILD_PARALLEL_LEVEL"] = std::to_string(jobs);
+    spec.working_dir = plan.source_dir;
+    if (!result.attempts.empty()) spec.env.erase("CMAKE_FRESH");  // a retry continues, it does not reconfigure
+    log << "==> archbuild: running with " << jobs << " jobs in " << plan.source_dir.string() << "\n";
+    log.flush();
+
+    ProgressState progress;
+    progress.start = started;
+    FirstErrorFinder first_error;
+    bool oom = false;
+    auto outcome = run_in_process_group(
+        spec,
+        [&](std::string_view line, bool) {
+          log << line << '\n';
+          feed_progress(line, progress, std::chrono::steady_clock::now());
+          first_error.feed(line);
+          if (is_oom_line(line)) oom = true;
+        },
+        [&] {
+          auto now = std::chrono::steady_clock::now();
+          status.update(format_status_line(describe_progress(progress, now), static_cast<size_t>(terminal_width(stderr) - 1)));
+        });
+    log.flush();
+    status.clear();
+    oom = oom || (outcome.signaled && outcome.signal == SIGKILL && !outcome.interrupted) || outcome.exit_code == 137;
+    attempt.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - attempt_start).count();
+    if (outcome.interrupted) {
+      attempt.outcome = outcome.describe();
+      result.attempts.push_back(attempt);
+      result.interrupted = true;
+      log << "==> archbuild: " << outcome.describe() << "; the whole process group was stopped, the build dir is kept\n";
+      break;
+    }
+    bool ok = !outcome.signaled && outcome.exit_code == 0;
+    if (!ok && oom && jobs > 1) {
+      attempt.outcome = "oom";
+      result.attempts.push_back(attempt);
+      ++result.oom_retries;
+      unsigned next = std::max(1u, jobs / 2);
+      log << "==> archbuild: a compiler was killed for lack of memory (OOM) at " << jobs << " jobs; retrying with "
+          << next << " jobs, continuing the incremental build\n";
+      status.print("archbuild: out of memory at " + std::to_string(jobs) + " jobs; retrying with " + std::to_string(next));
+      jobs = next;
+      continue;
+    }
+    attempt.outcome = ok ? "ok" : (oom ? "oom at 1 job: " : "") + outcome.describe();
+    result.attempts.push_back(attempt);
+    result.ok = ok;
+    if (!ok) {
+      result.error_excerpt = first_error.excerpt();
+      result.failing_command = first_error.failing_command();
+      result.failed_target = first_error.failed_target();
+    }
+    break;
+  }
+
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  result.archbuild_cpu_seconds = cpu_seconds(RUSAGE_SELF) - self_cpu_before;
+  result.build_cpu_seconds = cpu_seconds(RUSAGE_CHILDREN) - children_cpu_before;
+  if (result.ok) {
+    result.wheels = wheels_in(plan.wheel_dir, started_file_time);
+    if (result.wheels.empty()) {
+      result.ok = false;
+      result.error_excerpt = {"the build succeeded but wrote no wheel to " + plan.wheel_dir.string()};
+    }
+  }
+  std::vector<NinjaStep> steps;
+  for (const auto& ninja_log : find_ninja_logs(plan.source_dir, started_file_time)) {
+    auto found = read_ninja_log(ninja_log);
+    steps.insert(steps.end(), found.begin(), found.end());
+  }
+  if (!steps.empty()) {
+    std::ofstream(plan.trace_path) << chrome_trace(steps).dump() << "\n";
+    result.trace_written = true;
+    result.slowest = slowest_steps(steps, 10);
+  }
+  return result;
+}
+
+}  // namespace archbuild

@@ -1,0 +1,78 @@
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "arch/arch_dialect.h"
+#include "build/job_planner.h"
+#include "recipe/recipe.h"
+#include "source/source_tree.h"
+#include "toolchain/host_compiler.h"
+#include "toolchain/toolchain.h"
+
+namespace archbuild {
+
+// Everything a build needs, decided before it starts: a plain value that
+// `archbuild plan` prints and the runner executes.
+struct BuildPlan {
+  std::string package;
+  std::string recipe;
+  std::string ref;
+  std::string build_system;                // setup.py / pyproject
+  std::filesystem::path source_dir;
+  std::filesystem::path out_dir;           // log, wheels, trace, report
+  std::filesystem::path wheel_dir;
+  std::filesystem::path log_path;
+  std::filesystem::path trace_path;
+  std::vector<std::string> argv;           // no shell
+  std::map<std::string, std::string> env;  // set on top of the caller's environment
+  std::string arch_list;                   // TORCH_CUDA_ARCH_LIST as the recipe's dialect spells it
+  ArchDialect dialect = ArchDialect::cmake;
+  JobPlan jobs;
+  double job_memory_gb = 0;
+  bool cmake_fresh = false;
+  std::string cmake_fresh_reason;
+  std::map<std::string, std::string> configure_inputs;  // what, if changed, makes CMAKE_FRESH=1
+  std::map<std::string, std::string> key_inputs;        // what the cache key (issue 6) hashes
+
+  nlohmann::json to_json() const;
+  // A script a user can paste: cd, exports, the command (shell-quoted).
+  std::string shell_script() const;
+};
+
+struct PlanInputs {
+  const Recipe* recipe = nullptr;
+  ResolvedRecipe resolved;
+  std::string package;
+  ArchList archs;
+  const Toolchain* toolchain = nullptr;
+  std::optional<HostCompiler> host;
+  std::filesystem::path source_dir;
+  std::filesystem::path out_dir;
+  std::filesystem::path cache_dir;
+  std::string python;                       // absolute path of the interpreter
+  std::string python_tag;                   // cp311
+  JobInputs job_inputs;
+  std::string compiler_launcher;            // "ccache", "sccache" or "" (none)
+  std::optional<SourceTree> source;         // absent when planning before checkout
+};
+
+BuildPlan make_plan(const PlanInputs& inputs);
+
+// The configure inputs of the last successful build in `source_dir`
+// (recorded in .git/archbuild-configured.json), if any.
+std::optional<std::map<std::string, std::string>> recorded_configure_inputs(const std::filesystem::path& source_dir);
+void record_configure_inputs(const BuildPlan& plan);
+
+// Quotes one word for a POSIX shell.
+std::string shell_quote(const std::string& word);
+
+// .cu files under `dir` (skipping .git and build dirs): the compile units for nvcc --threads.
+size_t count_cuda_files(const std::filesystem::path& dir);
+
+}  // namespace archbuild

@@ -1,0 +1,147 @@
+#include "build/progress.h"
+
+#include <algorithm>
+
+namespace archbuild {
+
+std::string to_string(BuildPhase phase) {
+  switch (phase) {
+    case BuildPhase::starting: return "starting";
+    case BuildPhase::configure: return "configure";
+    case BuildPhase::compile: return "compile";
+    case BuildPhase::link: return "link";
+    case BuildPhase::wheel: return "wheel";
+  }
+  return "?";
+}
+
+namespace {
+
+// "[123/4567] rest" without a regex: this runs on every line of a long build.
+bool parse_ninja(std::string_view line, size_t& done, size_t& total, std::string_view& rest) {
+  if (line.size() < 5 || line[0] != '[') return false;
+  size_t i = 1, a = 0, b = 0;
+  size_t digits = 0;
+  while (i < line.size() && line[i] >= '0' && line[i] <= '9') a = a * 10 + (line[i++] - '0'), ++digits;
+  if (!digits || i >= line.size() || line[i] != '/') return false;
+  ++i;
+  digits = 0;
+  while (i < line.size() && line[i] >= '0' && line[i] <= '9') b = b * 10 + (line[i++] - '0'), ++digits;
+  if (!digits || i >= line.size() || line[i] != ']') return false;
+  done = a;
+  total = b;
+  rest = line.substr(std::min(line.size(), i + 2));
+  return true;
+}
+
+// "[ 42%] rest"
+bool parse_cmake_percent(std::string_view line, int& percent) {
+  if (line.size() < 6 || line[0] != '[') return false;
+  size_t i = 1;
+  while (i < line.size() && line[i] == ' ') ++i;
+  int value = 0, digits = 0;
+  while (i < line.size() && line[i] >= '0' && line[i] <= '9') value = value * 10 + (line[i++] - '0'), ++digits;
+  if (!digits || digits > 3 || i + 1 >= line.size() || line[i] != '%' || line[i + 1] != ']') return false;
+  percent = value;
+  return true;
+}
+
+}  // namespace
+
+static bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+static bool ends_with(std::string_view text, std::string_view part) {
+  return text.size() >= part.size() && text.substr(text.size() - part.size()) == part;
+}
+
+bool feed_progress(std::string_view line, ProgressState& state, std::chrono::steady_clock::time_point now) {
+  ++state.lines;
+  size_t done = 0, total = 0;
+  std::string_view rest;
+  bool changed = false;
+  if (parse_ninja(line, done, total, rest)) {
+    if (state.finished == 0 && state.first_step == std::chrono::steady_clock::time_point{}) state.first_step = now;
+    if (total < state.total && done < state.finished) state.first_step = now;  // a new ninja run (next sub-build)
+    state.finished = done;
+    state.total = total;
+    state.last_target = std::string(rest);
+    state.running.erase(state.last_target);
+    state.phase = contains(rest, "Linking") || ends_with(rest, ".so") ? BuildPhase::link : BuildPhase::compile;
+    return true;
+  }
+  int percent = 0;
+  if (parse_cmake_percent(line, percent)) {
+    state.percent = percent;
+    state.phase = BuildPhase::compile;
+    changed = true;
+  }
+  if (line.empty()) return changed;
+  bool wheel = contains(line, ".whl") || contains(line, "bdist_wheel") || line.rfind("adding '", 0) == 0 ||
+               contains(line, "Building wheel");
+  if (wheel) {
+    changed = changed || state.phase != BuildPhase::wheel;
+    state.phase = BuildPhase::wheel;
+  } else if (state.phase == BuildPhase::starting &&
+             (line.rfind("-- ", 0) == 0 || contains(line, "running build_ext") || contains(line, "Configuring"))) {
+    state.phase = BuildPhase::configure;
+    changed = true;
+  }
+  return changed;
+}
+
+std::string format_duration(double seconds) {
+  long total = static_cast<long>(seconds + 0.5);
+  char text[32];
+  if (total >= 3600)
+    std::snprintf(text, sizeof text, "%ld:%02ld:%02ld", total / 3600, (total / 60) % 60, total % 60);
+  else
+    std::snprintf(text, sizeof text, "%ld:%02ld", total / 60, total % 60);
+  return text;
+}
+
+StatusText describe_progress(const ProgressState& state, std::chrono::steady_clock::time_point now) {
+  StatusText text;
+  text.phase = to_string(state.phase);
+  double elapsed = std::chrono::duration<double>(now - state.start).count();
+  text.elapsed = format_duration(elapsed);
+  if (state.total > 0) {
+    text.counts = std::to_string(state.finished) + "/" + std::to_string(state.total);
+    text.percent = std::to_string(state.finished * 100 / state.total) + "%";
+    double stepping = std::chrono::duration<double>(now - state.first_step).count();
+    if (state.finished > 0 && stepping > 0.5) {
+      double rate = state.finished / stepping;
+      char buffer[32];
+      std::snprintf(buffer, sizeof buffer, rate >= 10 ? "%.0f/s" : "%.1f/s", rate);
+      text.rate = buffer;
+      if (state.finished < state.total) text.eta = format_duration((state.total - state.finished) / rate);
+    }
+  } else if (state.percent) {
+    text.percent = std::to_string(*state.percent) + "%";
+  }
+  if (!state.running.empty()) {
+    auto oldest = std::min_element(state.running.begin(), state.running.end(),
+                                   [](const auto& a, const auto& b) { return a.second < b.second; });
+    text.current = oldest->first + " (" + format_duration(std::chrono::duration<double>(now - oldest->second).count()) + ")";
+  } else {
+    text.current = state.last_target;
+  }
+  return text;
+}
+
+std::string format_status_line(const StatusText& text, size_t width) {
+  std::string line = "[" + text.phase;
+  if (!text.counts.empty()) line += " " + text.counts;
+  if (!text.percent.empty()) line += " " + text.percent;
+  line += "] " + text.elapsed;
+  if (!text.rate.empty()) line += " " + text.rate;
+  if (!text.eta.empty()) line += " ETA " + text.eta;
+  if (!text.current.empty() && line.size() + 2 < width) {
+    std::string current = text.current;
+    size_t room = width - line.size() - 2;
+    if (current.size() > room) current = "..." + current.substr(current.size() - (room > 3 ? room - 3 : 0));
+    line += "  " + current;
+  }
+  if (line.size() > width) line.resize(width);
+  return line;
+}
+
+}  // namespace archbuild

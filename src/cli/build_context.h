@@ -1,0 +1,49 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "build/build_plan.h"
+#include "cli/host_context.h"
+#include "config/settings.h"
+#include "source/mirror_cache.h"
+#include "source/source_target.h"
+#include "ui/status_line.h"
+
+namespace archbuild {
+
+// The options `plan` and `build` share.
+struct BuildOptions {
+  std::string what, arch, ref, cuda, cache_dir, python, out, launcher, jobs;
+  std::vector<std::string> patches, mirrors;
+  bool offline = false, json = false;
+  void declare(CLI::App& app);
+  std::map<std::string, std::string> setting_flags() const;
+};
+
+// Everything resolved before a build: settings, machine, recipe, archs, source target.
+struct BuildContext {
+  Settings settings;
+  HostContext host;
+  RecipeBook book;
+  std::filesystem::path cache_dir;
+  std::unique_ptr<StatusLine> status;
+  std::unique_ptr<MirrorCache> mirrors;
+  SourceTarget target;
+  ResolvedRecipe resolved;
+  ResolvedArchs archs;
+  std::optional<HostCompiler> host_compiler;
+  std::filesystem::path source_dir;  // where the work tree is (or will be)
+  std::filesystem::path out_dir;
+
+  static BuildContext resolve(const BuildOptions& options);
+  CheckoutRequest checkout_request(const BuildOptions& options) const;
+  // The plan; `source` is the checked-out tree when there is one.
+  BuildPlan plan(const BuildOptions& options, const std::optional<SourceTree>& source) const;
+};
+
+}  // namespace archbuild

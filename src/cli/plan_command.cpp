@@ -1,0 +1,39 @@
+#include <iostream>
+
+#include "cli/build_context.h"
+#include "cli/command.h"
+#include "core/strings.h"
+#include "ui/terminal.h"
+
+namespace archbuild {
+
+Command plan_command() {
+  return {"plan", "Print the exact environment and command a build would run, without building",
+          [](CLI::App& app) {
+            auto options = std::make_shared<BuildOptions>();
+            options->declare(app);
+            app.footer("Nothing is checked out or built; a source dir that exists is looked at (CUDA files, "
+                       "CMake cache). Exit: 0; 2 bad input; 3 this machine cannot (toolkit, archs).");
+            return [options]() {
+              auto context = BuildContext::resolve(*options);
+              auto plan = context.plan(*options, std::nullopt);
+              if (options->json) {
+                auto out = plan.to_json();
+                out["script"] = plan.shell_script();
+                print_json(out);
+                return ExitCode::success;
+              }
+              std::cout << paint("# archbuild plan: " + plan.package + " " + plan.ref + " (recipe " + plan.recipe + ", " +
+                                     plan.build_system + ") for " + context.archs.list.canonical(),
+                                 Style::bold)
+                        << "\n# toolkit: " << context.host.toolchain.describe() << "\n# jobs: " << plan.jobs.reason
+                        << "\n";
+              if (plan.cmake_fresh) std::cout << "# CMAKE_FRESH=1: " << plan.cmake_fresh_reason << "\n";
+              std::cout << "# wheel to: " << plan.wheel_dir.string() << ", log: " << plan.log_path.string() << "\n"
+                        << plan.shell_script();
+              return ExitCode::success;
+            };
+          }};
+}
+
+}  // namespace archbuild

@@ -1,0 +1,94 @@
+#include "config/settings.h"
+
+#include <cstdlib>
+
+#include "core/cache_dir.h"
+#include "core/error.h"
+#include "core/strings.h"
+#include "process/run_process.h"
+
+namespace archbuild {
+
+const std::vector<SettingSpec>& setting_specs() {
+  static const std::vector<SettingSpec> specs = {
+      {"cache_dir", "ARCHBUILD_CACHE_DIR", "--cache-dir", "mirrors, work trees, builds, ccache"},
+      {"jobs", "ARCHBUILD_JOBS", "--jobs", "parallel compile jobs (default: cores and memory decide)"},
+      {"compiler_launcher", "ARCHBUILD_COMPILER_LAUNCHER", "--compiler-launcher", "ccache, sccache or none"},
+      {"python", "ARCHBUILD_PYTHON", "--python", "the interpreter builds run with"},
+      {"offline", "ARCHBUILD_OFFLINE", "--offline", "never fetch: use the mirrors as they are"},
+  };
+  return specs;
+}
+
+const SettingSpec* find_setting(const std::string& key) {
+  for (const auto& spec : setting_specs())
+    if (spec.key == key) return &spec;
+  return nullptr;
+}
+
+std::string known_setting_keys() {
+  std::vector<std::string> keys;
+  for (const auto& spec : setting_specs()) keys.push_back(spec.key);
+  return join(keys, ", ");
+}
+
+namespace {
+std::string default_value(const std::string& key) {
+  if (key == "cache_dir") return resolve_cache_dir_default();
+  if (key == "jobs") return "auto";
+  if (key == "compiler_launcher") return find_on_path("ccache") ? "ccache" : "none";
+  if (key == "python") {
+    auto python = find_on_path("python3");
+    return python ? python->string() : "python3";
+  }
+  if (key == "offline") return "false";
+  return "";
+}
+}  // namespace
+
+Settings Settings::load(const std::map<std::string, std::string>& flags) {
+  Settings settings;
+  settings.config_ = load_user_config();
+  for (const auto& spec : setting_specs()) {
+    SettingValue value{spec.key, "", "default"};
+    if (auto it = flags.find(spec.key); it != flags.end()) {
+      value.value = it->second;
+      value.origin = spec.flag;
+    } else if (const char* env = std::getenv(spec.env.c_str()); env && *env) {
+      value.value = env;
+      value.origin = "env " + spec.env;
+    } else if (auto entry = settings.config_.values.find(spec.key); entry != settings.config_.values.end()) {
+      value.value = entry->second.value;
+      value.origin = "config file " + settings.config_.file->string() + ":" + std::to_string(entry->second.line);
+    } else {
+      value.value = default_value(spec.key);
+    }
+    settings.values_.push_back(value);
+  }
+  return settings;
+}
+
+const SettingValue& Settings::get(const std::string& key) const {
+  for (const auto& value : values_)
+    if (value.key == key) return value;
+  throw std::logic_error("unknown setting " + key);
+}
+
+std::optional<unsigned> Settings::jobs() const {
+  const auto& value = get("jobs");
+  if (value.value == "auto" || value.value.empty()) return std::nullopt;
+  char* end = nullptr;
+  long jobs = std::strtol(value.value.c_str(), &end, 10);
+  if (*end || jobs < 1 || jobs > 4096)
+    fail_bad_input("jobs = '" + value.value + "' (from " + value.origin + ") is not a positive number");
+  return static_cast<unsigned>(jobs);
+}
+
+bool Settings::offline() const {
+  const auto& value = get("offline");
+  if (value.value == "true" || value.value == "1") return true;
+  if (value.value == "false" || value.value == "0" || value.value.empty()) return false;
+  fail_bad_input("offline = '" + value.value + "' (from " + value.origin + ") is not true or false");
+}
+
+}  // namespace archbuild

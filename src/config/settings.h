@@ -1,0 +1,48 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/user_config.h"
+
+namespace archbuild {
+
+// One row of archbuild's config table (ccache's habit: one table maps each
+// key to its environment variable, and `archbuild config` shows each value's origin).
+struct SettingSpec {
+  std::string key;          // in config.toml
+  std::string env;          // ARCHBUILD_...
+  std::string flag;         // the command-line flag that overrides it
+  std::string description;
+};
+
+const std::vector<SettingSpec>& setting_specs();
+const SettingSpec* find_setting(const std::string& key);
+std::string known_setting_keys();
+
+struct SettingValue {
+  std::string key;
+  std::string value;
+  std::string origin;  // "default", "config file PATH:LINE", "env ARCHBUILD_X", "--flag"
+};
+
+// Defaults < config file < ARCHBUILD_* environment < command-line flags.
+class Settings {
+ public:
+  // `flags` holds the flags the user gave, by setting key.
+  static Settings load(const std::map<std::string, std::string>& flags = {});
+  const SettingValue& get(const std::string& key) const;
+  const std::vector<SettingValue>& all() const { return values_; }
+  const UserConfig& file() const { return config_; }
+  // Typed accessors; throw UserError(bad_input) naming the key and its origin.
+  std::optional<unsigned> jobs() const;
+  bool offline() const;
+
+ private:
+  std::vector<SettingValue> values_;
+  UserConfig config_;
+};
+
+}  // namespace archbuild
