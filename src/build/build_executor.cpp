@@ -94,6 +94,7 @@ BuildResult execute_build(const BuildPlan& plan, StatusLine& status) {
           if (is_oom_line(line)) oom = true;
         },
         [&] {
+          log.flush();  // the log trails the build by one tick at most (tail -f works)
           auto now = std::chrono::steady_clock::now();
           status.update(format_status_line(describe_progress(progress, now), static_cast<size_t>(terminal_width(stderr) - 1)));
         });

@@ -19,6 +19,8 @@ bool is_oom_line(std::string_view line) {
 
 void FirstErrorFinder::feed(std::string_view line) {
   std::string text(line);
+  tail_.push_back(text);
+  if (tail_.size() > kTail) tail_.pop_front();
   if (expect_command_) {  // ninja prints the command on the line after "FAILED: target"
     command_ = text;
     expect_command_ = false;
@@ -45,6 +47,9 @@ void FirstErrorFinder::feed(std::string_view line) {
   if (recent_.size() > kBefore) recent_.pop_front();
 }
 
-std::vector<std::string> FirstErrorFinder::excerpt() const { return captured_; }
+std::vector<std::string> FirstErrorFinder::excerpt() const {
+  if (found_) return captured_;
+  return {tail_.begin(), tail_.end()};
+}
 
 }  // namespace archbuild

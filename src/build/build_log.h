@@ -18,14 +18,17 @@ class FirstErrorFinder {
  public:
   void feed(std::string_view line);
   bool found() const { return found_; }
-  // The lines to show: context before, the error, and a few after.
+  // The lines to show: context before, the error, and a few after; when no
+  // line looked like an error, the last lines of the output.
   std::vector<std::string> excerpt() const;
   const std::string& failing_command() const { return command_; }
   const std::string& failed_target() const { return target_; }
 
  private:
   static constexpr size_t kBefore = 3, kAfter = 6;
+  static constexpr size_t kTail = 8;
   std::deque<std::string> recent_;
+  std::deque<std::string> tail_;
   std::vector<std::string> captured_;
   size_t after_left_ = 0;
   bool found_ = false;

@@ -1,0 +1,185 @@
+"""A PyTorch-like CUDA project, made by the tests in a git repo: setup.py drives
+CMake + Ninja, nvcc compiles several .cu files for exactly the archs in
+TORCH_CUDA_ARCH_LIST (read once and kept in the CMake cache, as PyTorch does)
+into a shared library, packaged as a wheel. It refuses to build without its
+submodule and honours MAX_JOBS and CMAKE_FRESH. With FIXTURE_OOM_ABOVE_JOBS=N,
+a compile beyond N at once is killed with SIGKILL, as the OOM killer would."""
+import pathlib
+import shutil
+
+from gitrepos import add_submodule, git, make_repo
+from harness import SOURCE_DIR
+
+SETUP_PY = r'''#!/usr/bin/env python3
+"""Stand-in for PyTorch's setup.py: CMake + Ninja + nvcc, then a wheel."""
+import base64, hashlib, os, pathlib, subprocess, sys, zipfile
+
+ROOT = pathlib.Path(__file__).resolve().parent
+
+
+def run(argv):
+    code = subprocess.call(argv)
+    if code:
+        sys.exit(code)
+
+
+def record_line(name, data):
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+
+
+def main():
+    args = sys.argv[1:]
+    if not args or args[0] != "bdist_wheel":
+        sys.exit("usage: setup.py bdist_wheel [--dist-dir DIR]")
+    dist = pathlib.Path(args[args.index("--dist-dir") + 1]) if "--dist-dir" in args else ROOT / "dist"
+    if not (ROOT / "third_party" / "vecmath" / "vecmath.h").exists():
+        sys.exit("third_party/vecmath is missing. Did you run 'git submodule update --init --recursive'?")
+    for name in ("TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "CUDA_HOME", "CUDAHOSTCXX", "USE_NINJA", "CMAKE_FRESH", "TMPDIR",
+                 "NVCC_APPEND_FLAGS", "CMAKE_CUDA_COMPILER_LAUNCHER"):
+        print(f"-- fixture env {name}={os.environ.get(name, '')}", flush=True)
+    build = ROOT / "build"
+    cmake = ["cmake", "-S", str(ROOT), "-B", str(build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+             "-DCMAKE_CUDA_ARCHITECTURES=OFF"]
+    if os.environ.get("CMAKE_FRESH") == "1":
+        cmake.append("--fresh")
+    if os.environ.get("CUDAHOSTCXX"):
+        cmake.append("-DCMAKE_CUDA_HOST_COMPILER=" + os.environ["CUDAHOSTCXX"])
+    run(cmake)
+    jobs = os.environ.get("MAX_JOBS")
+    run(["cmake", "--build", str(build)] + (["-j", jobs] if jobs else []))
+    library = build / "libfixture.so"
+    dist.mkdir(parents=True, exist_ok=True)
+    wheel = dist / "fixture-1.0-py3-none-linux_x86_64.whl"
+    files = {
+        "fixture/__init__.py": b"import os\nLIBRARY = os.path.join(os.path.dirname(__file__), 'libfixture.so')\n",
+        "fixture/libfixture.so": library.read_bytes(),
+        "fixture-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: fixture\nVersion: 1.0\n",
+        "fixture-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: fixture\nRoot-Is-Purelib: false\nTag: py3-none-linux_x86_64\n",
+    }
+    record = [record_line(name, data) for name, data in files.items()] + ["fixture-1.0.dist-info/RECORD,,"]
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+        archive.writestr("fixture-1.0.dist-info/RECORD", "\n".join(record) + "\n")
+    print(f"creating '{wheel}'", flush=True)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+CMAKELISTS = r'''cmake_minimum_required(VERSION 3.18)
+project(fixture LANGUAGES CXX CUDA)
+# Like PyTorch: the arch list is read once and kept in the cache, so a changed
+# TORCH_CUDA_ARCH_LIST is ignored unless the configure is fresh.
+if(NOT DEFINED FIXTURE_ARCH_LIST)
+  set(FIXTURE_ARCH_LIST "$ENV{TORCH_CUDA_ARCH_LIST}" CACHE STRING "arch list, read once")
+endif()
+if(FIXTURE_ARCH_LIST STREQUAL "")
+  message(FATAL_ERROR "TORCH_CUDA_ARCH_LIST is empty")
+endif()
+set(GENCODE "")
+foreach(item IN LISTS FIXTURE_ARCH_LIST)
+  string(REPLACE "+PTX" "" arch "${item}")
+  string(REPLACE "." "" arch "${arch}")
+  list(APPEND GENCODE "-gencode=arch=compute_${arch},code=sm_${arch}")
+  if(item MATCHES "\\+PTX$")
+    list(APPEND GENCODE "-gencode=arch=compute_${arch},code=compute_${arch}")
+  endif()
+endforeach()
+if(DEFINED ENV{FIXTURE_OOM_ABOVE_JOBS})
+  set(CMAKE_CUDA_COMPILER_LAUNCHER "${CMAKE_SOURCE_DIR}/tools/oom_guard.py" ${CMAKE_CUDA_COMPILER_LAUNCHER})
+endif()
+add_library(fixture SHARED src/scale.cu src/add.cu src/reduce.cu src/norm.cu)
+target_include_directories(fixture PRIVATE third_party/vecmath)
+target_compile_options(fixture PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:${GENCODE}>)
+file(WRITE "${CMAKE_BINARY_DIR}/arch_list.txt" "${FIXTURE_ARCH_LIST}")
+message(STATUS "fixture arch list: ${FIXTURE_ARCH_LIST}")
+'''
+
+OOM_GUARD = r'''#!/usr/bin/env python3
+"""Stands in for the kernel's OOM killer: a compile beyond FIXTURE_OOM_ABOVE_JOBS
+at once is killed with SIGKILL and reported the way nvcc reports it."""
+import fcntl, os, signal, subprocess, sys, tempfile
+
+limit = int(os.environ["FIXTURE_OOM_ABOVE_JOBS"])
+slots = os.environ.get("FIXTURE_OOM_DIR", tempfile.gettempdir())
+held = None
+for index in range(limit):
+    handle = open(os.path.join(slots, f"fixture-oom-slot-{index}"), "w")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held = handle
+        break
+    except OSError:
+        handle.close()
+if held is None:
+    child = subprocess.Popen(sys.argv[1:])
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    print("nvcc error   : 'cicc' died due to signal 9 (Kill signal)", file=sys.stderr, flush=True)
+    sys.exit(1)
+sys.exit(subprocess.call(sys.argv[1:]))
+'''
+
+KERNEL = r'''#include "vecmath.h"
+__global__ void fixture_{name}_kernel(float* x, int n) {{
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = vecmath::{op}(x[i]);
+}}
+extern "C" void fixture_{name}(float* x, int n) {{ fixture_{name}_kernel<<<(n + 255) / 256, 256>>>(x, n); }}
+'''
+
+VECMATH = r'''#pragma once
+namespace vecmath {
+__device__ inline float twice(float v) { return 2.f * v; }
+__device__ inline float inc(float v) { return v + 1.f; }
+__device__ inline float square(float v) { return v * v; }
+__device__ inline float half(float v) { return 0.5f * v; }
+}
+'''
+
+
+def make_cuda_project(root):
+    """Returns the project repository (tag v1.0)."""
+    root = pathlib.Path(root)
+    vecmath = make_repo(root / "origin" / "vecmath", {"vecmath.h": VECMATH})
+    files = {
+        "setup.py": SETUP_PY,
+        "CMakeLists.txt": CMAKELISTS,
+        "tools/oom_guard.py": OOM_GUARD,
+        "fixture/__init__.py": "",
+    }
+    for name, op in (("scale", "twice"), ("add", "inc"), ("reduce", "square"), ("norm", "half")):
+        files[f"src/{name}.cu"] = KERNEL.format(name=name, op=op)
+    project = make_repo(root / "origin" / "project", files)
+    (project / "tools" / "oom_guard.py").chmod(0o755)
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "executable guard")
+    add_submodule(project, f"file://{vecmath}", "third_party/vecmath", "add vecmath")
+    git(project, "tag", "v1.0")
+    return project
+
+
+def data_dir_with_recipe(root, project):
+    """archbuild's data dir plus a recipe for the fixture project."""
+    data = pathlib.Path(root) / "data"
+    for name in ("recipes", "patches", "toolchains"):
+        shutil.copytree(SOURCE_DIR / name, data / name)
+    (data / "recipes" / "fixture.toml").write_text(f'''name = "fixture"
+description = "the PyTorch-like fixture project of the tests"
+repository = "file://{project}"
+default_ref = "v1.0"
+submodules = true
+arch_dialect = "cmake"
+job_memory_gb = 1.0
+
+[[build]]
+versions = "*"
+system = "setup.py"
+command = ["{{python}}", "setup.py", "bdist_wheel", "--dist-dir", "{{wheel_dir}}"]
+[build.env]
+USE_CUDA = "1"
+''')
+    return data

@@ -1,0 +1,205 @@
+"""`archbuild plan` and `archbuild build` on the PyTorch-like fixture project:
+environment, progress, log, first error, trace, OOM retry, CMAKE_FRESH,
+MAX_JOBS, and interrupts that leave no process behind."""
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import time
+import unittest
+
+from fixture_project import data_dir_with_recipe, make_cuda_project
+from gitrepos import git
+from harness import BIN, SYSTEM_NVCC, run, scratch_dir
+
+
+def processes_mentioning(text):
+    """PIDs whose command line mentions `text` (our build's processes)."""
+    found = []
+    for entry in pathlib.Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in cmdline:
+            found.append((int(entry.name), cmdline[:200]))
+    return found
+
+
+@unittest.skipUnless(SYSTEM_NVCC.exists(), "needs nvcc 13 at /usr/local/cuda")
+class Build(unittest.TestCase):
+    def setUp(self):
+        self.dir = scratch_dir(self)
+        self.project = make_cuda_project(self.dir)
+        self.data = data_dir_with_recipe(self.dir, self.project)
+        self.cache = self.dir / "cache"
+        self.env = {"ARCHBUILD_DATA_DIR": str(self.data), "ARCHBUILD_FAKE_GPUS": None}
+        self.tree = self.cache / "worktrees" / "fixture-v1.0"
+
+    def build(self, *args, env=None, out="out"):
+        full_env = dict(self.env, **(env or {}))
+        return run("build", "fixture", "--cache-dir", str(self.cache), "--out", str(self.dir / out), *args, env=full_env)
+
+    def report(self, out="out"):
+        return json.loads((self.dir / out / "report.json").read_text())
+
+    def wheel_archs(self, out="out"):
+        wheel = next((self.dir / out / "wheels").glob("*.whl"))
+        result = run("inspect", "--json", str(wheel))
+        (entry,) = json.loads(result.stdout)["files"]
+        return entry["sass"], entry["ptx"]
+
+    def test_plan_prints_the_environment_and_command(self):
+        result = run("plan", "fixture", "--arch", "8.0;9.0+PTX", "--cache-dir", str(self.cache), "--json",
+                     "--jobs", "3", env=self.env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        plan = json.loads(result.stdout)
+        env = plan["env"]
+        self.assertEqual(env["TORCH_CUDA_ARCH_LIST"], "8.0;9.0+PTX")
+        self.assertEqual(env["MAX_JOBS"], "3")
+        self.assertEqual(env["CUDA_HOME"], "/usr/local/cuda")
+        self.assertTrue(env["CUDAHOSTCXX"])
+        self.assertEqual(env["USE_NINJA"], "1")
+        self.assertTrue(env["TMPDIR"].startswith(str(self.cache)))
+        self.assertEqual(plan["argv"][1:], ["setup.py", "bdist_wheel", "--dist-dir", plan["wheel_dir"]])
+        self.assertIn("export TORCH_CUDA_ARCH_LIST='8.0;9.0+PTX'", plan["script"])
+        self.assertEqual(plan["key_inputs"]["arch_list"], "8.0;9.0+PTX")
+        # plain output is a script a user can paste
+        result = run("plan", "fixture", "--arch", "9.0", "--cache-dir", str(self.cache), env=self.env)
+        self.assertIn("\nexport MAX_JOBS=", result.stdout)
+        self.assertIn("setup.py bdist_wheel", result.stdout.splitlines()[-1])
+
+    def test_build_log_progress_trace_and_wheel(self):
+        result = self.build("--arch", "8.0;9.0+PTX")
+        self.assertEqual(result.returncode, 0, result.stderr + result.stdout)
+        self.assertEqual(self.wheel_archs(), ({"sm_80": 4, "sm_90": 4}, {"compute_90": 4}))
+        log = (self.dir / "out" / "build.log").read_text()
+        self.assertIn("-- fixture env TORCH_CUDA_ARCH_LIST=8.0;9.0+PTX", log)
+        self.assertIn("-- fixture env USE_NINJA=1", log)
+        self.assertRegex(log, r"\[\d+/5\] Building CUDA object")
+        # CI-style output: plain status lines, no control characters
+        self.assertNotIn("\x1b", result.stderr)
+        self.assertRegex(result.stderr, r"\[(configure|compile|link)[^\]]*\] \d+:\d\d")
+        trace = json.loads((self.dir / "out" / "trace.json").read_text())
+        names = {event["name"] for event in trace["traceEvents"]}
+        self.assertIn("CMakeFiles/fixture.dir/src/scale.cu.o", names)
+        self.assertTrue(all(event["ph"] == "X" and event["dur"] >= 0 for event in trace["traceEvents"]))
+        report = self.report()["build"]
+        self.assertTrue(report["ok"])
+        self.assertEqual(len(report["slowest"]), 5)
+        self.assertEqual(report["attempts"], [{"jobs": report["attempts"][0]["jobs"], "outcome": "ok",
+                                               "seconds": report["attempts"][0]["seconds"]}])
+
+    def test_changed_arch_list_reconfigures_fresh(self):
+        self.assertEqual(self.build("--arch", "8.0").returncode, 0)
+        # the fixture, like PyTorch, ignores a changed list without a fresh configure
+        env = dict(os.environ, TORCH_CUDA_ARCH_LIST="9.0", PATH="/usr/local/cuda/bin:" + os.environ["PATH"])
+        subprocess.run(["python3", "setup.py", "bdist_wheel", "--dist-dir", str(self.dir / "manual")], cwd=self.tree,
+                       env=env, capture_output=True, check=True)
+        self.assertEqual((self.tree / "build" / "arch_list.txt").read_text(), "8.0")
+        result = self.build("--arch", "9.0")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("CMAKE_FRESH=1 (TORCH_CUDA_ARCH_LIST changed: 8.0 -> 9.0)", result.stderr)
+        self.assertEqual(self.wheel_archs(), ({"sm_90": 4}, {}))
+        # same inputs again: no fresh configure, nothing recompiled
+        result = self.build("--arch", "9.0")
+        self.assertNotIn("CMAKE_FRESH", result.stderr)
+        self.assertEqual(self.report()["plan"]["cmake_fresh"], False)
+
+    def test_max_jobs_is_honoured(self):
+        result = self.build("--arch", "8.0", "--jobs", "1")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("-- fixture env MAX_JOBS=1", (self.dir / "out" / "build.log").read_text())
+        events = json.loads((self.dir / "out" / "trace.json").read_text())["traceEvents"]
+        self.assertEqual({event["tid"] for event in events}, {0})  # one lane: nothing overlapped
+
+    def test_nvcc_threads_when_files_are_fewer_than_jobs(self):
+        result = run("plan", "fixture", "--arch", "8.0;8.6;9.0", "--jobs", "16", "--cache-dir", str(self.cache),
+                     "--json", env=self.env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(self.build("--arch", "8.0", "--jobs", "16").returncode, 0)  # checks the tree out
+        plan = json.loads(run("plan", "fixture", "--arch", "8.0;8.6;9.0", "--jobs", "16", "--cache-dir",
+                              str(self.cache), "--json", env=self.env).stdout)
+        self.assertEqual(plan["nvcc_threads"], 3)  # 4 .cu files, 16 jobs, 3 archs
+        self.assertEqual(plan["env"]["NVCC_APPEND_FLAGS"], "--threads 3")
+
+    def test_first_error_of_a_broken_source(self):
+        (self.project / "src" / "add.cu").write_text("__global__ void broken( { this is not CUDA }\n")
+        git(self.project, "commit", "-q", "-am", "break add.cu")
+        git(self.project, "tag", "broken")
+        result = self.build("--arch", "8.0", "--ref", "broken")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("failed target: CMakeFiles/fixture.dir/src/add.cu.o", result.stderr)
+        self.assertRegex(result.stderr, r"\| .*add\.cu.*error")
+        self.assertIn("command: ", result.stderr)
+        self.assertIn(str(self.dir / "out" / "build.log"), result.stderr)
+
+    def test_missing_submodule_is_refused_by_the_project(self):
+        recipe = self.data / "recipes" / "fixture.toml"
+        recipe.write_text(recipe.read_text().replace("submodules = true", "submodules = false"))
+        result = self.build("--arch", "8.0")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("Did you run 'git submodule update --init --recursive'?", result.stderr)
+
+    def test_oom_kill_is_retried_with_half_the_jobs(self):
+        slots = self.dir / "slots"
+        slots.mkdir()
+        env = {"FIXTURE_OOM_ABOVE_JOBS": "2", "FIXTURE_OOM_DIR": str(slots)}
+        result = self.build("--arch", "8.0;9.0", "--jobs", "4", "--compiler-launcher", "none", env=env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        report = self.report()["build"]
+        self.assertGreaterEqual(report["oom_retries"], 1)
+        self.assertEqual(report["attempts"][0]["jobs"], 4)
+        self.assertEqual(report["attempts"][0]["outcome"], "oom")
+        self.assertEqual(report["attempts"][-1], {"jobs": 2, "outcome": "ok", "seconds": report["attempts"][-1]["seconds"]})
+        log = (self.dir / "out" / "build.log").read_text()
+        self.assertIn("died due to signal 9", log)
+        self.assertIn("retrying with 2 jobs", log)
+        self.assertIn("OOM retries", result.stderr)
+
+    def interrupt(self, signo, marker):
+        out = self.dir / f"interrupted-{signo}"
+        argv = [BIN, "build", "fixture", "--arch", "8.0;9.0", "--jobs", "2", "--cache-dir", str(self.cache),
+                "--out", str(out)]
+        env = dict(os.environ, NO_COLOR="1", ARCHBUILD_DATA_DIR=str(self.data))
+        env.pop("ARCHBUILD_FAKE_GPUS", None)
+        process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        log = out / "build.log"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if log.exists() and marker in log.read_text():
+                break
+            if process.poll() is not None:
+                self.fail(f"the build ended before '{marker}': {process.communicate()}")
+            time.sleep(0.05)
+        else:
+            self.fail(f"'{marker}' never appeared in the log")
+        process.send_signal(signo)
+        _, stderr = process.communicate(timeout=60)
+        self.assertEqual(process.returncode, 130, stderr)
+        self.assertIn("interrupted", stderr)
+        for _ in range(60):
+            left = processes_mentioning(str(self.tree))
+            if not left:
+                break
+            time.sleep(0.05)
+        self.assertEqual(left, [], "processes outlived archbuild")
+        self.assertIn("the whole process group was stopped", log.read_text())
+        # the build dir is resumable: a rerun finishes
+        result = run("build", "fixture", "--arch", "8.0;9.0", "--jobs", "2", "--cache-dir", str(self.cache),
+                     "--out", str(out), env=self.env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertNotIn("CMAKE_FRESH", result.stderr)  # same inputs: it resumes, it does not reconfigure
+
+    def test_sigint_during_configure(self):
+        self.interrupt(signal.SIGINT, "-- fixture env")
+
+    def test_sigterm_during_compile(self):
+        self.interrupt(signal.SIGTERM, "Building CUDA object")
+
+
+if __name__ == "__main__":
+    unittest.main()
