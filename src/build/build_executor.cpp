@@ -64,6 +64,7 @@ BuildResult execute_build(const BuildPlan& plan, StatusLine& status) {
   double self_cpu_before = cpu_seconds(RUSAGE_SELF);
   double children_cpu_before = cpu_seconds(RUSAGE_CHILDREN);
 
+  auto ninja_logs_before = ninja_log_sizes(plan.source_dir);
   // From here on the build dir is configured with these inputs: a rerun with
   // the same ones resumes incrementally, other ones get CMAKE_FRESH=1.
   record_configure_inputs(plan);
@@ -144,7 +145,12 @@ BuildResult execute_build(const BuildPlan& plan, StatusLine& status) {
   }
   std::vector<NinjaStep> steps;
   for (const auto& ninja_log : find_ninja_logs(plan.source_dir, started_file_time)) {
-    auto found = read_ninja_log(ninja_log);
+    std::error_code ec;
+    auto before = ninja_logs_before.find(ninja_log);
+    uint64_t offset = before != ninja_logs_before.end() && std::filesystem::file_size(ninja_log, ec) >= before->second
+                          ? before->second
+                          : 0;  // new, or rewritten (recompacted) by ninja
+    auto found = read_ninja_log(ninja_log, offset);
     steps.insert(steps.end(), found.begin(), found.end());
   }
   if (!steps.empty()) {

@@ -6,8 +6,10 @@
 
 namespace archbuild {
 
-std::vector<NinjaStep> read_ninja_log(const std::filesystem::path& path) {
+std::vector<NinjaStep> read_ninja_log(const std::filesystem::path& path, uint64_t offset) {
   std::ifstream in(path);
+  std::error_code ec;
+  if (offset > 0 && offset <= std::filesystem::file_size(path, ec)) in.seekg(static_cast<std::streamoff>(offset));
   std::string line;
   std::vector<NinjaStep> steps;
   long previous_end = -1;
@@ -24,9 +26,8 @@ std::vector<NinjaStep> read_ninja_log(const std::filesystem::path& path) {
       if (line[i] == '\t' && ++tabs == 3) begin = i + 1;
     auto end = line.find('\t', begin);
     step.target = line.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-    // A log holds every build; a step ending before the previous one's start
-    // time restarts the clock: keep only the last build's steps.
-    if (previous_end >= 0 && step.end_ms < previous_end && step.start_ms == 0) steps.clear();
+    // Within one build, steps are appended as they finish (end times grow).
+    if (previous_end >= 0 && step.end_ms < previous_end) steps.clear();
     previous_end = step.end_ms;
     steps.push_back(step);
   }
@@ -69,6 +70,18 @@ std::vector<std::filesystem::path> find_ninja_logs(const std::filesystem::path& 
     if (it->path().filename() == ".ninja_log" && it->last_write_time(ec) >= since) logs.push_back(it->path());
   }
   return logs;
+}
+
+}  // namespace archbuild
+
+namespace archbuild {
+
+std::map<std::filesystem::path, uint64_t> ninja_log_sizes(const std::filesystem::path& root) {
+  std::map<std::filesystem::path, uint64_t> sizes;
+  std::error_code ec;
+  for (const auto& path : find_ninja_logs(root, std::filesystem::file_time_type::min()))
+    sizes[path] = std::filesystem::file_size(path, ec);
+  return sizes;
 }
 
 }  // namespace archbuild

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,8 +17,10 @@ struct NinjaStep {
   long duration_ms() const { return end_ms - start_ms; }
 };
 
-// Reads a .ninja_log (v5/v6): the steps of the last build recorded there.
-std::vector<NinjaStep> read_ninja_log(const std::filesystem::path& path);
+// Reads a .ninja_log (v5/v6) from byte `offset` (the file's size before the
+// build: ninja appends one line per finished step). From offset 0, a step
+// ending before the previous one marks the start of a later build.
+std::vector<NinjaStep> read_ninja_log(const std::filesystem::path& path, uint64_t offset = 0);
 
 // Chrome trace JSON (opens in Perfetto or chrome://tracing): one complete
 // event per step, steps packed into lanes so overlaps show as threads.
@@ -28,5 +32,7 @@ std::vector<NinjaStep> slowest_steps(std::vector<NinjaStep> steps, size_t count)
 // in several dirs: CMake's build/, cpp_extension's build/temp.*).
 std::vector<std::filesystem::path> find_ninja_logs(const std::filesystem::path& root,
                                                    std::filesystem::file_time_type since);
+// Every .ninja_log under `root` with its size now (taken before a build).
+std::map<std::filesystem::path, uint64_t> ninja_log_sizes(const std::filesystem::path& root);
 
 }  // namespace archbuild

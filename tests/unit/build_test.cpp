@@ -1,0 +1,144 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "build/build_log.h"
+#include "build/build_plan.h"
+#include "build/job_planner.h"
+#include "build/ninja_trace.h"
+#include "build/progress.h"
+
+using namespace archbuild;
+using Clock = std::chrono::steady_clock;
+
+TEST(Progress, NinjaCmakeAndPhases) {
+  ProgressState state;
+  auto t0 = Clock::now();
+  state.start = t0;
+  EXPECT_TRUE(feed_progress("-- The CXX compiler identification is GNU 12.2.0", state, t0));
+  EXPECT_EQ(state.phase, BuildPhase::configure);
+  EXPECT_FALSE(feed_progress("some unrelated line", state, t0));
+  EXPECT_TRUE(feed_progress("[1/40] Building CUDA object aten/a.cu.o", state, t0 + std::chrono::seconds(1)));
+  EXPECT_EQ(state.phase, BuildPhase::compile);
+  EXPECT_EQ(state.finished, 1u);
+  EXPECT_EQ(state.total, 40u);
+  EXPECT_EQ(state.last_target, "Building CUDA object aten/a.cu.o");
+  feed_progress("[20/40] Building CXX object b.cpp.o", state, t0 + std::chrono::seconds(11));
+  auto text = describe_progress(state, t0 + std::chrono::seconds(11));
+  EXPECT_EQ(text.phase, "compile");
+  EXPECT_EQ(text.counts, "20/40");
+  EXPECT_EQ(text.percent, "50%");
+  EXPECT_EQ(text.elapsed, "0:11");
+  EXPECT_EQ(text.rate, "2.0/s");  // 20 steps in the 10 s since the first
+  EXPECT_EQ(text.eta, "0:10");
+  feed_progress("[40/40] Linking CXX shared library libtorch_cuda.so", state, t0 + std::chrono::seconds(20));
+  EXPECT_EQ(state.phase, BuildPhase::link);
+  feed_progress("creating 'dist/torch-2.9.1-cp311-cp311-linux_x86_64.whl' and adding", state, t0);
+  EXPECT_EQ(state.phase, BuildPhase::wheel);
+  ProgressState make_style;
+  EXPECT_TRUE(feed_progress("[ 42%] Building CXX object foo.o", make_style, t0));
+  EXPECT_EQ(describe_progress(make_style, t0).percent, "42%");
+  EXPECT_FALSE(feed_progress("[x/y] not ninja", make_style, t0));
+  EXPECT_FALSE(feed_progress("[12/] broken", make_style, t0));
+}
+
+TEST(Progress, FormatterFitsTheWidthAndShowsTheLongestRunning) {
+  ProgressState state;
+  auto t0 = Clock::now();
+  state.start = t0;
+  state.first_step = t0;
+  state.finished = 412;
+  state.total = 5123;
+  state.phase = BuildPhase::compile;
+  state.running["aten/src/ATen/native/cuda/very/long/path/SortingKernel.cu.o"] = t0 + std::chrono::seconds(100);
+  state.running["short.cu.o"] = t0 + std::chrono::seconds(300);
+  auto text = describe_progress(state, t0 + std::chrono::seconds(400));
+  EXPECT_EQ(text.current.rfind("aten/src", 0), 0u) << text.current;  // the oldest one
+  EXPECT_NE(text.current.find("(5:00)"), std::string::npos) << text.current;
+  auto line = format_status_line(text, 80);
+  EXPECT_LE(line.size(), 80u);
+  EXPECT_EQ(line.rfind("[compile 412/5123 8%] 6:40 1.0/s ETA 1:16:14", 0), 0u) << line;
+  EXPECT_NE(line.find("..."), std::string::npos);
+  EXPECT_LE(format_status_line(text, 20).size(), 20u);
+  EXPECT_EQ(format_duration(3725), "1:02:05");
+}
+
+TEST(Jobs, MemoryCoresOverrideAndThreads) {
+  JobInputs in;
+  in.cores = 16;
+  in.available_memory_bytes = 32ull << 30;
+  in.job_memory_gb = 4.5;
+  EXPECT_EQ(plan_jobs(in).jobs, 7u);  // memory-bound: 32 / 4.5
+  in.available_memory_bytes = 256ull << 30;
+  EXPECT_EQ(plan_jobs(in).jobs, 16u);  // core-bound
+  in.available_memory_bytes = 1ull << 30;
+  EXPECT_EQ(plan_jobs(in).jobs, 1u);  // never 0
+  in.jobs_override = 3;
+  EXPECT_EQ(plan_jobs(in).jobs, 3u);
+  in.jobs_override.reset();
+  in.available_memory_bytes = 256ull << 30;
+  in.compile_units = 2;  // extension-cpp: one .cu (+ a .cpp)
+  in.arch_count = 6;
+  auto plan = plan_jobs(in);
+  EXPECT_EQ(plan.nvcc_threads, 6u);  // 16 jobs / 2 units = 8 spare, capped by 6 archs
+  in.arch_count = 1;
+  EXPECT_EQ(plan_jobs(in).nvcc_threads, 1u);
+  in.arch_count = 6;
+  in.compile_units = 500;  // PyTorch: plenty of files, no threads
+  EXPECT_EQ(plan_jobs(in).nvcc_threads, 1u);
+}
+
+TEST(BuildLog, OomLines) {
+  EXPECT_TRUE(is_oom_line("c++: fatal error: Killed signal terminated program cc1plus"));
+  EXPECT_TRUE(is_oom_line("internal compiler error: Killed (program cc1plus)"));
+  EXPECT_TRUE(is_oom_line("nvcc error   : 'cicc' died due to signal 9 (Kill signal)"));
+  EXPECT_FALSE(is_oom_line("error: identifier \"x\" is undefined"));
+}
+
+TEST(BuildLog, FirstErrorWithContextAndCommand) {
+  FirstErrorFinder finder;
+  for (const char* line : {"[1/3] Building CXX object a.o", "[2/3] Building CUDA object b.cu.o", "FAILED: b.cu.o",
+                           "nvcc -c b.cu -o b.cu.o", "b.cu(3): error: expected a \";\"", "  int x", "1 error detected",
+                           "[3/3] c.o", "later.cpp: error: second error"})
+    finder.feed(line);
+  ASSERT_TRUE(finder.found());
+  EXPECT_EQ(finder.failed_target(), "b.cu.o");
+  EXPECT_EQ(finder.failing_command(), "nvcc -c b.cu -o b.cu.o");
+  auto excerpt = finder.excerpt();
+  ASSERT_GE(excerpt.size(), 4u);
+  EXPECT_EQ(excerpt[3], "b.cu(3): error: expected a \";\"");
+  EXPECT_EQ(excerpt[0], "[2/3] Building CUDA object b.cu.o");
+  FirstErrorFinder none;
+  none.feed("Traceback (most recent call last):");
+  none.feed("the end");
+  EXPECT_FALSE(none.found());
+  EXPECT_EQ(none.excerpt().back(), "the end");  // the tail instead
+}
+
+TEST(NinjaTrace, LogToChromeTrace) {
+  auto dir = std::filesystem::temp_directory_path() / ("archbuild-ninja-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::string previous = "# ninja log v5\n0\t2500\t0\told.o\tdeadbeef\n";  // an earlier build
+  std::ofstream(dir / ".ninja_log") << previous << "10\t1000\t0\tb.o\tbbbb\n"  // appended as steps finish
+                                    << "1000\t1500\t0\tc.o\tcccc\n"
+                                    << "0\t3000\t0\ta.o\taaaa\n";
+  auto steps = read_ninja_log(dir / ".ninja_log", previous.size());
+  ASSERT_EQ(steps.size(), 3u);  // this build only
+  EXPECT_EQ(read_ninja_log(dir / ".ninja_log").size(), 3u);  // from 0: old.o ends after b.o, so a new build began
+  auto trace = chrome_trace(steps);
+  ASSERT_EQ(trace["traceEvents"].size(), 3u);
+  EXPECT_EQ(trace["traceEvents"][0]["name"], "a.o");
+  EXPECT_EQ(trace["traceEvents"][0]["dur"], 3000 * 1000);
+  EXPECT_EQ(trace["traceEvents"][1]["tid"], 1);  // b overlaps a
+  EXPECT_EQ(trace["traceEvents"][2]["tid"], 1);  // c reuses b's lane
+  EXPECT_EQ(slowest_steps(steps, 1)[0].target, "a.o");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Plan, ShellQuoting) {
+  EXPECT_EQ(shell_quote("plain/path-1.0"), "plain/path-1.0");
+  EXPECT_EQ(shell_quote("8.0;9.0+PTX"), "'8.0;9.0+PTX'");
+  EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+  EXPECT_EQ(shell_quote(""), "''");
+}
