@@ -8,12 +8,43 @@
 
 #include "build/build_log.h"
 #include "build/process_group_runner.h"
+#include "build/step_launcher.h"
 #include "build/progress.h"
 #include "core/error.h"
 
 namespace archbuild {
 
 namespace {
+
+// Reads the step launcher's start events appended since the last call.
+class StepLog {
+ public:
+  explicit StepLog(std::filesystem::path path) : path_(std::move(path)) { std::filesystem::remove(path_, ignored_); }
+  const std::filesystem::path& path() const { return path_; }
+  void poll(ProgressState& state) {
+    std::ifstream in(path_);
+    if (!in) return;
+    in.seekg(static_cast<std::streamoff>(offset_));
+    std::string line;
+    auto now_steady = std::chrono::steady_clock::now();
+    long long now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::system_clock::now().time_since_epoch()).count();
+    while (std::getline(in, line)) {
+      if (in.eof()) break;  // a partial line: read it next time
+      offset_ += line.size() + 1;
+      auto tab = line.find('\t');
+      if (tab == std::string::npos || tab + 1 >= line.size()) continue;
+      long long started_ms = std::atoll(line.substr(0, tab).c_str());
+      state.running[line.substr(tab + 1)] = now_steady - std::chrono::milliseconds(std::max(0LL, now_ms - started_ms));
+      if (state.phase == BuildPhase::starting || state.phase == BuildPhase::configure) state.phase = BuildPhase::compile;
+    }
+  }
+
+ private:
+  std::filesystem::path path_;
+  uint64_t offset_ = 0;
+  std::error_code ignored_;
+};
 
 double cpu_seconds(int who) {
   rusage usage{};
@@ -78,6 +109,16 @@ BuildResult execute_build(const BuildPlan& plan, StatusLine& status) {
     spec.env["MAX_JOBS"] = std::to_string(jobs);
     spec.env["CMAKE_BUILD_PARALLEL_LEVEL"] = std::to_string(jobs);
     spec.working_dir = plan.source_dir;
+    // archbuild's step launcher goes first in CMake's launcher list, so the
+    // status line knows which compiles are running (ninja only says when they end).
+    StepLog steps(plan.out_dir / "steps.log");
+    std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+    for (const char* lang : {"C", "CXX", "CUDA"}) {
+      std::string key = std::string("CMAKE_") + lang + "_COMPILER_LAUNCHER";
+      auto it = plan.env.find(key);
+      spec.env[key] = self + ";" + kStepLauncherCommand + (it != plan.env.end() ? ";" + it->second : "");
+    }
+    spec.env["ARCHBUILD_STEP_LOG"] = steps.path().string();
     if (!result.attempts.empty()) spec.env.erase("CMAKE_FRESH");  // a retry continues, it does not reconfigure
     log << "==> archbuild: running with " << jobs << " jobs in " << plan.source_dir.string() << "\n";
     log.flush();
@@ -96,6 +137,7 @@ BuildResult execute_build(const BuildPlan& plan, StatusLine& status) {
         },
         [&] {
           log.flush();  // the log trails the build by one tick at most (tail -f works)
+          steps.poll(progress);
           auto now = std::chrono::steady_clock::now();
           status.update(format_status_line(describe_progress(progress, now), static_cast<size_t>(terminal_width(stderr) - 1)));
         });

@@ -64,7 +64,8 @@ bool feed_progress(std::string_view line, ProgressState& state, std::chrono::ste
     state.finished = done;
     state.total = total;
     state.last_target = std::string(rest);
-    state.running.erase(state.last_target);
+    for (auto it = state.running.begin(); it != state.running.end();)  // "Building CUDA object X" finishes X
+      it = ends_with(rest, it->first) ? state.running.erase(it) : std::next(it);
     state.phase = contains(rest, "Linking") || ends_with(rest, ".so") ? BuildPhase::link : BuildPhase::compile;
     return true;
   }
