@@ -11,6 +11,7 @@
 #include "build/step_launcher.h"
 #include "build/progress.h"
 #include "core/error.h"
+#include "ui/terminal.h"
 
 namespace archbuild {
 
@@ -139,7 +140,10 @@ BuildResult execute_build(const BuildPlan& plan, StatusLine& status) {
           log.flush();  // the log trails the build by one tick at most (tail -f works)
           steps.poll(progress);
           auto now = std::chrono::steady_clock::now();
-          status.update(format_status_line(describe_progress(progress, now), static_cast<size_t>(terminal_width(stderr) - 1)));
+          auto line = format_status_line(describe_progress(progress, now), static_cast<size_t>(terminal_width(stderr) - 1));
+          if (auto bracket = line.find("] "); status.interactive() && bracket != std::string::npos)
+            line = paint(line.substr(0, bracket + 1), Style::cyan, stderr) + line.substr(bracket + 1);  // NO_COLOR aware
+          status.update(line);
         });
     log.flush();
     status.clear();
