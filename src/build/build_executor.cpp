@@ -101,6 +101,7 @@ BuildResult execute_build(const BuildPlan& plan, StatusLine& status) {
   // the same ones resumes incrementally, other ones get CMAKE_FRESH=1.
   record_configure_inputs(plan);
   unsigned jobs = plan.jobs.jobs;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   while (true) {
     BuildAttempt attempt{jobs, "", 0};
     auto attempt_start = std::chrono::steady_clock::now();
@@ -113,7 +114,6 @@ BuildResult execute_build(const BuildPlan& plan, StatusLine& status) {
     // archbuild's step launcher goes first in CMake's launcher list, so the
     // status line knows which compiles are running (ninja only says when they end).
     StepLog steps(plan.out_dir / "steps.log");
-    std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
     for (const char* lang : {"C", "CXX", "CUDA"}) {
       std::string key = std::string("CMAKE_") + lang + "_COMPILER_LAUNCHER";
       auto it = plan.env.find(key);
@@ -174,6 +174,8 @@ BuildResult execute_build(const BuildPlan& plan, StatusLine& status) {
     if (!ok) {
       result.error_excerpt = first_error.excerpt();
       result.failing_command = first_error.failing_command();
+      std::string launcher = self + " " + kStepLauncherCommand + " ";  // show the command the user's build ran
+      if (result.failing_command.rfind(launcher, 0) == 0) result.failing_command.erase(0, launcher.size());
       result.failed_target = first_error.failed_target();
     }
     break;

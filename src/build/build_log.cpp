@@ -27,6 +27,8 @@ void FirstErrorFinder::feed(std::string_view line) {
   }
   if (line.rfind("FAILED: ", 0) == 0 && target_.empty()) {
     target_ = text.substr(8);
+    if (target_.rfind("[code=", 0) == 0) target_ = target_.substr(target_.find("] ") + 2);  // ninja 1.12+
+    while (!target_.empty() && target_.back() == ' ') target_.pop_back();
     expect_command_ = true;
   }
   if (found_) {

@@ -45,7 +45,7 @@ void StatusLine::print(const std::string& text) {
   if (interactive_ && shown_) std::fprintf(stream_, "\r\x1b[K");
   std::fprintf(stream_, "%s\n", text.c_str());
   std::fflush(stream_);
-  if (interactive_) shown_ = false;
+  shown_ = false;  // what follows is news: the next status shows at once
 }
 
 void StatusLine::clear() {

@@ -109,6 +109,9 @@ TEST(BuildLog, FirstErrorWithContextAndCommand) {
   ASSERT_GE(excerpt.size(), 4u);
   EXPECT_EQ(excerpt[3], "b.cu(3): error: expected a \";\"");
   EXPECT_EQ(excerpt[0], "[2/3] Building CUDA object b.cu.o");
+  FirstErrorFinder newer_ninja;
+  newer_ninja.feed("FAILED: [code=2] CMakeFiles/x.dir/a.cu.o ");
+  EXPECT_EQ(newer_ninja.failed_target(), "CMakeFiles/x.dir/a.cu.o");
   FirstErrorFinder none;
   none.feed("Traceback (most recent call last):");
   none.feed("the end");
