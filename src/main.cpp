@@ -7,11 +7,13 @@
 #include "build/step_launcher.h"
 #include "cli/command.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 
 int main(int argc, char** argv) {
   using namespace archbuild;
   // The compiler launcher runs once per compile: straight to exec, no CLI parsing.
   if (argc > 1 && std::string_view(argv[1]) == kStepLauncherCommand) return run_step_launcher(argc, argv);
+  install_interrupt_exit();
   CLI::App app{"archbuild: build PyTorch and CUDA extensions for exactly the GPUs you have, "
                "and prove the result runs on them."};
   app.set_version_flag("--version", std::string("archbuild ") + ARCHBUILD_VERSION);

@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "process/run_process.h"
 
 namespace bp = boost::process;
@@ -143,6 +144,8 @@ GroupRunOutcome run_in_process_group(const GroupRunSpec& spec,
   schedule();
   io.run();
   child->detach();  // reaped above with waitpid
+  signals.clear();
+  install_interrupt_exit();  // asio put the default actions back
 
   if (WIFSIGNALED(status)) {
     outcome.signaled = true;

@@ -194,6 +194,15 @@ class Build(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertNotIn("CMAKE_FRESH", result.stderr)  # same inputs: it resumes, it does not reconfigure
 
+    def test_sigterm_before_the_build_exits_130(self):
+        process = subprocess.Popen([BIN, "build", "fixture", "--arch", "8.0", "--cache-dir", str(self.cache)],
+                                   env=dict(os.environ, ARCHBUILD_DATA_DIR=str(self.data)),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.15)  # resolving archs / checking out
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+        self.assertEqual(process.returncode, 130, stderr)
+
     def test_sigint_during_configure(self):
         self.interrupt(signal.SIGINT, "-- fixture env")
 
