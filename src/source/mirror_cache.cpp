@@ -38,7 +38,9 @@ class FileLock {
   int fd_ = -1;
 };
 
-std::string short_name(const std::string& url) {
+}  // namespace
+
+std::string repository_short_name(const std::string& url) {
   std::string name = url;
   while (!name.empty() && name.back() == '/') name.pop_back();
   auto slash = name.find_last_of("/:");
@@ -48,6 +50,8 @@ std::string short_name(const std::string& url) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
   return name.empty() ? "repo" : name;
 }
+
+namespace {
 
 bool looks_like_hash(const std::string& ref) {
   return ref.size() >= 7 && ref.size() <= 40 &&
@@ -156,7 +160,7 @@ MirrorCache::MirrorCache(std::filesystem::path cache_dir, ProgressSink progress)
     : root_(std::move(cache_dir) / "mirrors"), progress_(std::move(progress)) {}
 
 std::filesystem::path MirrorCache::path_for(const std::string& url) const {
-  return root_ / (short_name(url) + "-" + sha256_hex(url).substr(0, 12) + ".git");
+  return root_ / (repository_short_name(url) + "-" + sha256_hex(url).substr(0, 12) + ".git");
 }
 
 std::string MirrorCache::default_branch(const std::string& url, bool offline) const {
@@ -227,7 +231,7 @@ MirrorResult MirrorCache::ensure(const MirrorRequest& request) const {
              "+refs/heads/" + *request.ref + ":refs/heads/" + *request.ref};
   else
     specs = {"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"};
-  ProgressPayload payload{&progress_, short_name(request.url)};
+  ProgressPayload payload{&progress_, repository_short_name(request.url)};
   std::string last_error;
   bool fetched = false;
   for (int attempt = 1; attempt <= kFetchAttempts && !fetched; ++attempt) {

@@ -48,6 +48,9 @@ class MirrorCache {
   ProgressSink progress_;
 };
 
+// "https://github.com/pytorch/pytorch.git" -> "pytorch": safe as a path component.
+std::string repository_short_name(const std::string& url);
+
 // Edit-distance ranking of `names` against `wanted` (for "did you mean").
 std::vector<std::string> closest_names(const std::string& wanted, const std::vector<std::string>& names, size_t count);
 

@@ -56,6 +56,14 @@ int on_hunk(const git_diff_hunk* hunk, void* payload) {
   return 0;
 }
 
+git_apply_options tracking_options(HunkTracker& tracker) {
+  git_apply_options options = GIT_APPLY_OPTIONS_INIT;
+  options.delta_cb = on_delta;
+  options.hunk_cb = on_hunk;
+  options.payload = &tracker;
+  return options;
+}
+
 [[noreturn]] void apply_failed(const LoadedPatch& patch, const HunkTracker& tracker) {
   std::string where = tracker.file.empty() ? "" : " in " + tracker.file;
   if (tracker.hunk_index > 0) where = ", hunk #" + std::to_string(tracker.hunk_index) + " (" + tracker.hunk + ")" + where;
@@ -99,10 +107,7 @@ std::vector<AppliedPatch> apply_patches(git_repository* repo, const std::vector<
   GitTree tree(reinterpret_cast<git_tree*>(head_holder.release()));
   for (const auto& patch : loaded) {
     HunkTracker tracker;
-    git_apply_options options = GIT_APPLY_OPTIONS_INIT;
-    options.delta_cb = on_delta;
-    options.hunk_cb = on_hunk;
-    options.payload = &tracker;
+    auto options = tracking_options(tracker);
     git_index* index = nullptr;
     if (git_apply_to_tree(&index, repo, tree.get(), patch.diff.get(), &options) != 0) apply_failed(patch, tracker);
     GitIndex index_holder(index);
@@ -116,10 +121,7 @@ std::vector<AppliedPatch> apply_patches(git_repository* repo, const std::vector<
   // Apply: all patches are known to apply in order.
   for (const auto& patch : loaded) {
     HunkTracker tracker;
-    git_apply_options options = GIT_APPLY_OPTIONS_INIT;
-    options.delta_cb = on_delta;
-    options.hunk_cb = on_hunk;
-    options.payload = &tracker;
+    auto options = tracking_options(tracker);
     if (git_apply(repo, patch.diff.get(), GIT_APPLY_LOCATION_WORKDIR, &options) != 0) apply_failed(patch, tracker);
     AppliedPatch record{patch.file.path.string(), patch.file.origin, sha256_hex(patch.text), {}};
     for (size_t i = 0; i < git_diff_num_deltas(patch.diff.get()); ++i) {

@@ -22,14 +22,6 @@ bool looks_like_url(const std::string& text) {
   return at != std::string::npos && colon != std::string::npos && at < colon;  // git@host:org/repo
 }
 
-std::string repository_name(const std::string& url) {
-  std::string name = url;
-  while (!name.empty() && name.back() == '/') name.pop_back();
-  auto slash = name.find_last_of("/:");
-  if (slash != std::string::npos) name = name.substr(slash + 1);
-  if (name.size() > 4 && name.substr(name.size() - 4) == ".git") name.resize(name.size() - 4);
-  return path_safe(name);
-}
 }  // namespace
 
 SourceTarget resolve_source_target(const std::string& what, const std::string& ref_option, const RecipeBook& book,
@@ -57,7 +49,7 @@ SourceTarget resolve_source_target(const std::string& what, const std::string& r
       fail_bad_input("'" + what + "' is not a recipe (" + join(names, ", ") +
                      "), a directory, or a git URL (https://..., file://..., git@host:path)");
     }
-    target.name = repository_name(target.url);
+    target.name = path_safe(repository_short_name(target.url));
     target.recipe = book.find("cpp-extension");
   }
   if (!ref_option.empty())
