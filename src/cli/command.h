@@ -33,5 +33,6 @@ Command source_command();
 Command plan_command();
 Command build_command();
 Command config_command();
+Command validate_command();
 
 }  // namespace archbuild

@@ -13,6 +13,7 @@ const std::vector<Command>& command_table() {
       source_command(),
       plan_command(),
       build_command(),
+      validate_command(),
       config_command(),
   };
   return table;
