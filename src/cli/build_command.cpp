@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "build/build_executor.h"
+#include "cache/cache_key.h"
 #include "cli/build_context.h"
 #include "cli/command.h"
 #include "core/strings.h"
@@ -37,10 +38,16 @@ Command build_command() {
               line("plan", std::to_string(plan.jobs.jobs) + " jobs" +
                                (plan.jobs.nvcc_threads > 1 ? ", nvcc --threads " + std::to_string(plan.jobs.nvcc_threads) : "") +
                                ", TORCH_CUDA_ARCH_LIST=" + plan.arch_list + (plan.cmake_fresh ? ", CMAKE_FRESH=1 (" + plan.cmake_fresh_reason + ")" : ""));
+              auto key = CacheKey::compute(plan.key_inputs);
+              std::filesystem::create_directories(plan.out_dir);
+              std::ofstream(plan.out_dir / "key.txt") << key.text;  // `archbuild cache why` diffs these
+              line("key", key.hash.substr(0, 16) + " (" + (plan.out_dir / "key.txt").string() + ")");
               auto result = execute_build(plan, status);
-              std::ofstream(plan.out_dir / "report.json") << nlohmann::json({{"plan", plan.to_json()}, {"source", tree.to_json()}, {"build", result.to_json(plan)}}).dump(2) << "\n";
+              auto report = nlohmann::json({{"plan", plan.to_json()}, {"source", tree.to_json()}, {"build", result.to_json(plan)},
+                                           {"key", key.hash}});
+              std::ofstream(plan.out_dir / "report.json") << report.dump(2) << "\n";
               if (options->json) {
-                print_json({{"plan", plan.to_json()}, {"source", tree.to_json()}, {"build", result.to_json(plan)}});
+                print_json(report);
               } else {
                 char summary[128];
                 std::snprintf(summary, sizeof summary, "%.1f s, %u attempt%s%s", result.seconds,

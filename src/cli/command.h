@@ -34,5 +34,6 @@ Command plan_command();
 Command build_command();
 Command config_command();
 Command validate_command();
+Command cache_command();
 
 }  // namespace archbuild

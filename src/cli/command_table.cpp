@@ -14,6 +14,7 @@ const std::vector<Command>& command_table() {
       plan_command(),
       build_command(),
       validate_command(),
+      cache_command(),
       config_command(),
   };
   return table;

@@ -100,9 +100,15 @@ class Build(unittest.TestCase):
         subprocess.run(["python3", "setup.py", "bdist_wheel", "--dist-dir", str(self.dir / "manual")], cwd=self.tree,
                        env=env, capture_output=True, check=True)
         self.assertEqual((self.tree / "build" / "arch_list.txt").read_text(), "8.0")
+        (self.dir / "out" / "key.txt").rename(self.dir / "key-8.0.txt")
         result = self.build("--arch", "9.0")
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("CMAKE_FRESH=1 (TORCH_CUDA_ARCH_LIST changed: 8.0 -> 9.0)", result.stderr)
+        # the cache key says why the two builds differ
+        why = run("cache", "why", str(self.dir / "key-8.0.txt"), str(self.dir / "out"))
+        self.assertEqual(why.returncode, 1)
+        self.assertIn("arch_list\n  - 8.0\n  + 9.0", why.stdout)
+        self.assertEqual(run("cache", "why", str(self.dir / "out"), str(self.dir / "out")).returncode, 0)
         self.assertEqual(self.wheel_archs(), ({"sm_90": 4}, {}))
         # same inputs again: no fresh configure, nothing recompiled
         result = self.build("--arch", "9.0")
