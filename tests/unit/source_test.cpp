@@ -76,3 +76,11 @@ TEST(Wheel, NameAndRecordDigest) {
   // sha256("") in RECORD's urlsafe base64 without padding
   EXPECT_EQ(record_digest(""), "47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU");
 }
+
+#include "cache/simple_index.h"
+
+TEST(SimpleIndex, NormalizedNames) {
+  EXPECT_EQ(normalize_project_name("Demo_Pkg"), "demo-pkg");
+  EXPECT_EQ(normalize_project_name("torch"), "torch");
+  EXPECT_EQ(normalize_project_name("a.-_b"), "a-b");
+}
