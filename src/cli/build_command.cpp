@@ -3,6 +3,8 @@
 
 #include "build/build_executor.h"
 #include "cache/cache_key.h"
+#include "cache/wheel_store.h"
+#include "validate/static_validation.h"
 #include "cli/build_context.h"
 #include "cli/command.h"
 #include "core/strings.h"
@@ -41,10 +43,55 @@ Command build_command() {
               auto key = CacheKey::compute(plan.key_inputs);
               std::filesystem::create_directories(plan.out_dir);
               std::ofstream(plan.out_dir / "key.txt") << key.text;  // `archbuild cache why` diffs these
-              line("key", key.hash.substr(0, 16) + " (" + (plan.out_dir / "key.txt").string() + ")");
+              WheelStore store(context.cache_dir);
+              KeyLock lock(store.lock_path(key));  // the same key building elsewhere: wait, then reuse
+              if (lock.waited()) line("cache", "waited for another build of the same key");
+              if (auto hit = store.find(key); hit && !options->rebuild) {
+                line("cache", "hit " + key.hash.substr(0, 16) + ": nothing to build");
+                std::vector<std::string> wheels;
+                for (const auto& wheel : hit->wheels) {
+                  wheels.push_back(wheel.string());
+                  line("wheel", wheel.string());
+                }
+                if (options->json)
+                  print_json({{"cache_hit", true}, {"key", key.hash}, {"wheels", wheels}, {"store", hit->dir.string()},
+                              {"plan", plan.to_json()}, {"source", tree.to_json()}});
+                return ExitCode::success;
+              }
+              line("cache", "miss " + key.hash.substr(0, 16) + " (" + (plan.out_dir / "key.txt").string() + ")");
               auto result = execute_build(plan, status);
               auto report = nlohmann::json({{"plan", plan.to_json()}, {"source", tree.to_json()}, {"build", result.to_json(plan)},
-                                           {"key", key.hash}});
+                                           {"key", key.hash}, {"cache_hit", false}, {"validated", !options->no_validate}});
+              bool published = false;
+              if (result.ok) {
+                // A wheel is published only once it has passed validation (static checks here).
+                std::vector<std::filesystem::path> wheels(result.wheels.begin(), result.wheels.end());
+                nlohmann::json validation = nlohmann::json::array();
+                bool valid = true;
+                if (!options->no_validate)
+                  for (const auto& wheel : wheels) {
+                    auto checked = validate_wheel_static(wheel, context.archs.list);
+                    valid = valid && checked.ok();
+                    auto entry = checked.to_json();
+                    entry["wheel"] = wheel.string();
+                    validation.push_back(entry);
+                    for (const auto& gap : checked.gaps)
+                      line("validate", paint("missing", Style::red) + " " + gap.file + ": " + gap.missing);
+                    for (const auto& error : checked.record.errors) line("validate", paint("RECORD", Style::red) + " " + error);
+                  }
+                report["validation"] = validation;
+                if (!valid) {
+                  auto kept = store.quarantine(key, wheels, report.dump(2));
+                  line("validate", paint("FAILED", Style::red) + ": not published; kept in " + kept.string());
+                  result.ok = false;
+                } else {
+                  line("validate", options->no_validate ? "skipped (--no-validate)" : "ok (static: RECORD, SASS/PTX per arch; no device check in this version)");
+                  auto entry = store.publish(key, wheels, report.dump(2));
+                  report["store"] = entry.dir.string();
+                  published = true;
+                }
+              }
+              report["published"] = published;
               std::ofstream(plan.out_dir / "report.json") << report.dump(2) << "\n";
               if (options->json) {
                 print_json(report);
@@ -56,6 +103,7 @@ Command build_command() {
                 if (result.ok) {
                   line("build", std::string("ok, ") + summary);
                   for (const auto& wheel : result.wheels) line("wheel", wheel);
+                  if (published) line("cache", "published " + report["store"].get<std::string>());
                   if (result.trace_written) line("trace", plan.trace_path.string());
                   if (!result.slowest.empty()) {
                     std::string slow;
@@ -66,6 +114,8 @@ Command build_command() {
                   }
                 } else if (result.interrupted) {
                   line("build", paint("interrupted", Style::yellow) + "; the build dir is kept, rerun to resume");
+                } else if (result.attempts.back().outcome == "ok") {
+                  line("build", "ok, but the wheel failed validation (see above)");
                 } else {
                   line("build", paint("FAILED", Style::red) + ", " + summary);
                   if (!result.failed_target.empty()) std::cerr << "failed target: " << result.failed_target << "\n";

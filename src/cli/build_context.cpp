@@ -21,6 +21,8 @@ void BuildOptions::declare(CLI::App& app) {
   app.add_option("--mirror", mirrors, "URL rewrite FROM=TO, like git's insteadOf (repeatable)");
   app.add_flag("--offline", offline, "Never fetch: use the mirrors as they are");
   app.add_flag("--json", json, "Print JSON");
+  app.add_flag("--no-validate", no_validate, "Publish without validating the wheel (recorded in the manifest)");
+  app.add_flag("--rebuild", rebuild, "Build even when the cache has a wheel for the same key");
 }
 
 std::map<std::string, std::string> BuildOptions::setting_flags() const {

@@ -20,7 +20,7 @@ namespace archbuild {
 struct BuildOptions {
   std::string what, arch, ref, cuda, cache_dir, python, out, launcher, jobs;
   std::vector<std::string> patches, mirrors;
-  bool offline = false, json = false;
+  bool offline = false, json = false, no_validate = false, rebuild = false;
   void declare(CLI::App& app);
   std::map<std::string, std::string> setting_flags() const;
 };

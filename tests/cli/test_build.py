@@ -93,6 +93,32 @@ class Build(unittest.TestCase):
         self.assertEqual(report["attempts"], [{"jobs": report["attempts"][0]["jobs"], "outcome": "ok",
                                                "seconds": report["attempts"][0]["seconds"]}])
 
+    def test_cache_hit_publish_and_quarantine(self):
+        result = self.build("--arch", "8.0", "--json")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        first = json.loads(result.stdout)
+        self.assertTrue(first["published"])
+        store = pathlib.Path(first["store"])
+        self.assertEqual((store / "key.txt").read_text(), (self.dir / "out" / "key.txt").read_text())
+        self.assertTrue(list((store / "wheels").glob("*.whl")))
+        start = time.monotonic()
+        result = self.build("--arch", "8.0", "--json")
+        elapsed = time.monotonic() - start
+        self.assertEqual(result.returncode, 0, result.stderr)
+        second = json.loads(result.stdout)
+        self.assertTrue(second["cache_hit"])
+        self.assertEqual(second["key"], first["key"])
+        self.assertNotIn("Building CUDA object", result.stderr)
+        print(f"\n  cache hit in {elapsed:.2f} s")
+        # a build that ignores the asked arch is caught and kept out of the store
+        result = self.build("--arch", "9.0", env={"FIXTURE_FORCE_ARCH_LIST": "8.0"})
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("missing fixture/libfixture.so: SASS that runs natively on 9.0", result.stderr)
+        self.assertIn("not published", result.stderr)
+        quarantined = list((self.cache / "quarantine").glob("*/validation.json"))
+        self.assertEqual(len(quarantined), 1)
+        self.assertEqual(len(list((self.cache / "store").glob("*/key.txt"))), 1)
+
     def test_changed_arch_list_reconfigures_fresh(self):
         self.assertEqual(self.build("--arch", "8.0").returncode, 0)
         # the fixture, like PyTorch, ignores a changed list without a fresh configure
