@@ -152,6 +152,39 @@ class Gpu(unittest.TestCase):
         self.assertEqual(result.returncode, 1)  # the sm_80 fixture is a problem
 
 
+class BuiltWheelRunsHere(unittest.TestCase):
+    """archbuild builds the PyTorch-like fixture for `native`, publishes it, and
+    its kernels run on this GPU from native SASS (JIT disabled)."""
+
+    def test_native_build_runs_with_jit_disabled(self):
+        sys.path.insert(0, str(ROOT / "tests" / "cli"))
+        os.environ.setdefault("ARCHBUILD_SOURCE_DIR", str(ROOT))
+        from fixture_project import data_dir_with_recipe, make_cuda_project
+        work = pathlib.Path(tempfile.mkdtemp(prefix="archbuild-gpu-build-"))
+        self.addCleanup(shutil.rmtree, work, True)
+        data = data_dir_with_recipe(work, make_cuda_project(work))
+        result = archbuild("build", "fixture", "--arch", "native", "--cache-dir", str(work / "cache"), "--json",
+                           env={"ARCHBUILD_DATA_DIR": str(data)})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        report = json.loads(result.stdout)
+        self.assertTrue(report["published"])
+        wheel = next(pathlib.Path(report["store"]).glob("wheels/*.whl"))
+        import zipfile
+        with zipfile.ZipFile(wheel) as archive:
+            archive.extract("fixture/libfixture.so", work / "unpacked")
+        code = ("import ctypes, torch; lib = ctypes.CDLL(%r); x = torch.ones(4096, device='cuda'); "
+                "lib.fixture_scale(ctypes.c_void_p(x.data_ptr()), 4096); torch.cuda.synchronize(); "
+                "assert bool((x == 2).all()), x[:4]; print('fixture_scale ran natively')") % str(work / "unpacked/fixture/libfixture.so")
+        env = dict(os.environ, CUDA_DISABLE_PTX_JIT="1", CUDA_CACHE_DISABLE="1", CUDA_LAUNCH_BLOCKING="1")
+        run = subprocess.run([PYTHON, "-c", code], env=env, capture_output=True, text=True)
+        print("\n  build:", report["build"]["seconds"], "s, jobs", report["plan"]["jobs"], "nvcc threads",
+              report["plan"]["nvcc_threads"], "->", run.stdout.strip() or run.stderr.strip()[-300:])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        again = archbuild("build", "fixture", "--arch", "native", "--cache-dir", str(work / "cache"), "--json",
+                          env={"ARCHBUILD_DATA_DIR": str(data)})
+        self.assertTrue(json.loads(again.stdout)["cache_hit"])
+
+
 if __name__ == "__main__":
     probe = subprocess.run([BIN, "detect", "--json"], capture_output=True, text=True,
                            env={k: v for k, v in os.environ.items() if k != "ARCHBUILD_FAKE_GPUS"})
