@@ -53,9 +53,10 @@ Command build_command() {
                   wheels.push_back(wheel.string());
                   line("wheel", wheel.string());
                 }
-                if (options->json)
-                  print_json({{"cache_hit", true}, {"key", key.hash}, {"wheels", wheels}, {"store", hit->dir.string()},
-                              {"plan", plan.to_json()}, {"source", tree.to_json()}});
+                nlohmann::json report = {{"cache_hit", true}, {"key", key.hash},         {"wheels", wheels},
+                                         {"store", hit->dir.string()}, {"plan", plan.to_json()}, {"source", tree.to_json()}};
+                std::ofstream(plan.out_dir / "report.json") << report.dump(2) << "\n";
+                if (options->json) print_json(report);
                 return ExitCode::success;
               }
               line("cache", "miss " + key.hash.substr(0, 16) + " (" + (plan.out_dir / "key.txt").string() + ")");

