@@ -60,8 +60,9 @@ def pypi_cuda_13_2():
 
 
 def scratch_dir(test):
+    """A temporary dir removed after the test (or, given a TestCase class, after the class)."""
     directory = tempfile.TemporaryDirectory(prefix="archbuild-cli-")
-    test.addCleanup(directory.cleanup)
+    (test.addClassCleanup if isinstance(test, type) else test.addCleanup)(directory.cleanup)
     return pathlib.Path(directory.name)
 
 

@@ -37,10 +37,7 @@ def build_library(root, target, arch):
 class DoctorOnFixtures(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        import tempfile, pathlib
-        directory = tempfile.TemporaryDirectory(prefix="archbuild-doctor-")
-        cls.addClassCleanup(directory.cleanup)
-        cls.venv = pathlib.Path(directory.name) / "venv"
+        cls.venv = scratch_dir(cls) / "venv"
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(cls.venv)], check=True)
         cls.python = str(cls.venv / "bin" / "python")
 

@@ -29,7 +29,7 @@ def gencode(arch, code):
 class RealKernels(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = scratch_dir_class(cls)
+        cls.dir = scratch_dir(cls)
         source = cls.dir / "kernels.cu"
         source.write_text(KERNEL)
         multi = [*gencode("compute_80", "sm_80"), *gencode("compute_86", "sm_86"), *gencode("compute_90a", "sm_90a"),
@@ -176,13 +176,6 @@ class RealKernels(unittest.TestCase):
 
     def test_bad_device_cc_is_usage_error(self):
         self.assertEqual(run("inspect", str(self.dir / "object.o"), "--device-cc", "nine").returncode, 2)
-
-
-def scratch_dir_class(cls):
-    import tempfile, pathlib
-    directory = tempfile.TemporaryDirectory(prefix="archbuild-inspect-")
-    cls.addClassCleanup(directory.cleanup)
-    return pathlib.Path(directory.name)
 
 
 if __name__ == "__main__":

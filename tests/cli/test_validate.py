@@ -36,11 +36,7 @@ def make_wheel(directory, files, tamper=None, unlisted=None):
 class Validate(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        import pathlib
-        import tempfile
-        directory = tempfile.TemporaryDirectory(prefix="archbuild-validate-")
-        cls.addClassCleanup(directory.cleanup)
-        cls.dir = pathlib.Path(directory.name)
+        cls.dir = scratch_dir(cls)
         (cls.dir / "k.cu").write_text(KERNEL)
         nvcc("-shared", "-Xcompiler", "-fPIC", "-gencode", "arch=compute_80,code=sm_80", "-gencode",
              "arch=compute_90,code=[sm_90,compute_90]", "-o", str(cls.dir / "lib.so"), str(cls.dir / "k.cu"))
