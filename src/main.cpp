@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "build/step_launcher.h"
+#include "gpu/module_loader.h"
 #include "cli/command.h"
 #include "core/error.h"
 #include "core/interrupt.h"
@@ -13,6 +14,8 @@ int main(int argc, char** argv) {
   using namespace archbuild;
   // The compiler launcher runs once per compile: straight to exec, no CLI parsing.
   if (argc > 1 && std::string_view(argv[1]) == kStepLauncherCommand) return run_step_launcher(argc, argv);
+  // The driver-API fatbin loader of device validation: a child process of its own.
+  if (argc > 1 && std::string_view(argv[1]) == kLoadFatbinsCommand) return run_load_fatbins_command(argc, argv);
   install_interrupt_exit();
   CLI::App app{"archbuild: build PyTorch and CUDA extensions for exactly the GPUs you have, "
                "and prove the result runs on them."};

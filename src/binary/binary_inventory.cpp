@@ -52,6 +52,13 @@ bool BinaryInventory::is_loadable(const FatbinEntry& entry) const {
                       [](const FatbinEntry& e) { return e.section == ".nv_fatbin"; });
 }
 
+std::vector<FatbinContainer> BinaryInventory::loadable_images() const {
+  std::vector<FatbinContainer> images;
+  for (const auto& container : container_ranges)
+    if (container.section != kRelocatableSection) images.push_back(container);
+  return images;
+}
+
 ArchCounts BinaryInventory::sass_counts() const { return count_kind(*this, KernelImage::Kind::sass, true); }
 ArchCounts BinaryInventory::ptx_counts() const { return count_kind(*this, KernelImage::Kind::ptx, true); }
 ArchCounts BinaryInventory::all_sass_counts() const { return count_kind(*this, KernelImage::Kind::sass, false); }
@@ -92,6 +99,7 @@ BinaryInventory inspect_bytes(const std::string& path, const ByteView& bytes, bo
         FatbinEntry entry;
         entry.image = {KernelImage::Kind::sass, *arch, ArchVariant::plain};
         entry.payload_size = bytes.size();
+        scan.container_ranges.push_back({0, bytes.size(), "cubin"});
         scan.entries.push_back(entry);
       } else {
         for (const char* name : {".nv_fatbin", "__nv_relfatbin"})
@@ -100,6 +108,7 @@ BinaryInventory inspect_bytes(const std::string& path, const ByteView& bytes, bo
       }
     }
     inventory.containers = scan.containers;
+    inventory.container_ranges = std::move(scan.container_ranges);
     inventory.entries = std::move(scan.entries);
     if (verify_cubins)
       for (const auto& entry : inventory.entries)

@@ -21,6 +21,7 @@ struct BinaryInventory {
   std::string format;            // "shared object", "cubin", "fatbin", ...
   size_t containers = 0;
   std::vector<FatbinEntry> entries;
+  std::vector<FatbinContainer> container_ranges;
   std::optional<std::string> error;  // set when the file could not be parsed
 
   bool has_cuda_code() const { return !entries.empty(); }
@@ -29,6 +30,9 @@ struct BinaryInventory {
   // objects). A linked library's __nv_relfatbin is device-link input, not
   // loaded. cuobjdump makes the same choice unless given -all.
   bool is_loadable(const FatbinEntry& entry) const;
+  // The images the driver would load: executable fatbin containers, or the
+  // whole file for a cubin or a raw fatbin.
+  std::vector<FatbinContainer> loadable_images() const;
   // {{"sm_80", 444}, {"sm_90a", 4}, {"sm_100", 444}}: loadable entries, in arch order
   ArchCounts sass_counts() const;
   ArchCounts ptx_counts() const;

@@ -31,10 +31,11 @@ struct Walker {
   const std::function<void(const BinaryInventory&)>& sink;
   WalkStats stats;
 
-  void emit(const BinaryInventory& inventory) {
+  void emit(const BinaryInventory& inventory, const ByteView* bytes = nullptr) {
     ++stats.binaries;
     if (inventory.has_cuda_code()) ++stats.with_cuda_code;
     if (inventory.error) ++stats.unreadable;
+    if (bytes && options.with_bytes) options.with_bytes(inventory, *bytes);
     sink(inventory);
   }
 
@@ -58,7 +59,7 @@ struct Walker {
       if (named) emit_error(path.string(), "not an ELF file, cubin, fatbin or wheel");
       return;
     }
-    emit(inspect_bytes(path.string(), bytes, options.verify_cubins));
+    emit(inspect_bytes(path.string(), bytes, options.verify_cubins), &bytes);
   }
 
   void wheel(const std::filesystem::path& path) {
@@ -98,7 +99,8 @@ struct Walker {
         emit_error(display, "cannot read member: truncated or corrupt zip data");
         continue;
       }
-      emit(inspect_bytes(display, ByteView(bytes), options.verify_cubins));
+      ByteView view(bytes);
+      emit(inspect_bytes(display, view, options.verify_cubins), &view);
     }
   }
 

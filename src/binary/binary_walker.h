@@ -9,6 +9,9 @@ namespace archbuild {
 
 struct WalkOptions {
   bool verify_cubins = false;
+  // When set, called for each binary with its bytes, which are valid only
+  // during the call (the fatbin loader reads its containers from them).
+  std::function<void(const BinaryInventory&, const ByteView&)> with_bytes;
 };
 
 struct WalkStats {

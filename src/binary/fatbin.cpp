@@ -85,6 +85,7 @@ void scan_fatbin_region(const ByteView& view, uint64_t start, uint64_t size,
       throw ParseError(at + 8, "fatbin container of " + std::to_string(rest) + " bytes runs past the end of " +
                                    (section.empty() ? std::string("the file") : section));
     ++out.containers;
+    out.container_ranges.push_back({at, header_size + rest, section});
     uint64_t entry_at = at + header_size;
     const uint64_t container_end = entry_at + rest;
     while (entry_at < container_end) {

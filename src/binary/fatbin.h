@@ -27,8 +27,16 @@ struct FatbinEntry {
   std::string section;           // ".nv_fatbin", "__nv_relfatbin", or "" for a raw fatbin
 };
 
+// Where one container lies in the scanned bytes: what cuModuleLoadData takes.
+struct FatbinContainer {
+  uint64_t offset = 0;
+  uint64_t size = 0;     // header included
+  std::string section;   // as in FatbinEntry
+};
+
 struct FatbinScan {
   size_t containers = 0;
+  std::vector<FatbinContainer> container_ranges;
   std::vector<FatbinEntry> entries;
 };
 

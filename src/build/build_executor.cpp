@@ -87,6 +87,10 @@ nlohmann::json BuildResult::to_json(const BuildPlan& plan) const {
 
 BuildResult execute_build(const BuildPlan& plan, StatusLine& status) {
   BuildResult result;
+  // Wheels of an earlier build in this out dir (published, or quarantined)
+  // must not be taken for this build's.
+  std::error_code ec;
+  std::filesystem::remove_all(plan.wheel_dir, ec);
   std::filesystem::create_directories(plan.wheel_dir);
   std::filesystem::create_directories(plan.out_dir / "tmp");
   std::ofstream log(plan.log_path, std::ios::app);

@@ -77,6 +77,7 @@ void record_configure_inputs(const BuildPlan& plan) {
 BuildPlan make_plan(const PlanInputs& in) {
   BuildPlan plan;
   plan.package = in.package;
+  plan.python = in.python;
   plan.recipe = in.recipe->name;
   plan.ref = in.resolved.ref;
   plan.build_system = in.resolved.build->system;
@@ -170,6 +171,7 @@ nlohmann::json BuildPlan::to_json() const {
           {"recipe", recipe},
           {"ref", ref},
           {"build_system", build_system},
+          {"python", python},
           {"source_dir", source_dir.string()},
           {"out_dir", out_dir.string()},
           {"wheel_dir", wheel_dir.string()},

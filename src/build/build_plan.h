@@ -24,6 +24,7 @@ struct BuildPlan {
   std::string recipe;
   std::string ref;
   std::string build_system;                // setup.py / pyproject
+  std::string python;                      // the interpreter the build runs with
   std::filesystem::path source_dir;
   std::filesystem::path out_dir;           // log, wheels, trace, report
   std::filesystem::path wheel_dir;

@@ -15,7 +15,9 @@ std::string one_line(const std::string& value) {
   return out;
 }
 
-std::map<std::string, std::string> parse(const std::string& text) {
+}  // namespace
+
+std::map<std::string, std::string> parse_key_text(const std::string& text) {
   std::map<std::string, std::string> values;
   std::istringstream lines(text);
   std::string line;
@@ -26,7 +28,6 @@ std::map<std::string, std::string> parse(const std::string& text) {
   }
   return values;
 }
-}  // namespace
 
 CacheKey CacheKey::compute(const std::map<std::string, std::string>& inputs) {
   CacheKey key;
@@ -40,7 +41,7 @@ CacheKey CacheKey::compute(const std::map<std::string, std::string>& inputs) {
 }
 
 std::vector<KeyDifference> diff_key_texts(const std::string& before, const std::string& after) {
-  auto a = parse(before), b = parse(after);
+  auto a = parse_key_text(before), b = parse_key_text(after);
   std::vector<KeyDifference> differences;
   for (const auto& [key, value] : a) {
     auto it = b.find(key);

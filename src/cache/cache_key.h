@@ -26,6 +26,9 @@ struct KeyDifference {
   std::string after;
 };
 
+// A key text's `key value` lines as a map.
+std::map<std::string, std::string> parse_key_text(const std::string& text);
+
 // Parses two key texts and lists what differs, by key.
 std::vector<KeyDifference> diff_key_texts(const std::string& before, const std::string& after);
 

@@ -73,12 +73,14 @@ std::string page(const std::string& title, const std::string& body) {
 }  // namespace
 
 std::vector<IndexedWheel> write_simple_index(const std::filesystem::path& wheels_dir,
-                                             const std::filesystem::path& index_dir) {
+                                             const std::filesystem::path& index_dir,
+                                             const std::function<bool(const std::string& file_name)>& include) {
   std::error_code ec;
   if (!std::filesystem::is_directory(wheels_dir, ec)) fail_bad_input(wheels_dir.string() + " is not a directory");
   std::vector<IndexedWheel> wheels;
   for (const auto& entry : std::filesystem::directory_iterator(wheels_dir)) {
     if (entry.path().extension() != ".whl" || !entry.is_regular_file()) continue;
+    if (include && !include(entry.path().filename().string())) continue;
     auto name = WheelName::parse(entry.path().filename().string());
     if (!name) fail_bad_input(entry.path().string() + ": not a wheel file name (PEP 427)");
     wheels.push_back({normalize_project_name(name->name), entry.path(), sha256_file_hex(entry.path())});
@@ -96,6 +98,10 @@ std::vector<IndexedWheel> write_simple_index(const std::filesystem::path& wheels
     root += "<a href=\"" + href_escape(project) + "/\">" + html_escape(project) + "</a><br>\n";
   }
   write_atomically(index_dir / "index.html", page("Simple index", root));
+  for (const auto& dir : std::filesystem::directory_iterator(index_dir, ec))
+    if (dir.is_directory(ec) && !links.count(dir.path().filename().string()) &&
+        std::filesystem::exists(dir.path() / "index.html", ec))
+      std::filesystem::remove_all(dir.path(), ec);
   return wheels;
 }
 

@@ -1,11 +1,14 @@
 #include "cache/wheel_store.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
 
 #include "core/error.h"
 
@@ -14,26 +17,70 @@ namespace archbuild {
 WheelStore::WheelStore(std::filesystem::path cache_dir)
     : root_(cache_dir / "store"), quarantine_(cache_dir / "quarantine") {}
 
+std::string StoreEntry::value(const std::string& key_name) const {
+  auto it = key.find(key_name);
+  return it == key.end() ? "" : it->second;
+}
+
 std::filesystem::path WheelStore::lock_path(const CacheKey& key) const { return root_ / (key.hash + ".lock"); }
 
-std::optional<StoreEntry> WheelStore::find(const CacheKey& key) const {
+std::optional<StoreEntry> WheelStore::load(const std::filesystem::path& dir) const {
   std::error_code ec;
-  auto dir = root_ / key.hash;
-  if (!std::filesystem::is_regular_file(dir / "key.txt", ec)) return std::nullopt;
-  StoreEntry entry{dir, {}};
+  std::ifstream key_file(dir / "key.txt");
+  if (!key_file) return std::nullopt;
+  std::stringstream key_text;
+  key_text << key_file.rdbuf();
+  StoreEntry entry;
+  entry.dir = dir;
+  entry.hash = dir.filename().string();
+  entry.key = parse_key_text(key_text.str());
   for (const auto& file : std::filesystem::directory_iterator(dir / "wheels", ec))
     if (file.path().extension() == ".whl") entry.wheels.push_back(file.path());
-  if (entry.wheels.empty()) return std::nullopt;
   std::sort(entry.wheels.begin(), entry.wheels.end());
+  std::ifstream manifest(dir / "manifest.json");
+  entry.manifest = nlohmann::json::parse(manifest, nullptr, false);
+  if (entry.manifest.is_discarded()) entry.manifest = nullptr;
+  entry.published = std::filesystem::last_write_time(dir / "manifest.json", ec);
+  if (ec) entry.published = std::filesystem::last_write_time(dir / "key.txt", ec);
   return entry;
 }
 
+std::optional<StoreEntry> WheelStore::find(const CacheKey& key) const {
+  auto entry = load(root_ / key.hash);
+  if (!entry || entry->wheels.empty()) return std::nullopt;
+  return entry;
+}
+
+std::vector<StoreEntry> WheelStore::entries() const {
+  std::vector<StoreEntry> all;
+  std::error_code ec;
+  for (const auto& dir : std::filesystem::directory_iterator(root_, ec)) {
+    auto name = dir.path().filename().string();
+    if (name.empty() || name[0] == '.' || !dir.is_directory(ec)) continue;
+    if (auto entry = load(dir.path())) all.push_back(std::move(*entry));
+  }
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+    return a.published != b.published ? a.published > b.published : a.hash < b.hash;
+  });
+  return all;
+}
+
+std::vector<StoreEntry> WheelStore::matching(const std::string& prefix) const {
+  std::vector<StoreEntry> found;
+  for (auto& entry : entries())
+    if (entry.hash.rfind(prefix, 0) == 0) found.push_back(std::move(entry));
+  return found;
+}
+
 namespace {
+constexpr const char* kTemporaryPrefix = ".tmp-";
+
 std::filesystem::path fill_aside(const std::filesystem::path& parent, const std::string& name,
                                  const std::vector<std::filesystem::path>& wheels,
                                  const std::vector<std::pair<std::string, std::string>>& files) {
   std::filesystem::create_directories(parent);
-  auto temporary = parent / (".tmp-" + name + "-" + std::to_string(getpid()));
+  // The pid in the name lets `cache gc` tell a dead publish from a running one.
+  auto temporary = parent / (kTemporaryPrefix + name + "-" + std::to_string(getpid()));
   std::filesystem::remove_all(temporary);
   std::filesystem::create_directories(temporary / "wheels");
   for (const auto& wheel : wheels)
@@ -46,41 +93,55 @@ std::filesystem::path fill_aside(const std::filesystem::path& parent, const std:
   }
   return temporary;
 }
+
+void move_into_place(const std::filesystem::path& temporary, const std::filesystem::path& target) {
+  std::error_code ec;
+  std::filesystem::remove_all(target, ec);  // a stale entry under the same key, replaced under its lock
+  std::filesystem::rename(temporary, target);
+}
 }  // namespace
+
+void pause_for_publish_test() {
+  if (const char* pause = std::getenv("ARCHBUILD_PUBLISH_PAUSE_MS")) {
+    std::cerr << "archbuild: test hook: pausing " << pause << " ms before the publish rename\n" << std::flush;
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(pause)));
+  }
+}
 
 StoreEntry WheelStore::publish(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,
                                const std::string& manifest_json) const {
-  auto temporary = fill_aside(root_, key.hash, wheels, {{"key.txt", key.text}, {"manifest.json", manifest_json}});
-  auto target = root_ / key.hash;
-  std::error_code ec;
-  std::filesystem::remove_all(target, ec);  // a stale, incomplete entry (no key.txt) under the lock
-  std::filesystem::rename(temporary, target);
+  auto temporary = fill_aside(root_, key.hash, wheels, {{"manifest.json", manifest_json}, {"key.txt", key.text}});
+  pause_for_publish_test();
+  move_into_place(temporary, root_ / key.hash);
   return *find(key);
 }
 
 std::filesystem::path WheelStore::quarantine(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,
                                              const std::string& report_json) const {
   auto temporary = fill_aside(quarantine_, key.hash, wheels, {{"key.txt", key.text}, {"validation.json", report_json}});
-  auto target = quarantine_ / key.hash;
+  move_into_place(temporary, quarantine_ / key.hash);
+  return quarantine_ / key.hash;
+}
+
+void WheelStore::remove(const StoreEntry& entry) const {
+  auto doomed = root_ / (kTemporaryPrefix + entry.hash + "-removed-" + std::to_string(getpid()));
+  std::filesystem::rename(entry.dir, doomed);
+  std::filesystem::remove_all(doomed);
+}
+
+std::vector<std::filesystem::path> WheelStore::leftovers() const {
+  std::vector<std::filesystem::path> found;
   std::error_code ec;
-  std::filesystem::remove_all(target, ec);
-  std::filesystem::rename(temporary, target);
-  return target;
-}
-
-KeyLock::KeyLock(const std::filesystem::path& path) {
-  std::filesystem::create_directories(path.parent_path());
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) fail_environment("cannot create lock " + path.string());
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-    waited_ = true;
-    while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
-    }
+  for (const auto& dir : std::filesystem::directory_iterator(root_, ec)) {
+    auto name = dir.path().filename().string();
+    if (name.rfind(kTemporaryPrefix, 0) != 0) continue;
+    auto dash = name.rfind('-');
+    int pid = dash == std::string::npos ? 0 : std::atoi(name.c_str() + dash + 1);
+    bool alive = pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
+    if (!alive) found.push_back(dir.path());
   }
-}
-
-KeyLock::~KeyLock() {
-  if (fd_ >= 0) ::close(fd_);
+  std::sort(found.begin(), found.end());
+  return found;
 }
 
 }  // namespace archbuild

@@ -1,9 +1,13 @@
 #pragma once
 
+#include <chrono>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cache/cache_key.h"
 
@@ -13,40 +17,45 @@ namespace archbuild {
 // and wheels/. Entries appear whole (written aside, then renamed into place).
 struct StoreEntry {
   std::filesystem::path dir;
+  std::string hash;                          // the directory's name: sha256 of key.txt
   std::vector<std::filesystem::path> wheels;
+  std::map<std::string, std::string> key;    // key.txt parsed
+  nlohmann::json manifest;                   // null when manifest.json is missing or unreadable
+  std::filesystem::file_time_type published; // manifest.json's time
+  std::string value(const std::string& key_name) const;  // "" when absent
 };
 
 class WheelStore {
  public:
   explicit WheelStore(std::filesystem::path cache_dir);
   std::optional<StoreEntry> find(const CacheKey& key) const;
+  // Every published entry, newest first.
+  std::vector<StoreEntry> entries() const;
+  // Entries whose hash starts with `prefix` (for `cache show`).
+  std::vector<StoreEntry> matching(const std::string& prefix) const;
   // Copies the wheels and writes key.txt + manifest.json, atomically.
   StoreEntry publish(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,
                      const std::string& manifest_json) const;
   // Keeps a wheel that failed validation, with its report, out of the store.
   std::filesystem::path quarantine(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,
                                    const std::string& report_json) const;
+  // Takes an entry out of the store: renamed away first (readers stop seeing
+  // it at once), then deleted.
+  void remove(const StoreEntry& entry) const;
+  // Temporary dirs of publishes that never finished (their process is gone).
+  std::vector<std::filesystem::path> leftovers() const;
   std::filesystem::path lock_path(const CacheKey& key) const;
   const std::filesystem::path& root() const { return root_; }
 
  private:
+  std::optional<StoreEntry> load(const std::filesystem::path& dir) const;
   std::filesystem::path root_;
   std::filesystem::path quarantine_;
 };
 
-// flock held for one key: a second build of the same key waits, then reuses
-// what the first published; builds of other keys run side by side.
-class KeyLock {
- public:
-  explicit KeyLock(const std::filesystem::path& path);
-  ~KeyLock();
-  KeyLock(const KeyLock&) = delete;
-  KeyLock& operator=(const KeyLock&) = delete;
-  bool waited() const { return waited_; }
-
- private:
-  int fd_ = -1;
-  bool waited_ = false;
-};
+// Where a publish pauses between writing its entry aside and renaming it into
+// place, when ARCHBUILD_PUBLISH_PAUSE_MS is set: the tests' way to kill a
+// build mid-publish (docs/TESTING.md).
+void pause_for_publish_test();
 
 }  // namespace archbuild

@@ -1,17 +1,24 @@
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <sstream>
 
+#include "cache/cache_index.h"
 #include "cache/cache_key.h"
 #include "cache/simple_index.h"
+#include "cache/store_maintenance.h"
+#include "cache/wheel_store.h"
 #include "cli/command.h"
 #include "cli/host_context.h"
+#include "config/settings.h"
 #include "core/error.h"
+#include "core/file_lock.h"
 #include "ui/terminal.h"
 
 namespace archbuild {
 
 namespace {
+
 // A key text from a key file or from a build's out dir (its key.txt).
 std::string read_key_text(const std::string& where) {
   std::filesystem::path path(where);
@@ -24,44 +31,242 @@ std::string read_key_text(const std::string& where) {
   if (text.str().rfind("cache_format ", 0) != 0) fail_bad_input(path.string() + " is not an archbuild key text");
   return text.str();
 }
+
+struct CacheOptions {
+  std::string cache_dir;
+  bool json = false;
+  std::filesystem::path resolve() const {
+    std::map<std::string, std::string> flags;
+    if (!cache_dir.empty()) flags["cache_dir"] = cache_dir;
+    return std::filesystem::absolute(Settings::load(flags).get("cache_dir").value);
+  }
+};
+
+CLI::App* with_cache_options(CLI::App* sub, CacheOptions& options) {
+  sub->add_option("--cache-dir", options.cache_dir, "archbuild's cache (default: the cache_dir setting)");
+  sub->add_flag("--json", options.json, "Print JSON");
+  return sub;
+}
+
+std::string short_time(const nlohmann::json& manifest) {
+  auto text = manifest.is_object() ? manifest.value("published_at", "") : "";
+  return text.size() >= 16 ? text.substr(0, 10) + " " + text.substr(11, 5) : "?";
+}
+
+std::string validation_word(const nlohmann::json& manifest) {
+  if (!manifest.is_object()) return "?";
+  if (!manifest.value("validated", true)) return "none";
+  return manifest.value("validation_scope", "").rfind("static + device", 0) == 0 ? "device" : "static";
+}
+
+uintmax_t entry_bytes(const StoreEntry& entry) {
+  uintmax_t total = 0;
+  std::error_code ec;
+  for (const auto& wheel : entry.wheels) total += std::filesystem::file_size(wheel, ec);
+  return total;
+}
+
+std::string megabytes(uintmax_t bytes) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(1) << bytes / 1048576.0 << " MiB";
+  return out.str();
+}
+
+nlohmann::json entry_json(const StoreEntry& entry) {
+  std::vector<std::string> wheels;
+  for (const auto& wheel : entry.wheels) wheels.push_back(wheel.filename().string());
+  return {{"key", entry.hash},
+          {"dir", entry.dir.string()},
+          {"recipe", entry.value("recipe")},
+          {"ref", entry.value("ref")},
+          {"arch_list", entry.value("arch_list")},
+          {"cuda", entry.value("cuda")},
+          {"wheels", wheels},
+          {"bytes", entry_bytes(entry)},
+          {"published_at", entry.manifest.is_object() ? entry.manifest.value("published_at", "") : ""},
+          {"validation", validation_word(entry.manifest)}};
+}
+
+ExitCode run_ls(const CacheOptions& options) {
+  WheelStore store(options.resolve());
+  auto entries = store.entries();
+  if (options.json) {
+    auto list = nlohmann::json::array();
+    for (const auto& entry : entries) list.push_back(entry_json(entry));
+    print_json({{"cache_dir", options.resolve().string()}, {"entries", list}});
+    return ExitCode::success;
+  }
+  if (entries.empty()) {
+    std::cout << "no published builds in " << store.root().string() << "\n";
+    return ExitCode::success;
+  }
+  std::cout << std::left << std::setw(14) << "KEY" << std::setw(17) << "PUBLISHED" << std::setw(10) << "CHECKED"
+            << std::setw(11) << "SIZE" << "WHEEL\n";
+  for (const auto& entry : entries)
+    for (const auto& wheel : entry.wheels)
+      std::cout << std::left << std::setw(14) << entry.hash.substr(0, 12) << std::setw(17) << short_time(entry.manifest)
+                << std::setw(10) << validation_word(entry.manifest) << std::setw(11) << megabytes(entry_bytes(entry))
+                << wheel.filename().string() << "\n";
+  std::cout << entries.size() << " build" << (entries.size() == 1 ? "" : "s") << "; index: file://"
+            << cache_index_paths(options.resolve()).simple_dir.string() << "\n";
+  return ExitCode::success;
+}
+
+ExitCode run_show(const CacheOptions& options, const std::string& prefix) {
+  if (prefix.size() < 4) fail_bad_input("give at least 4 characters of the key (see `archbuild cache ls`)");
+  WheelStore store(options.resolve());
+  auto found = store.matching(prefix);
+  if (found.empty()) fail_bad_input("no published build's key starts with '" + prefix + "' (see `archbuild cache ls`)");
+  if (found.size() > 1) fail_bad_input("'" + prefix + "' is ambiguous: " + std::to_string(found.size()) + " keys start with it");
+  const auto& entry = found.front();
+  if (options.json) {
+    auto out = entry_json(entry);
+    out["key_inputs"] = entry.key;
+    out["manifest"] = entry.manifest;
+    print_json(out);
+    return ExitCode::success;
+  }
+  const auto& manifest = entry.manifest.is_object() ? entry.manifest : nlohmann::json::object();
+  std::cout << paint("key", Style::bold) << "        " << entry.hash << "\n"
+            << paint("dir", Style::bold) << "        " << entry.dir.string() << "\n"
+            << paint("published", Style::bold) << "  " << manifest.value("published_at", "?") << "\n"
+            << paint("validation", Style::bold) << " " << manifest.value("validation_scope", validation_word(entry.manifest)) << "\n";
+  if (manifest.contains("build") && manifest["build"].is_object()) {
+    const auto& build = manifest["build"];
+    std::cout << paint("build", Style::bold) << "      " << std::fixed << std::setprecision(1) << build.value("seconds", 0.0)
+              << " s, jobs " << (build.contains("attempts") && !build["attempts"].empty() ? build["attempts"][0].value("jobs", 0) : 0)
+              << ", OOM retries " << build.value("oom_retries", 0) << "\n";
+  }
+  for (const auto& wheel : manifest.value("wheels", nlohmann::json::array()))
+    std::cout << paint("wheel", Style::bold) << "      " << wheel.value("file", "") << "\n           sha256 "
+              << wheel.value("sha256", "") << "\n";
+  std::cout << paint("inputs", Style::bold) << "\n";
+  for (const auto& [name, value] : entry.key) std::cout << "  " << name << " " << value << "\n";
+  return ExitCode::success;
+}
+
+ExitCode run_verify(const CacheOptions& options) {
+  auto cache_dir = options.resolve();
+  WheelStore store(cache_dir);
+  auto entries = store.entries();
+  nlohmann::json problems = nlohmann::json::object();
+  size_t bad = 0;
+  for (const auto& entry : entries) {
+    auto found = verify_store_entry(entry);
+    if (!found.empty()) ++bad;
+    problems[entry.hash] = found;
+    if (!options.json) {
+      std::cout << verdict_label(found.empty() ? Verdict::ok : Verdict::fail) << " " << entry.hash.substr(0, 12) << " "
+                << (entry.wheels.empty() ? "(no wheel)" : entry.wheels.front().filename().string()) << "\n";
+      for (const auto& text : found) std::cout << "     " << text << "\n";
+    }
+  }
+  std::vector<std::string> index_problems;
+  {
+    FileLock lock(cache_dir / "index.lock");  // a consistent view, not one mid-refresh
+    index_problems = verify_cache_index(cache_dir, store);
+  }
+  auto leftovers = store.leftovers();
+  if (options.json) {
+    std::vector<std::string> leftover_paths;
+    for (const auto& path : leftovers) leftover_paths.push_back(path.string());
+    print_json({{"ok", bad == 0 && index_problems.empty()}, {"entries", entries.size()}, {"bad_entries", bad},
+                {"problems", problems}, {"index_problems", index_problems}, {"unfinished_publishes", leftover_paths}});
+  } else {
+    std::cout << verdict_label(index_problems.empty() ? Verdict::ok : Verdict::fail) << " index "
+              << cache_index_paths(cache_dir).simple_dir.string() << "\n";
+    for (const auto& text : index_problems) std::cout << "     " << text << "\n";
+    for (const auto& path : leftovers)
+      std::cout << verdict_label(Verdict::warn) << " unfinished publish (its process is gone; `cache gc` removes it): "
+                << path.string() << "\n";
+    std::cout << entries.size() << " build" << (entries.size() == 1 ? "" : "s") << " checked, " << bad << " bad\n";
+  }
+  return bad == 0 && index_problems.empty() ? ExitCode::success : ExitCode::work_failed;
+}
+
+ExitCode run_gc(const CacheOptions& options, size_t keep, bool dry_run) {
+  if (keep == 0) fail_bad_input("--keep must be at least 1 (to empty the cache, delete its store/ directory)");
+  auto cache_dir = options.resolve();
+  WheelStore store(cache_dir);
+  auto doomed = entries_to_collect(store.entries(), keep);
+  auto leftovers = store.leftovers();
+  nlohmann::json removed = nlohmann::json::array();
+  uintmax_t freed = 0;
+  for (const auto& entry : doomed) {
+    freed += entry_bytes(entry);
+    removed.push_back(entry_json(entry));
+    if (!options.json)
+      std::cout << (dry_run ? "would remove " : "removed ") << entry.hash.substr(0, 12) << " " << gc_group(entry) << " ("
+                << short_time(entry.manifest) << ")\n";
+  }
+  if (!dry_run) {
+    // The key lock keeps a build of that key from publishing into it meanwhile.
+    for (const auto& entry : doomed) {
+      FileLock lock(entry.dir.parent_path() / (entry.hash + ".lock"));
+      store.remove(entry);
+    }
+    for (const auto& path : leftovers) std::filesystem::remove_all(path);
+    refresh_cache_index(cache_dir, store);
+  }
+  if (options.json) {
+    std::vector<std::string> leftover_paths;
+    for (const auto& path : leftovers) leftover_paths.push_back(path.string());
+    print_json({{"dry_run", dry_run}, {"keep", keep}, {"removed", removed}, {"freed_bytes", freed},
+                {"unfinished_publishes_removed", leftover_paths}});
+  } else {
+    for (const auto& path : leftovers) std::cout << (dry_run ? "would remove " : "removed ") << "unfinished publish " << path.string() << "\n";
+    std::cout << (dry_run ? "would free " : "freed ") << megabytes(freed) << "; kept the newest " << keep
+              << " per project and arch list\n";
+  }
+  return ExitCode::success;
+}
+
 }  // namespace
 
 Command cache_command() {
-  return {"cache", "Cache keys and wheel indexes: `cache why A B`, `cache index DIR`", [](CLI::App& app) {
+  return {"cache", "The wheel cache: ls, show, verify, gc, why (diff two keys), index (any wheel dir)", [](CLI::App& app) {
+            auto options = std::make_shared<CacheOptions>();
+            auto ls = with_cache_options(app.add_subcommand("ls", "List published builds, newest first"), *options);
+            auto show_key = std::make_shared<std::string>();
+            auto show = with_cache_options(app.add_subcommand("show", "One build: inputs, wheels, validation"), *options);
+            show->add_option("key", *show_key, "The key or its first characters")->required();
+            auto verify = with_cache_options(app.add_subcommand("verify", "Recheck every wheel's hash, RECORD, manifest and the index"), *options);
+            auto keep = std::make_shared<size_t>(2);
+            auto dry_run = std::make_shared<bool>(false);
+            auto gc = with_cache_options(app.add_subcommand("gc", "Keep the newest N builds per project and arch list"), *options);
+            gc->add_option("--keep", *keep, "How many to keep per project and arch list (default 2)");
+            gc->add_flag("--dry-run", *dry_run, "Say what would go, remove nothing");
+
             auto why = app.add_subcommand("why", "Diff two builds' key texts (key.txt files or build dirs)");
-            struct Options {
-              std::string a, b;
-              bool json = false;
-            };
-            auto options = std::make_shared<Options>();
-            why->add_option("a", options->a, "First key.txt or build dir")->required();
-            why->add_option("b", options->b, "Second key.txt or build dir")->required();
+            auto why_a = std::make_shared<std::string>(), why_b = std::make_shared<std::string>();
+            why->add_option("a", *why_a, "First key.txt or build dir")->required();
+            why->add_option("b", *why_b, "Second key.txt or build dir")->required();
             why->add_flag("--json", options->json, "Print JSON");
+
             auto index = app.add_subcommand("index", "Write a PEP 503 simple index over a directory of wheels");
-            struct IndexOptions {
-              std::string wheels, index;
-            };
-            auto index_options = std::make_shared<IndexOptions>();
-            index->add_option("wheels", index_options->wheels, "Directory of wheels")->required();
-            index->add_option("--index", index_options->index, "Where the index goes (default: WHEELS/simple)");
-            auto run_index = [index_options] {
-              std::filesystem::path wheels = std::filesystem::absolute(index_options->wheels);
-              std::filesystem::path target = index_options->index.empty() ? wheels / "simple"
-                                                                          : std::filesystem::absolute(index_options->index);
-              auto indexed = write_simple_index(wheels, target);
-              std::cout << "indexed " << indexed.size() << " wheel" << (indexed.size() == 1 ? "" : "s") << " in "
-                        << target.string() << "\n";
-              for (const auto& wheel : indexed)
-                std::cout << "  " << wheel.project << "  " << wheel.file.filename().string() << "\n";
-              std::cout << "pip install --index-url file://" << target.string() << " PROJECT\n"
-                        << "pip install --find-links " << wheels.string() << " PROJECT\n";
-              return ExitCode::success;
-            };
+            auto index_wheels = std::make_shared<std::string>(), index_target = std::make_shared<std::string>();
+            index->add_option("wheels", *index_wheels, "Directory of wheels")->required();
+            index->add_option("--index", *index_target, "Where the index goes (default: WHEELS/simple)");
             app.require_subcommand(1);
-            app.footer("Exit (why): 0 the keys are equal; 1 they differ (the differences are listed). 2 bad input.");
-            return [options, index, run_index]() -> ExitCode {
-              if (index->parsed()) return run_index();
-              auto differences = diff_key_texts(read_key_text(options->a), read_key_text(options->b));
+            app.footer("Exit: 0 ok; 1 `verify` found a problem, or `why`'s keys differ; 2 bad input.");
+
+            return [=]() -> ExitCode {
+              if (ls->parsed()) return run_ls(*options);
+              if (show->parsed()) return run_show(*options, *show_key);
+              if (verify->parsed()) return run_verify(*options);
+              if (gc->parsed()) return run_gc(*options, *keep, *dry_run);
+              if (index->parsed()) {
+                std::filesystem::path wheels = std::filesystem::absolute(*index_wheels);
+                std::filesystem::path target = index_target->empty() ? wheels / "simple" : std::filesystem::absolute(*index_target);
+                auto indexed = write_simple_index(wheels, target);
+                std::cout << "indexed " << indexed.size() << " wheel" << (indexed.size() == 1 ? "" : "s") << " in "
+                          << target.string() << "\n";
+                for (const auto& wheel : indexed) std::cout << "  " << wheel.project << "  " << wheel.file.filename().string() << "\n";
+                std::cout << "pip install --index-url file://" << target.string() << " PROJECT\n"
+                          << "pip install --find-links " << wheels.string() << " PROJECT\n";
+                return ExitCode::success;
+              }
+              auto differences = diff_key_texts(read_key_text(*why_a), read_key_text(*why_b));
               if (options->json) {
                 auto list = nlohmann::json::array();
                 for (const auto& d : differences) list.push_back({{"key", d.key}, {"a", d.before}, {"b", d.after}});

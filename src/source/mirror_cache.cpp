@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/file_lock.h"
 #include "core/sha256.h"
 #include "core/strings.h"
 #include "source/git_session.h"
@@ -19,24 +20,6 @@ namespace {
 
 constexpr int kFetchAttempts = 3;
 
-// flock on a file beside the mirror: one fetch per mirror at a time.
-class FileLock {
- public:
-  explicit FileLock(const std::filesystem::path& path) {
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) fail_environment("cannot create lock file " + path.string());
-    while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
-    }
-  }
-  ~FileLock() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-
- private:
-  int fd_ = -1;
-};
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 #include <zip.h>
 
 #include <map>
+#include <set>
 #include <memory>
 #include <sstream>
 
@@ -39,8 +40,7 @@ std::string record_digest(const std::string& bytes) {
   return text;
 }
 
-namespace {
-std::string read_member(zip_t* archive, zip_int64_t index, const std::string& name) {
+std::string read_zip_member(zip_t* archive, int64_t index, const std::string& name) {
   zip_stat_t info;
   if (zip_stat_index(archive, index, 0, &info) != 0) fail_bad_input("cannot stat wheel member " + name);
   zip_file_t* file = zip_fopen_index(archive, index, 0);
@@ -52,8 +52,7 @@ std::string read_member(zip_t* archive, zip_int64_t index, const std::string& na
   return bytes;
 }
 
-// One RECORD row: path,hash,size (CSV; paths with commas are quoted).
-std::vector<std::string> csv_row(const std::string& line) {
+std::vector<std::string> record_row(const std::string& line) {
   std::vector<std::string> fields(1);
   bool quoted = false;
   for (size_t i = 0; i < line.size(); ++i) {
@@ -72,7 +71,33 @@ std::vector<std::string> csv_row(const std::string& line) {
   }
   return fields;
 }
-}  // namespace
+
+std::string record_row_text(const std::vector<std::string>& fields) {
+  std::string line;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const auto& field = fields[i];
+    if (i) line += ',';
+    if (field.find_first_of(",\"\n") == std::string::npos) {
+      line += field;
+      continue;
+    }
+    line += '"';
+    for (char c : field) line += c == '"' ? std::string("\"\"") : std::string(1, c);
+    line += '"';
+  }
+  return line;
+}
+
+std::string find_dist_info(zip_t* archive) {
+  for (zip_int64_t i = 0; i < zip_get_num_entries(archive, 0); ++i) {
+    std::string name = zip_get_name(archive, i, 0);
+    auto slash = name.find('/');
+    if (slash != std::string::npos && name.substr(slash) == "/RECORD" && slash > 10 &&
+        name.substr(slash - 10, 10) == ".dist-info")
+      return name.substr(0, slash);
+  }
+  return {};
+}
 
 RecordCheck verify_record(const std::filesystem::path& wheel) {
   int error_code = 0;
@@ -80,25 +105,21 @@ RecordCheck verify_record(const std::filesystem::path& wheel) {
   if (!archive) fail_bad_input(wheel.string() + " is not a readable wheel (zip error " + std::to_string(error_code) + ")");
   std::unique_ptr<zip_t, decltype(&zip_discard)> guard(archive, zip_discard);
   std::map<std::string, zip_int64_t> members;
-  std::string record_name;
   for (zip_int64_t i = 0; i < zip_get_num_entries(archive, 0); ++i) {
     std::string name = zip_get_name(archive, i, 0);
-    if (name.empty() || name.back() == '/') continue;
-    members[name] = i;
-    auto slash = name.find('/');
-    if (slash != std::string::npos && name.substr(slash) == "/RECORD" &&
-        name.substr(0, slash).size() > 10 && name.substr(slash - 10, 10) == ".dist-info")
-      record_name = name;
+    if (!name.empty() && name.back() != '/') members[name] = i;
   }
-  if (record_name.empty()) fail_bad_input(wheel.string() + " has no *.dist-info/RECORD: not a wheel");
+  auto dist_info = find_dist_info(archive);
+  if (dist_info.empty()) fail_bad_input(wheel.string() + " has no *.dist-info/RECORD: not a wheel");
+  std::string record_name = dist_info + "/RECORD";
   RecordCheck check;
-  std::istringstream record(read_member(archive, members[record_name], record_name));
+  std::istringstream record(read_zip_member(archive, members[record_name], record_name));
   std::map<std::string, bool> listed;
   std::string line;
   while (std::getline(record, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
-    auto fields = csv_row(line);
+    auto fields = record_row(line);
     if (fields.size() != 3) {
       check.errors.push_back("RECORD line is not path,hash,size: " + line);
       continue;
@@ -115,7 +136,7 @@ RecordCheck verify_record(const std::filesystem::path& wheel) {
       check.errors.push_back(path + ": RECORD has no sha256 for it ('" + fields[1] + "')");
       continue;
     }
-    auto bytes = read_member(archive, member->second, path);
+    auto bytes = read_zip_member(archive, member->second, path);
     ++check.files_checked;
     if (record_digest(bytes) != fields[1].substr(7))
       check.errors.push_back(path + ": sha256 does not match RECORD (the file was changed after the wheel was built)");
@@ -128,6 +149,25 @@ RecordCheck verify_record(const std::filesystem::path& wheel) {
       check.errors.push_back(name + ": in the wheel but not in RECORD");
   }
   return check;
+}
+
+std::vector<std::string> wheel_top_level_names(const std::filesystem::path& wheel) {
+  int error_code = 0;
+  zip_t* archive = zip_open(wheel.c_str(), ZIP_RDONLY, &error_code);
+  if (!archive) fail_bad_input(wheel.string() + " is not a readable wheel (zip error " + std::to_string(error_code) + ")");
+  std::unique_ptr<zip_t, decltype(&zip_discard)> guard(archive, zip_discard);
+  std::set<std::string> names;
+  for (zip_int64_t i = 0; i < zip_get_num_entries(archive, 0); ++i) {
+    std::string name = zip_get_name(archive, i, 0);
+    auto slash = name.find('/');
+    if (slash != std::string::npos) {
+      auto top = name.substr(0, slash);
+      if (!top.ends_with(".dist-info") && !top.ends_with(".data") && name.substr(slash + 1) == "__init__.py") names.insert(top);
+    } else if (name.ends_with(".py") || name.ends_with(".so")) {
+      names.insert(name.substr(0, name.find('.')));  // module.py, _ext.cpython-311-x86_64-linux-gnu.so
+    }
+  }
+  return {names.begin(), names.end()};
 }
 
 }  // namespace archbuild

@@ -1,11 +1,19 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
+typedef struct zip zip_t;
+
 namespace archbuild {
+
+// A member's bytes; throws UserError(bad_input) naming the member when unreadable.
+std::string read_zip_member(zip_t* archive, int64_t index, const std::string& name);
+// "torch-2.9.1.dist-info" (the directory holding RECORD), or "" when there is none.
+std::string find_dist_info(zip_t* archive);
 
 // PEP 427: {name}-{version}(-{build})?-{python}-{abi}-{platform}.whl
 struct WheelName {
@@ -27,5 +35,13 @@ RecordCheck verify_record(const std::filesystem::path& wheel);
 
 // urlsafe base64 without padding, as RECORD writes digests.
 std::string record_digest(const std::string& bytes);
+
+// One RECORD row: path,hash,size (CSV; paths with commas are quoted), and back.
+std::vector<std::string> record_row(const std::string& line);
+std::string record_row_text(const std::vector<std::string>& fields);
+
+// The importable top-level names a wheel installs ("torch", "fixture",
+// "_C" for a bare extension module): what a kernel test imports.
+std::vector<std::string> wheel_top_level_names(const std::filesystem::path& wheel);
 
 }  // namespace archbuild

@@ -126,12 +126,57 @@ if held is None:
 sys.exit(subprocess.call(sys.argv[1:]))
 '''
 
-KERNEL = r'''#include "vecmath.h"
+KERNEL = r'''#include <cuda_runtime.h>
+#include "vecmath.h"
 __global__ void fixture_{name}_kernel(float* x, int n) {{
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) x[i] = vecmath::{op}(x[i]);
 }}
 extern "C" void fixture_{name}(float* x, int n) {{ fixture_{name}_kernel<<<(n + 255) / 256, 256>>>(x, n); }}
+// The kernel test's entry: runs the kernel on `device` and compares with the
+// host. Returns 0, a cudaError_t (209: no kernel image), or -1 on a mismatch.
+extern "C" int fixture_{name}_check(int device) {{
+  const int n = 1 << 12;
+  float host[n], back[n];
+  for (int i = 0; i < n; ++i) host[i] = 0.25f * (i % 97) - 3.f;
+  float* x = nullptr;
+  cudaError_t status = cudaSetDevice(device);
+  if (status == cudaSuccess) status = cudaMalloc(&x, sizeof host);
+  if (status == cudaSuccess) status = cudaMemcpy(x, host, sizeof host, cudaMemcpyHostToDevice);
+  if (status == cudaSuccess) {{
+    fixture_{name}(x, n);
+    status = cudaGetLastError();
+  }}
+  if (status == cudaSuccess) status = cudaMemcpy(back, x, sizeof back, cudaMemcpyDeviceToHost);
+  if (x) cudaFree(x);
+  if (status != cudaSuccess) return static_cast<int>(status);
+  for (int i = 0; i < n; ++i) {{
+    float v = host[i];
+    if (back[i] != {host_op}) return -1;
+  }}
+  return 0;
+}}
+'''
+
+KERNEL_TEST = r'''"""Kernel test of the fixture wheel: every kernel on every visible GPU, compared
+with the host result. Exits non-zero naming the kernel that failed."""
+import ctypes
+import sys
+
+import fixture
+
+library = ctypes.CDLL(fixture.LIBRARY)
+count = ctypes.c_int(0)
+runtime = ctypes.CDLL("libcuda.so.1")
+runtime.cuInit(0)
+runtime.cuDeviceGetCount(ctypes.byref(count))
+for device in range(count.value):
+    for name in ("scale", "add", "reduce", "norm"):
+        status = getattr(library, f"fixture_{name}_check")(device)
+        print(f"device {device} fixture_{name}: {'ok' if status == 0 else status}", flush=True)
+        if status:
+            sys.exit(f"fixture_{name} failed on device {device}: {status} (209 = no kernel image, -1 = wrong result)")
+print(f"kernel test passed on {count.value} GPU(s)")
 '''
 
 VECMATH = r'''#pragma once
@@ -154,8 +199,9 @@ def make_cuda_project(root):
         "tools/oom_guard.py": OOM_GUARD,
         "fixture/__init__.py": "",
     }
-    for name, op in (("scale", "twice"), ("add", "inc"), ("reduce", "square"), ("norm", "half")):
-        files[f"src/{name}.cu"] = KERNEL.format(name=name, op=op)
+    for name, op, host_op in (("scale", "twice", "2.f * v"), ("add", "inc", "v + 1.f"), ("reduce", "square", "v * v"),
+                              ("norm", "half", "0.5f * v")):
+        files[f"src/{name}.cu"] = KERNEL.format(name=name, op=op, host_op=host_op)
     project = make_repo(root / "origin" / "project", files)
     (project / "tools" / "oom_guard.py").chmod(0o755)
     git(project, "add", "-A")
@@ -170,6 +216,7 @@ def data_dir_with_recipe(root, project):
     data = pathlib.Path(root) / "data"
     for name in ("recipes", "patches", "toolchains"):
         shutil.copytree(SOURCE_DIR / name, data / name)
+    (data / "recipes" / "tests" / "fixture_kernels.py").write_text(KERNEL_TEST)
     (data / "recipes" / "fixture.toml").write_text(f'''name = "fixture"
 description = "the PyTorch-like fixture project of the tests"
 repository = "file://{project}"
@@ -177,6 +224,7 @@ default_ref = "v1.0"
 submodules = true
 arch_dialect = "cmake"
 job_memory_gb = 1.0
+kernel_test = "recipes/tests/fixture_kernels.py"
 
 [[build]]
 versions = "*"

@@ -54,7 +54,11 @@ class Validate(unittest.TestCase):
         self.assertEqual(report["record"]["files_checked"], 3)
         self.assertEqual(report["gaps"], [])
         self.assertEqual(report["cuda_libraries"][0]["sass"], {"sm_80": 2, "sm_90": 2})
-        self.assertIn("not checked", report["device_check"])
+        self.assertFalse(report["device"]["ran"])
+        self.assertIn("device check skipped, no GPU", report["scope"])
+        text = run("validate", str(wheel), "--arch", "8.0;9.0+PTX", env={"ARCHBUILD_FAKE_GPUS": None}).stdout
+        self.assertIn("skip device: no GPU", text)
+        self.assertIn("valid (static only: device check skipped", text)
 
     def test_missing_arch_is_named_by_file_and_target(self):
         wheel = make_wheel(scratch_dir(self), {"demo/_C.so": self.library})

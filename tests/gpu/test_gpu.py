@@ -185,6 +185,94 @@ class BuiltWheelRunsHere(unittest.TestCase):
         self.assertTrue(json.loads(again.stdout)["cache_hit"])
 
 
+class DeviceValidation(unittest.TestCase):
+    """archbuild's device validation on this GPU: the fixture wheel and a real
+    torch extension wheel pass every check (module loads with the JIT
+    disabled, pip into a fresh venv, kernel tests), and a wheel without SASS
+    for this GPU is kept out of the cache."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, str(ROOT / "tests" / "cli"))
+        os.environ.setdefault("ARCHBUILD_SOURCE_DIR", str(ROOT))
+        from fixture_project import data_dir_with_recipe, make_cuda_project
+        cls.work = pathlib.Path(tempfile.mkdtemp(prefix="archbuild-gpu-validate-"))
+        cls.addClassCleanup(shutil.rmtree, cls.work, True)
+        cls.data = data_dir_with_recipe(cls.work, make_cuda_project(cls.work))
+        cls.cc = gpu_ccs()[0]
+
+    def build(self, what, arch, *args, env=None):
+        full_env = {"ARCHBUILD_DATA_DIR": str(self.data), **(env or {})}
+        return archbuild("build", what, "--arch", arch, "--cache-dir", str(self.work / "cache"), "--json",
+                         "--python", PYTHON, *args, env=full_env)
+
+    def checks(self, report):
+        (validation,) = report["validation"]
+        return validation, {c["name"].split(" (")[0]: c for c in validation["device"]["checks"]}
+
+    def test_fixture_wheel_passes_device_validation(self):
+        for arch in ("native", f"{self.cc}+PTX"):
+            result = self.build("fixture", arch)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            report = json.loads(result.stdout)
+            validation, checks = self.checks(report)
+            print(f"\n  fixture --arch {arch}: {report['validation_scope']}")
+            for check in validation["device"]["checks"]:
+                print(f"    {'ok  ' if check['ok'] else 'FAIL'} {check['name']}: {check['detail']} [{check['seconds']:.1f} s]")
+            self.assertTrue(validation["device"]["ran"])
+            self.assertTrue(validation["device"]["ok"], validation["device"])
+            self.assertEqual(report["validation_scope"], "static + device")
+            self.assertIn("kernel test passed", checks["kernel test"]["detail"])
+            self.assertTrue(report["published"])
+            if arch.endswith("+PTX"):
+                names = [c["name"] for c in validation["device"]["checks"]]
+                self.assertIn("fatbins load from PTX (CUDA_FORCE_PTX_JIT=1)", names)
+                self.assertIn("kernel test (CUDA_FORCE_PTX_JIT=1)", names)
+
+    def test_wheel_without_sass_for_this_gpu_fails(self):
+        result = self.build("fixture", "native", "--rebuild", env={"FIXTURE_FORCE_ARCH_LIST": "8.0"})
+        self.assertEqual(result.returncode, 1, result.stderr)
+        report = json.loads(result.stdout)
+        self.assertFalse(report["published"])
+        wheel = next(pathlib.Path(report["quarantine"]).glob("wheels/*.whl"))
+        print(f"\n  sm_80-only wheel for --arch native: not published, kept in {report['quarantine']}")
+        # the driver agrees: no module of it loads here without the JIT
+        env = dict(os.environ, CUDA_DISABLE_PTX_JIT="1")
+        loads = subprocess.run([BIN, "_load-fatbins", str(wheel)],
+                               capture_output=True, text=True, env=env)
+        self.assertEqual(loads.returncode, 1, loads.stderr)
+        statuses = {load["status"] for load in json.loads(loads.stdout)["loads"]}
+        print("  _load-fatbins with CUDA_DISABLE_PTX_JIT=1:", statuses)
+        self.assertEqual(statuses, {"CUDA_ERROR_NO_BINARY_FOR_GPU"})
+        # validating it for its own arch is fine, and says this GPU proves nothing about 8.0
+        result = archbuild("validate", str(wheel), "--arch", "8.0", "--python", PYTHON,
+                           env={"ARCHBUILD_DATA_DIR": str(self.data)})
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn("no visible GPU is a target of 8.0", result.stdout)
+        # and for this GPU it is invalid
+        result = archbuild("validate", str(wheel), "--arch", "native", "--python", PYTHON,
+                           env={"ARCHBUILD_DATA_DIR": str(self.data)})
+        self.assertEqual(result.returncode, 1)
+        self.assertIn(f"SASS that runs natively on {self.cc}", result.stdout)
+
+    def test_torch_extension_wheel_passes_device_validation(self):
+        from extension_project import make_extension_repo
+        repo = make_extension_repo(self.work)
+        result = self.build(str(repo), "native")
+        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        report = json.loads(result.stdout)
+        validation, checks = self.checks(report)
+        print(f"\n  torch extension --arch native: build {report['build']['seconds']:.1f} s, {report['validation_scope']}")
+        for check in validation["device"]["checks"]:
+            print(f"    {'ok  ' if check['ok'] else 'FAIL'} {check['name']}: {check['detail']} [{check['seconds']:.1f} s]")
+        self.assertTrue(validation["device"]["ok"], validation["device"])
+        self.assertIn("kernel test passed", checks["kernel test"]["detail"])
+        log = pathlib.Path(checks["kernel test"]["log"]).read_text()
+        self.assertIn("archbuild_demo_ext: device 0 ok", log)
+        self.assertTrue(report["published"])
+        self.assertEqual(report["local_version_label"], "cu130.sm" + self.cc.replace(".", ""))
+
+
 if __name__ == "__main__":
     probe = subprocess.run([BIN, "detect", "--json"], capture_output=True, text=True,
                            env={k: v for k, v in os.environ.items() if k != "ARCHBUILD_FAKE_GPUS"})

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cache/simple_index.h"
+#include "cache/wheel_store.h"
+
+namespace archbuild {
+
+// What pip reads from a cache dir: <cache>/wheels/ (one hard link per
+// published wheel: `pip install --find-links`) and <cache>/simple/ (PEP 503:
+// `pip install --index-url file://<cache>/simple`).
+struct CacheIndex {
+  std::filesystem::path wheels_dir;
+  std::filesystem::path simple_dir;
+  std::vector<IndexedWheel> wheels;
+  // Older entries whose wheel has the same file name as a newer one (the
+  // newer wins in the index; `cache ls` still shows both).
+  std::vector<std::filesystem::path> shadowed;
+};
+
+CacheIndex cache_index_paths(const std::filesystem::path& cache_dir);
+
+// Rebuilds wheels/ and simple/ from the store, under <cache>/index.lock:
+// links are renamed into place, pages are written aside and renamed, and
+// wheels of removed entries are unlinked after the pages stop naming them,
+// so a concurrent pip never sees a link to a missing file or half a page.
+// Runs after every publish and `cache gc`.
+CacheIndex refresh_cache_index(const std::filesystem::path& cache_dir, const WheelStore& store);
+
+}  // namespace archbuild

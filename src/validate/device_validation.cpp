@@ -1,0 +1,176 @@
+#include "validate/device_validation.h"
+
+#include <chrono>
+#include <fstream>
+
+#include "core/error.h"
+#include "core/strings.h"
+#include "gpu/module_loader.h"
+#include "process/run_process.h"
+
+namespace archbuild {
+
+bool DeviceValidation::ok() const {
+  if (!ran || checks.empty()) return false;
+  for (const auto& check : checks)
+    if (!check.ok) return false;
+  return true;
+}
+
+nlohmann::json DeviceValidation::to_json() const {
+  auto list = nlohmann::json::array();
+  for (const auto& check : checks)
+    list.push_back({{"name", check.name}, {"ok", check.ok}, {"detail", check.detail},
+                    {"log", check.log.string()}, {"seconds", check.seconds}});
+  return {{"ran", ran}, {"skipped_reason", skipped_reason}, {"ok", ok()}, {"checks", list}};
+}
+
+namespace {
+
+using Env = std::map<std::string, std::optional<std::string>>;
+
+// Native SASS only: a missing arch fails instead of hiding behind the JIT.
+const Env kNativeOnly = {{"CUDA_DISABLE_PTX_JIT", "1"}, {"CUDA_FORCE_PTX_JIT", std::nullopt}, {"CUDA_LAUNCH_BLOCKING", "1"}};
+// PTX only: proves the embedded PTX JIT-compiles and runs.
+const Env kPtxOnly = {{"CUDA_FORCE_PTX_JIT", "1"}, {"CUDA_DISABLE_PTX_JIT", std::nullopt}, {"CUDA_LAUNCH_BLOCKING", "1"},
+                      {"CUDA_CACHE_DISABLE", "1"}};
+
+std::string last_lines(const std::string& text, size_t count) {
+  auto lines = split_any(text, "\n");
+  std::string out;
+  for (size_t i = lines.size() > count ? lines.size() - count : 0; i < lines.size(); ++i)
+    out += (out.empty() ? "" : " | ") + lines[i];
+  return out;
+}
+
+struct Step {
+  DeviceCheck check;
+  ProcessResult result;
+};
+
+Step run_step(const std::string& name, const std::vector<std::string>& argv, const Env& env,
+              const std::filesystem::path& work_dir, const std::string& log_name) {
+  Step step;
+  step.check.name = name;
+  step.check.log = work_dir / log_name;
+  ProcessOptions options;
+  options.working_dir = work_dir;  // never the source tree: imports must come from the installed wheel
+  options.env_overrides = env;
+  options.timeout = std::chrono::minutes(20);
+  auto started = std::chrono::steady_clock::now();
+  step.result = run_process(argv, options);
+  step.check.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::ofstream(step.check.log) << "$ " << join(argv, " ") << "\n" << step.result.out << step.result.err;
+  step.check.ok = step.result.succeeded();
+  if (!step.check.ok)
+    step.check.detail = step.result.describe_status() + ": " + last_lines(step.result.err.empty() ? step.result.out : step.result.err, 3);
+  return step;
+}
+
+DeviceCheck load_check(const std::string& name, const std::filesystem::path& wheel, const Env& env,
+                       const std::filesystem::path& work_dir, const std::string& log_name) {
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  auto step = run_step(name, {self, kLoadFatbinsCommand, wheel.string()}, env, work_dir, log_name);
+  auto parsed = nlohmann::json::parse(step.result.out, nullptr, false);
+  if (parsed.is_discarded()) {
+    step.check.ok = false;
+    if (step.check.detail.empty()) step.check.detail = "the fatbin loader printed no report";
+    return step.check;
+  }
+  auto report = ModuleLoadReport::from_json(parsed);
+  size_t failed = report.failed();
+  step.check.ok = step.result.succeeded() && failed == 0 && !report.loads.empty();
+  if (report.loads.empty() && report.unreadable.empty()) {
+    step.check.ok = false;
+    step.check.detail = report.unavailable_reason.empty() ? "the wheel has no loadable fatbin" : report.unavailable_reason;
+    return step.check;
+  }
+  step.check.detail = std::to_string(report.loads.size() - (failed - report.unreadable.size())) + "/" +
+                      std::to_string(report.loads.size()) + " module loads ok on " +
+                      std::to_string(report.devices.size()) + " GPU" + (report.devices.size() == 1 ? "" : "s") +
+                      (report.skipped ? " (" + std::to_string(report.skipped) + " without PTX for the GPU skipped)" : "");
+  for (const auto& load : report.loads)
+    if (!load.ok()) {
+      step.check.detail += "; first failure: " + load.file + " container at offset " + std::to_string(load.offset) +
+                           " on GPU " + std::to_string(load.device) + ": " + load.status;
+      break;
+    }
+  for (const auto& text : report.unreadable) step.check.detail += "; unreadable: " + text;
+  return step.check;
+}
+
+}  // namespace
+
+DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
+  DeviceValidation validation;
+  if (request.gpus.devices.empty()) {
+    validation.skipped_reason = request.gpus.unavailable_reason.rfind("no visible GPU is a target", 0) == 0
+                                    ? request.gpus.unavailable_reason
+                                    : "no GPU (" + request.gpus.unavailable_reason + ")";
+    return validation;
+  }
+  auto on_targets = [&](Env env) {
+    if (!request.visible_devices.empty()) env["CUDA_VISIBLE_DEVICES"] = request.visible_devices;
+    return env;
+  };
+  validation.ran = true;
+  std::filesystem::remove_all(request.work_dir);
+  std::filesystem::create_directories(request.work_dir);
+  auto& checks = validation.checks;
+
+  checks.push_back(load_check("fatbins load natively (CUDA_DISABLE_PTX_JIT=1)", request.wheel, on_targets(kNativeOnly),
+                              request.work_dir, "load-native.log"));
+  if (request.ptx_requested)
+    checks.push_back(load_check("fatbins load from PTX (CUDA_FORCE_PTX_JIT=1)", request.wheel, on_targets(kPtxOnly),
+                                request.work_dir, "load-ptx.log"));
+
+  // A fresh venv that still sees the interpreter's packages: a .pth file
+  // names its site dirs, after the venv's own, so the wheel shadows any
+  // installed copy (--system-site-packages alone would give the base
+  // interpreter's, not a parent venv's).
+  auto venv = request.work_dir / "venv";
+  auto venv_step = run_step("fresh venv", {request.python, "-m", "venv", venv.string()}, {}, request.work_dir, "venv.log");
+  if (!venv_step.check.ok) {
+    checks.push_back(venv_step.check);
+    return validation;
+  }
+  const std::string venv_python = (venv / "bin" / "python").string();
+  auto sites = run_process({request.python, "-c", "import site,sys; print('\\n'.join(site.getsitepackages() + [site.getusersitepackages()]))"});
+  auto venv_site = run_process({venv_python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"});
+  if (!sites.succeeded() || !venv_site.succeeded()) {
+    venv_step.check.ok = false;
+    venv_step.check.detail = "cannot read the site-packages of " + request.python;
+    checks.push_back(venv_step.check);
+    return validation;
+  }
+  std::ofstream(std::filesystem::path(trim(venv_site.out)) / "archbuild-parent-site.pth") << sites.out;
+  venv_step.check.detail = venv.string() + " (with " + request.python + "'s site-packages behind it)";
+  checks.push_back(venv_step.check);
+
+  auto install = run_step("pip install --no-deps --no-index",
+                          {venv_python, "-m", "pip", "install", "--no-deps", "--no-index", "--no-cache-dir",
+                           "--disable-pip-version-check", "--no-warn-script-location", request.wheel.string()},
+                          {{"PIP_CONFIG_FILE", "/dev/null"}}, request.work_dir, "pip-install.log");
+  if (install.check.ok) install.check.detail = request.wheel.filename().string() + " installed";
+  checks.push_back(install.check);
+  if (!install.check.ok) return validation;
+
+  if (request.kernel_test.empty()) {
+    checks.push_back({"kernel test", false, "the recipe names no kernel_test: nothing launched a kernel", {}, 0});
+    return validation;
+  }
+  std::vector<std::string> argv = {venv_python, request.kernel_test.string()};
+  argv.insert(argv.end(), request.packages.begin(), request.packages.end());
+  auto native = run_step("kernel test (CUDA_DISABLE_PTX_JIT=1, CUDA_LAUNCH_BLOCKING=1)", argv, on_targets(kNativeOnly),
+                         request.work_dir, "kernel-test-native.log");
+  if (native.check.ok) native.check.detail = last_lines(native.result.out, 1);
+  checks.push_back(native.check);
+  if (request.ptx_requested) {
+    auto ptx = run_step("kernel test (CUDA_FORCE_PTX_JIT=1)", argv, on_targets(kPtxOnly), request.work_dir, "kernel-test-ptx.log");
+    if (ptx.check.ok) ptx.check.detail = last_lines(ptx.result.out, 1);
+    checks.push_back(ptx.check);
+  }
+  return validation;
+}
+
+}  // namespace archbuild

@@ -1,0 +1,52 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpu/gpu_probe.h"
+
+namespace archbuild {
+
+struct DeviceValidationRequest {
+  std::filesystem::path wheel;
+  std::string python;                     // its site-packages lend the dependencies (offline machines)
+  std::filesystem::path kernel_test;      // the recipe's script; empty: none
+  std::vector<std::string> packages;      // top-level names the wheel installs, passed to the script
+  bool ptx_requested = false;             // some target asked for +PTX: run again with the JIT forced
+  GpuReport gpus;                         // the GPUs to prove it on
+  std::string visible_devices;            // CUDA_VISIBLE_DEVICES for the checks when only some GPUs are targets
+  std::filesystem::path work_dir;         // venv, logs
+};
+
+struct DeviceCheck {
+  std::string name;     // "fatbins load natively", "kernel test (native SASS)", ...
+  bool ok = false;
+  std::string detail;   // one line: what passed, or what failed and where
+  std::filesystem::path log;
+  double seconds = 0;
+};
+
+struct DeviceValidation {
+  bool ran = false;
+  std::string skipped_reason;  // why not, when !ran
+  std::vector<DeviceCheck> checks;
+  bool ok() const;             // ran and every check passed
+  nlohmann::json to_json() const;
+};
+
+// Proves the wheel runs on every visible GPU, each step in a child process:
+// 1. every executable fatbin of every CUDA library loads through the driver
+//    API with CUDA_DISABLE_PTX_JIT=1 (native SASS, no JIT fallback), and with
+//    CUDA_FORCE_PTX_JIT=1 when +PTX was asked;
+// 2. a fresh venv (`python -m venv`, with the interpreter's own
+//    site-packages behind it) gets the wheel with pip --no-deps --no-index;
+// 3. the recipe's kernel test runs there with CUDA_DISABLE_PTX_JIT=1 and
+//    CUDA_LAUNCH_BLOCKING=1 (a failure points at its kernel), and again with
+//    CUDA_FORCE_PTX_JIT=1 when +PTX was asked.
+// Without a GPU nothing runs and `skipped_reason` says so (`gpus.unavailable_reason`).
+DeviceValidation validate_on_device(const DeviceValidationRequest& request);
+
+}  // namespace archbuild

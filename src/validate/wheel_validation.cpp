@@ -1,0 +1,65 @@
+#include "validate/wheel_validation.h"
+
+#include "arch/compat.h"
+#include "wheel/wheel_archive.h"
+
+namespace archbuild {
+
+std::string WheelValidation::scope() const {
+  if (device.ran) return "static + device";
+  return "static only: device check skipped, " + device.skipped_reason;
+}
+
+nlohmann::json WheelValidation::to_json() const {
+  auto json = static_checks.to_json();
+  json["ok"] = ok();
+  json["scope"] = scope();
+  json["device"] = device.to_json();
+  return json;
+}
+
+WheelValidation validate_wheel(const WheelValidationRequest& request) {
+  WheelValidation validation;
+  validation.static_checks = validate_wheel_static(request.wheel, request.targets);
+  if (!validation.static_checks.ok()) {
+    validation.device.skipped_reason = "the static checks failed";
+    return validation;
+  }
+  DeviceValidationRequest device;
+  device.wheel = request.wheel;
+  device.python = request.python;
+  if (request.recipe && !request.recipe->kernel_test.empty())
+    device.kernel_test = request.recipe->file.parent_path().parent_path() / request.recipe->kernel_test;
+  device.packages = wheel_top_level_names(request.wheel);
+  // Only GPUs the targets serve can prove anything: an 8.0 wheel is not
+  // wrong because an H200 cannot run it.
+  device.gpus = request.gpus;
+  device.gpus.devices.clear();
+  for (const auto& gpu : request.gpus.devices)
+    for (const auto& target : request.targets.targets()) {
+      bool native = target.sass && can_run({KernelImage::Kind::sass, target.cc, target.variant}, gpu.cc) == RunVerdict::native;
+      bool jit = target.ptx && can_run({KernelImage::Kind::ptx, target.cc, target.variant}, gpu.cc) == RunVerdict::ptx_jit;
+      if (native || jit) {
+        device.gpus.devices.push_back(gpu);
+        break;
+      }
+    }
+  // The forced-JIT run proves the PTX of a +PTX target on GPUs it can serve.
+  for (const auto& gpu : device.gpus.devices)
+    for (const auto& target : request.targets.targets())
+      if (target.ptx && can_run({KernelImage::Kind::ptx, target.cc, target.variant}, gpu.cc) == RunVerdict::ptx_jit)
+        device.ptx_requested = true;
+  if (device.gpus.devices.empty() && !request.gpus.devices.empty()) {
+    std::string seen;
+    for (const auto& gpu : request.gpus.devices) seen += (seen.empty() ? "" : ", ") + gpu.name + " (" + gpu.cc.dotted() + ")";
+    device.gpus.unavailable_reason = "no visible GPU is a target of " + request.targets.canonical() + ": " + seen;
+  }
+  if (device.gpus.devices.size() < request.gpus.devices.size())
+    for (const auto& gpu : device.gpus.devices)
+      device.visible_devices += (device.visible_devices.empty() ? "" : ",") + std::to_string(gpu.index);
+  device.work_dir = request.work_dir;
+  validation.device = validate_on_device(device);
+  return validation;
+}
+
+}  // namespace archbuild

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "arch/arch_target.h"
+#include "gpu/gpu_probe.h"
+#include "recipe/recipe.h"
+#include "validate/device_validation.h"
+#include "validate/static_validation.h"
+
+namespace archbuild {
+
+struct WheelValidationRequest {
+  std::filesystem::path wheel;
+  ArchList targets;
+  const Recipe* recipe = nullptr;  // for its kernel test; may be null
+  std::string python;
+  GpuReport gpus;
+  std::filesystem::path work_dir;
+};
+
+// Static checks always; the device checks when a GPU is present and the
+// static ones passed (a wheel missing an arch is not worth installing).
+struct WheelValidation {
+  StaticValidation static_checks;
+  DeviceValidation device;
+  bool ok() const { return static_checks.ok() && (!device.ran || device.ok()); }
+  // "static + device (1 GPU)", "static only: no GPU (...)"
+  std::string scope() const;
+  nlohmann::json to_json() const;
+};
+
+WheelValidation validate_wheel(const WheelValidationRequest& request);
+
+}  // namespace archbuild

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "arch/arch_target.h"
+#include "toolchain/cuda_version.h"
+
+namespace archbuild {
+
+// The PEP 440 local version label that tells wheels of one version apart by
+// toolkit and arch set: "cu130.sm90", "cu130.sm80.sm90a.sm120ptx",
+// "cu128.compute86" (PTX only). Lowercase alphanumerics joined by dots, as
+// PEP 440 allows; pip's `==2.9.1` still matches `2.9.1+cu130.sm90`.
+std::string local_version_label(const CudaVersion& cuda, const ArchList& archs);
+
+// "2.9.1" + label -> "2.9.1+LABEL"; a version that has a local part already
+// ("2.9.0a0+git1a2b3c") gets the label appended to it: "2.9.0a0+git1a2b3c.LABEL".
+std::string version_with_label(const std::string& version, const std::string& label);
+
+struct RelabeledWheel {
+  std::filesystem::path path;  // the new file, beside the old one
+  std::string version;         // "2.9.1+cu130.sm90"
+};
+
+// Rewrites `wheel` to carry `label`: the file name, the .dist-info and .data
+// directory names, METADATA's Version and RECORD (paths and METADATA's hash)
+// change; every other member is copied as stored (no recompression). The new
+// wheel is written to a temporary file and renamed into place; the old file
+// is removed only after that. Relabeling to the label a wheel already has is
+// a no-op. Throws UserError(bad_input) naming the wheel and what is wrong.
+RelabeledWheel relabel_wheel(const std::filesystem::path& wheel, const std::string& label);
+
+}  // namespace archbuild
