@@ -1,14 +1,27 @@
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "build/step_launcher.h"
+#include "recipe/recipe.h"
 #include "gpu/module_loader.h"
 #include "cli/command.h"
 #include "core/error.h"
 #include "core/interrupt.h"
+
+namespace {
+bool names_a_recipe(const char* word) {
+  try {
+    return archbuild::RecipeBook::load_default().find(word) != nullptr;
+  } catch (const std::exception&) {
+    return false;  // a broken recipe dir: the normal parse reports the unknown command
+  }
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace archbuild;
@@ -24,14 +37,24 @@ int main(int argc, char** argv) {
   app.footer("Exit codes: 0 success, 1 the work failed, 2 bad input or usage, "
              "3 this environment cannot do it, 130 interrupted. See README.md.");
 
+  // `archbuild torch --arch native` is `archbuild build torch --arch native`.
+  std::vector<char*> args(argv, argv + argc);
+  const auto commands = command_table();
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::none_of(commands.begin(), commands.end(), [&](const Command& c) { return c.name == argv[1]; }) &&
+      names_a_recipe(argv[1])) {
+    static char build[] = "build";
+    args.insert(args.begin() + 1, build);
+  }
+
   std::map<CLI::App*, std::function<ExitCode()>> runners;
-  for (const auto& command : command_table()) {
+  for (const auto& command : commands) {
     auto* sub = app.add_subcommand(command.name, command.synopsis);
     runners[sub] = command.setup(*sub);
   }
 
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::Success& e) {
     return app.exit(e);  // --help, --version
   } catch (const CLI::ParseError& e) {

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "core/strings.h"
+#include "process/run_process.h"
 
 namespace archbuild {
 
@@ -74,6 +75,19 @@ void record_configure_inputs(const BuildPlan& plan) {
   std::ofstream(configure_stamp(plan.source_dir)) << nlohmann::json(plan.configure_inputs).dump(2) << "\n";
 }
 
+std::filesystem::path ccache_masquerade_dir(const std::filesystem::path& cache_dir) { return cache_dir / "ccache-bin"; }
+
+void ensure_ccache_masquerade(const std::filesystem::path& cache_dir) {
+  auto ccache = find_on_path("ccache");
+  if (!ccache) return;
+  auto dir = ccache_masquerade_dir(cache_dir);
+  std::filesystem::create_directories(dir);
+  for (const char* name : {"cc", "gcc", "c++", "g++", "clang", "clang++"}) {
+    std::error_code ec;
+    if (!std::filesystem::is_symlink(dir / name, ec)) std::filesystem::create_symlink(*ccache, dir / name, ec);
+  }
+}
+
 BuildPlan make_plan(const PlanInputs& in) {
   BuildPlan plan;
   plan.package = in.package;
@@ -117,6 +131,26 @@ BuildPlan make_plan(const PlanInputs& in) {
     if (in.compiler_launcher == "ccache") {
       plan.env["CCACHE_DIR"] = (in.cache_dir / "ccache").string();
       plan.env["CCACHE_BASEDIR"] = in.source_dir.string();  // hits across work trees
+    }
+    // torch.utils.cpp_extension writes its own ninja file and ignores CMake's
+    // launcher variables: nvcc goes through PYTORCH_NVCC, the C++ compiler
+    // through ccache's symlink mode (below).
+    if (in.toolchain->installed && plan.dialect == ArchDialect::extension)
+      plan.env["PYTORCH_NVCC"] = in.compiler_launcher + " " + in.toolchain->installed->nvcc.string();
+    if (in.compiler_launcher == "ccache" && plan.dialect == ArchDialect::extension) {
+      // ccache's symlink mode: a PATH dir where g++ is ccache (torch checks
+      // the compiler's version through $CXX, so "ccache g++" is refused).
+      // An absolute $CXX becomes that dir's entry of the same name, with its
+      // own dir next on PATH so ccache runs that compiler.
+      const char* path = std::getenv("PATH");
+      std::string search = plan.env.count("PATH") ? plan.env["PATH"] : std::string(path ? path : "");
+      const auto shims = ccache_masquerade_dir(in.cache_dir);
+      const char* cxx = std::getenv("CXX");
+      if (cxx && *cxx && std::filesystem::path(cxx).is_absolute()) {
+        plan.env["CXX"] = (shims / std::filesystem::path(cxx).filename()).string();
+        search = std::filesystem::path(cxx).parent_path().string() + ":" + search;
+      }
+      plan.env["PATH"] = shims.string() + ":" + search;
     }
   }
 

@@ -55,6 +55,8 @@ static bool ends_with(std::string_view text, std::string_view part) {
 
 bool feed_progress(std::string_view line, ProgressState& state, std::chrono::steady_clock::time_point now) {
   ++state.lines;
+  // pip -v indents the build's output ("  [1/2] c++ ..."): the same lines.
+  while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
   size_t done = 0, total = 0;
   std::string_view rest;
   bool changed = false;

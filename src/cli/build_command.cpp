@@ -1,4 +1,5 @@
 #include <chrono>
+#include <optional>
 #include <fstream>
 #include <iostream>
 
@@ -9,6 +10,7 @@
 #include "cli/build_context.h"
 #include "cli/command.h"
 #include "cli/validation_output.h"
+#include "core/error.h"
 #include "core/file_lock.h"
 #include "core/sha256.h"
 #include "core/strings.h"
@@ -144,6 +146,59 @@ void print_build_summary(const BuildResult& result, const BuildPlan& plan, const
   line("log", plan.log_path.string());
 }
 
+ExitCode run_build(const BuildOptions& options);
+
+// The newest published wheel of `dependency` built for the same arch list
+// (in its own dialect) and toolkit, if the cache has one.
+std::optional<std::filesystem::path> cached_dependency(const BuildContext& context, const Recipe& dependency,
+                                                       const std::string& cuda) {
+  const auto arch_list = format_arch_list(context.archs.list, dependency.dialect);
+  for (const auto& entry : WheelStore(context.cache_dir).entries())
+    if (entry.value("recipe") == dependency.name && entry.value("arch_list") == arch_list && entry.value("cuda") == cuda &&
+        !entry.wheels.empty())
+      return entry.wheels.front();
+  return std::nullopt;
+}
+
+// What a recipe with dependencies (an extension on torch) builds against:
+// --use-installed-torch, --torch-wheel, or the cache's wheels for the same
+// arch list, built first when missing.
+DependencyEnv resolve_dependencies(const BuildContext& context, const BuildOptions& options, const std::string& cuda,
+                                   const Line& line) {
+  const Recipe& recipe = *context.target.recipe;
+  DependencyRequest request{&recipe, context.python(), context.out_dir / "build-env", options.use_installed_torch, {}};
+  if (recipe.depends_on.empty()) {
+    if (options.use_installed_torch || !options.torch_wheel.empty())
+      fail_bad_input("recipe " + recipe.name + " depends on nothing: --torch-wheel / --use-installed-torch do not apply");
+    return prepare_dependency_env(request);
+  }
+  if (!options.torch_wheel.empty()) {
+    request.wheels = {std::filesystem::absolute(options.torch_wheel)};
+  } else if (!options.use_installed_torch) {
+    for (const auto& name : recipe.depends_on) {
+      const Recipe* dependency = context.book.find(name);
+      auto wheel = cached_dependency(context, *dependency, cuda);
+      if (!wheel) {
+        line("deps", "no " + name + " wheel for " + context.archs.list.canonical() + " in the cache: building it first");
+        BuildOptions dependency_options = options;
+        dependency_options.what = name;
+        dependency_options.ref = dependency_options.out = dependency_options.recipe = "";
+        dependency_options.patches.clear();
+        dependency_options.json = false;
+        if (run_build(dependency_options) != ExitCode::success)
+          fail_work("building the dependency " + name + " failed; fix that build, or give --torch-wheel FILE or "
+                    "--use-installed-torch");
+        wheel = cached_dependency(context, *dependency, cuda);
+        if (!wheel) fail_work("the dependency " + name + " was built but is not in the cache");
+      }
+      request.wheels.push_back(*wheel);
+    }
+  }
+  auto env = prepare_dependency_env(request);
+  line("deps", env.description);
+  return env;
+}
+
 ExitCode run_build(const BuildOptions& options) {
   auto context = BuildContext::resolve(options);
   auto& status = *context.status;
@@ -162,7 +217,10 @@ ExitCode run_build(const BuildOptions& options) {
   auto tree = checkout_source(context.checkout_request(options), mirrors);
   line("source", context.target.name + " " + tree.ref + " = " + tree.commit.substr(0, 12) + ", " +
                      std::to_string(tree.submodules.size()) + " submodules, " + std::to_string(tree.patches.size()) + " patches");
-  auto plan = context.plan(options, tree);
+  const auto cuda = context.host.toolchain.installed ? context.host.toolchain.installed->release
+                                                    : context.host.toolchain.version().str();
+  auto deps = resolve_dependencies(context, options, cuda, line);
+  auto plan = context.plan(options, tree, &deps);
   line("plan", std::to_string(plan.jobs.jobs) + " jobs" +
                    (plan.jobs.nvcc_threads > 1 ? ", nvcc --threads " + std::to_string(plan.jobs.nvcc_threads) : "") +
                    ", TORCH_CUDA_ARCH_LIST=" + plan.arch_list +

@@ -11,6 +11,7 @@ void BuildOptions::declare(CLI::App& app) {
   app.add_option("what", what, "RECIPE | PATH (a git repository) | URL")->required();
   app.add_option("--arch", arch, "Arch spec: native, official, 9.0, \"8.0;9.0+PTX\", ...")->required();
   app.add_option("--ref", ref, "Tag, branch or commit (default: the recipe's, or the default branch)");
+  app.add_option("--recipe", recipe, "Build a PATH or URL with this recipe (default: cpp-extension)");
   app.add_option("--cuda", cuda, "CUDA version to build with (default: the installed one)");
   app.add_option("--jobs", jobs, "Parallel compile jobs (default: cores and memory decide)");
   app.add_option("--python", python, "Interpreter the build runs with (default: python3)");
@@ -23,6 +24,10 @@ void BuildOptions::declare(CLI::App& app) {
   app.add_flag("--json", json, "Print JSON");
   app.add_flag("--no-validate", no_validate, "Publish without validating the wheel (recorded in the manifest)");
   app.add_flag("--rebuild", rebuild, "Build even when the cache has a wheel for the same key");
+  auto* wheel = app.add_option("--torch-wheel", torch_wheel,
+                               "Build an extension against this torch wheel (default: the cache's torch for the arch list)");
+  app.add_flag("--use-installed-torch", use_installed_torch, "Build an extension against the interpreter's installed torch")
+      ->excludes(wheel);
 }
 
 std::map<std::string, std::string> BuildOptions::setting_flags() const {
@@ -43,7 +48,8 @@ BuildContext BuildContext::resolve(const BuildOptions& options) {
   context.cache_dir = std::filesystem::absolute(context.settings.get("cache_dir").value);
   context.archs = context.host.resolve(options.arch);
   context.mirrors = std::make_unique<MirrorCache>(context.cache_dir);
-  context.target = resolve_source_target(options.what, options.ref, context.book, *context.mirrors, context.settings.offline());
+  context.target = resolve_source_target(options.what, options.ref, context.book, *context.mirrors,
+                                         context.settings.offline(), options.recipe);
   context.resolved = context.book.resolve(*context.target.recipe, context.target.ref);
   try {
     context.host_compiler = detect_host_compiler(context.host.toolchain);
@@ -74,7 +80,13 @@ CheckoutRequest BuildContext::checkout_request(const BuildOptions& options) cons
   return request;
 }
 
-BuildPlan BuildContext::plan(const BuildOptions&, const std::optional<SourceTree>& source) const {
+std::string BuildContext::python() const {
+  auto python = find_on_path(settings.get("python").value);
+  if (!python) fail_environment("python '" + settings.get("python").value + "' (from " + settings.get("python").origin + ") not found");
+  return python->string();
+}
+
+BuildPlan BuildContext::plan(const BuildOptions&, const std::optional<SourceTree>& source, const DependencyEnv* deps) const {
   PlanInputs inputs;
   inputs.recipe = target.recipe;
   inputs.resolved = resolved;
@@ -85,9 +97,7 @@ BuildPlan BuildContext::plan(const BuildOptions&, const std::optional<SourceTree
   inputs.source_dir = source ? source->dir : source_dir;
   inputs.out_dir = out_dir;
   inputs.cache_dir = cache_dir;
-  auto python = find_on_path(settings.get("python").value);
-  if (!python) fail_environment("python '" + settings.get("python").value + "' (from " + settings.get("python").origin + ") not found");
-  inputs.python = python->string();
+  inputs.python = deps ? deps->python : python();
   auto tag = run_process({inputs.python, "-c", "import sys; print(f'cp{sys.version_info[0]}{sys.version_info[1]}')"});
   inputs.python_tag = trim(tag.out);
   inputs.job_inputs.cores = cpu_count();
@@ -104,8 +114,12 @@ BuildPlan BuildContext::plan(const BuildOptions&, const std::optional<SourceTree
   if (launcher != "none" && !find_on_path(launcher))
     fail_environment("compiler launcher '" + launcher + "' is not on PATH (use --compiler-launcher none)");
   inputs.compiler_launcher = launcher == "none" ? "" : launcher;
+  if (launcher == "ccache") ensure_ccache_masquerade(cache_dir);
   inputs.source = source;
-  return make_plan(inputs);
+  auto plan = make_plan(inputs);
+  if (deps)
+    for (const auto& [key, value] : deps->key_inputs) plan.key_inputs[key] = value;
+  return plan;
 }
 
 }  // namespace archbuild

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "build/build_plan.h"
+#include "build/dependency_env.h"
 #include "cli/host_context.h"
 #include "config/settings.h"
 #include "source/mirror_cache.h"
@@ -18,9 +19,10 @@ namespace archbuild {
 
 // The options `plan` and `build` share.
 struct BuildOptions {
-  std::string what, arch, ref, cuda, cache_dir, python, out, launcher, jobs;
+  std::string what, arch, ref, recipe, cuda, cache_dir, python, out, launcher, jobs;
   std::vector<std::string> patches, mirrors;
-  bool offline = false, json = false, no_validate = false, rebuild = false;
+  std::string torch_wheel;
+  bool offline = false, json = false, no_validate = false, rebuild = false, use_installed_torch = false;
   void declare(CLI::App& app);
   std::map<std::string, std::string> setting_flags() const;
 };
@@ -42,8 +44,12 @@ struct BuildContext {
 
   static BuildContext resolve(const BuildOptions& options);
   CheckoutRequest checkout_request(const BuildOptions& options) const;
-  // The plan; `source` is the checked-out tree when there is one.
-  BuildPlan plan(const BuildOptions& options, const std::optional<SourceTree>& source) const;
+  // The interpreter the settings name, as an absolute path (throws when missing).
+  std::string python() const;
+  // The plan; `source` is the checked-out tree when there is one, `deps` the
+  // environment a dependent recipe builds in (its python and key inputs).
+  BuildPlan plan(const BuildOptions& options, const std::optional<SourceTree>& source,
+                 const DependencyEnv* deps = nullptr) const;
 };
 
 }  // namespace archbuild

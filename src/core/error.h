@@ -25,5 +25,8 @@ class UserError : public std::runtime_error {
 [[noreturn]] inline void fail_environment(std::string message) {
   throw UserError(ExitCode::environment, std::move(message));
 }
+[[noreturn]] inline void fail_work(std::string message) {
+  throw UserError(ExitCode::work_failed, std::move(message));
+}
 
 }  // namespace archbuild

@@ -25,8 +25,16 @@ bool looks_like_url(const std::string& text) {
 }  // namespace
 
 SourceTarget resolve_source_target(const std::string& what, const std::string& ref_option, const RecipeBook& book,
-                                   const MirrorCache& mirrors, bool offline) {
+                                   const MirrorCache& mirrors, bool offline, const std::string& recipe_option) {
   SourceTarget target;
+  const Recipe* named = nullptr;
+  if (!recipe_option.empty()) {
+    named = book.find(recipe_option);
+    if (!named) fail_bad_input("--recipe " + recipe_option + ": no such recipe (see `archbuild recipes`)");
+    if (book.find(what)) fail_bad_input("--recipe goes with a PATH or URL, not with the recipe name '" + what + "'");
+  }
+  if (const Recipe* recipe = book.find(what); recipe && recipe->repository.empty())
+    fail_bad_input("recipe " + what + " has no repository of its own: give a PATH or URL and --recipe " + what);
   if (const Recipe* recipe = book.find(what); recipe && !recipe->repository.empty()) {
     target.name = recipe->name;
     target.url = recipe->repository;
@@ -50,11 +58,12 @@ SourceTarget resolve_source_target(const std::string& what, const std::string& r
                      "), a directory, or a git URL (https://..., file://..., git@host:path)");
     }
     target.name = path_safe(repository_short_name(target.url));
-    target.recipe = book.find("cpp-extension");
+    target.recipe = named ? named : book.find("cpp-extension");
+    if (named) target.submodules = named->submodules;
   }
   if (!ref_option.empty())
     target.ref = ref_option;
-  else if (target.recipe && !target.recipe->default_ref.empty() && !target.recipe->repository.empty())
+  else if (target.recipe && !target.recipe->default_ref.empty() && target.recipe->repository == target.url)
     target.ref = target.recipe->default_ref;
   else
     target.ref = mirrors.default_branch(target.url, offline);

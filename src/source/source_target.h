@@ -20,9 +20,11 @@ struct SourceTarget {
   std::vector<PatchFile> patches;  // the recipe's for this ref
 };
 
-// Throws UserError(bad_input) when X is none of the three.
+// Throws UserError(bad_input) when X is none of the three. `recipe_option`
+// (--recipe) builds a PATH or URL with a named recipe instead of the generic
+// one: a fork of PyTorch with the torch recipe.
 SourceTarget resolve_source_target(const std::string& what, const std::string& ref_option, const RecipeBook& book,
-                                   const MirrorCache& mirrors, bool offline);
+                                   const MirrorCache& mirrors, bool offline, const std::string& recipe_option = "");
 
 // "v2.9.1" -> "v2.9.1", "feature/x" -> "feature_x": safe as one path component.
 std::string path_safe(const std::string& text);

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/strings.h"
 #include "gpu/module_loader.h"
+#include "process/layered_venv.h"
 #include "process/run_process.h"
 
 namespace archbuild {
@@ -129,23 +130,18 @@ DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
   // installed copy (--system-site-packages alone would give the base
   // interpreter's, not a parent venv's).
   auto venv = request.work_dir / "venv";
-  auto venv_step = run_step("fresh venv", {request.python, "-m", "venv", venv.string()}, {}, request.work_dir, "venv.log");
-  if (!venv_step.check.ok) {
-    checks.push_back(venv_step.check);
-    return validation;
+  DeviceCheck venv_check{"fresh venv", true, venv.string() + " (with " + request.python + "'s site-packages behind it)", {}, 0};
+  std::string venv_python;
+  auto started = std::chrono::steady_clock::now();
+  try {
+    venv_python = make_layered_venv(request.python, venv);
+  } catch (const UserError& e) {
+    venv_check.ok = false;
+    venv_check.detail = e.what();
   }
-  const std::string venv_python = (venv / "bin" / "python").string();
-  auto sites = run_process({request.python, "-c", "import site,sys; print('\\n'.join(site.getsitepackages() + [site.getusersitepackages()]))"});
-  auto venv_site = run_process({venv_python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"});
-  if (!sites.succeeded() || !venv_site.succeeded()) {
-    venv_step.check.ok = false;
-    venv_step.check.detail = "cannot read the site-packages of " + request.python;
-    checks.push_back(venv_step.check);
-    return validation;
-  }
-  std::ofstream(std::filesystem::path(trim(venv_site.out)) / "archbuild-parent-site.pth") << sites.out;
-  venv_step.check.detail = venv.string() + " (with " + request.python + "'s site-packages behind it)";
-  checks.push_back(venv_step.check);
+  venv_check.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  checks.push_back(venv_check);
+  if (!venv_check.ok) return validation;
 
   auto install = run_step("pip install --no-deps --no-index",
                           {venv_python, "-m", "pip", "install", "--no-deps", "--no-index", "--no-cache-dir",

@@ -104,6 +104,25 @@ def torch_venv():
     return venv / "bin" / "python"
 
 
+def torch_build_python():
+    """A venv where the real torch 2.11.0+cu130 from PyPI imports without a GPU:
+    its pure-Python dependencies, setuptools and ninja, and the three CUDA
+    libraries /usr/local/cuda lacks (cuFile, cuSPARSELt, NVSHMEM; about 230 MB);
+    the rest (cuBLAS, cuDNN, NCCL, ...) come from the CUDA 13.0 toolkit.
+    What a torch.utils.cpp_extension build needs; made once, kept in the cache."""
+    venv = TEST_CACHE / f"torch-build-venv-{TORCH_VERSION}"
+    marker = venv / ".complete"
+    if not marker.exists():
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+        pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+        subprocess.run(pip + ["filelock", "typing-extensions>=4.10", "setuptools<82", "sympy>=1.13.3", "networkx",
+                              "jinja2", "fsspec", "numpy", "wheel", "ninja"], check=True)
+        subprocess.run(pip + ["--no-deps", str(torch_wheel()), "nvidia-cufile==1.15.1.6", "nvidia-cusparselt-cu13==0.8.0",
+                              "nvidia-nvshmem-cu13==3.4.5"], check=True)
+        marker.write_text("ok")
+    return venv / "bin" / "python"
+
+
 def nvcc(*args):
     subprocess.run([str(SYSTEM_NVCC), *args], check=True, capture_output=True)
 

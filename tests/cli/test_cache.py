@@ -79,6 +79,17 @@ class Cache(unittest.TestCase):
                                  text=True).stdout
         self.assertIn("Version: 1.0+cu130.sm80", version)
 
+    def test_a_recipe_name_alone_means_build(self):
+        result = run("fixture", "--arch", "8.0", "--cache-dir", str(self.cache), "--json", env=self.env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        first = json.loads(result.stdout)
+        self.assertTrue(first["published"])
+        result = self.build("8.0")
+        self.assertTrue(json.loads(result.stdout)["cache_hit"])
+        self.assertEqual(json.loads(result.stdout)["key"], first["key"])
+        unknown = run("fixtur", "--arch", "8.0", env=self.env)
+        self.assertEqual(unknown.returncode, 2)
+
     def test_ls_show_verify_and_gc(self):
         self.assertEqual(self.build("9.0").returncode, 0)
         self.assertEqual(self.build("9.0", "--ref", "v1.1").returncode, 0)  # newer, same project and arch list

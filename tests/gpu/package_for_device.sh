@@ -14,6 +14,12 @@ ldd build/src/archbuild | awk '/=> \// {print $3}' | while read -r lib; do
     *) cp -L "$lib" .device/lib/ ;;
   esac
 done
+# ccache (the compiler launcher archbuild configures) and what it links, for
+# the warm-rebuild measurements; the device image has none.
+if command -v ccache >/dev/null; then
+  cp "$(command -v ccache)" .device/bin/
+  ldd "$(command -v ccache)" | awk '/=> \// {print $3}' | grep -E 'hiredis|zstd' | xargs -r -I{} cp -L {} .device/lib/
+fi
 cat > .device/bin/archbuild-wrapper <<'WRAP'
 #!/bin/sh
 here=$(dirname "$(readlink -f "$0")")

@@ -19,6 +19,11 @@ TEST(Progress, NinjaCmakeAndPhases) {
   EXPECT_TRUE(feed_progress("-- The CXX compiler identification is GNU 12.2.0", state, t0));
   EXPECT_EQ(state.phase, BuildPhase::configure);
   EXPECT_FALSE(feed_progress("some unrelated line", state, t0));
+  {
+    ProgressState indented;  // pip -v indents what the build prints
+    EXPECT_TRUE(feed_progress("  [1/2] c++ -c a.cpp -o a.o", indented, t0));
+    EXPECT_EQ(indented.total, 2u);
+  }
   EXPECT_TRUE(feed_progress("[1/40] Building CUDA object aten/a.cu.o", state, t0 + std::chrono::seconds(1)));
   EXPECT_EQ(state.phase, BuildPhase::compile);
   EXPECT_EQ(state.finished, 1u);

@@ -1,0 +1,25 @@
+#include "process/layered_venv.h"
+
+#include <fstream>
+
+#include "core/error.h"
+#include "core/strings.h"
+#include "process/run_process.h"
+
+namespace archbuild {
+
+std::string make_layered_venv(const std::string& python, const std::filesystem::path& dir) {
+  std::filesystem::remove_all(dir);
+  auto created = run_process({python, "-m", "venv", dir.string()});
+  if (!created.succeeded())
+    fail_environment("cannot create a venv with " + python + " at " + dir.string() + ": " + trim(created.err));
+  const std::string venv_python = (dir / "bin" / "python").string();
+  auto sites = run_process(
+      {python, "-c", "import site; print('\\n'.join(site.getsitepackages() + [site.getusersitepackages()]))"});
+  auto own = run_process({venv_python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"});
+  if (!sites.succeeded() || !own.succeeded()) fail_environment("cannot read the site-packages of " + python);
+  std::ofstream(std::filesystem::path(trim(own.out)) / "archbuild-parent-site.pth") << sites.out;
+  return venv_python;
+}
+
+}  // namespace archbuild

@@ -1,0 +1,91 @@
+"""An extension built against torch: examples/torch-extension (a real
+torch.utils.cpp_extension project) built by the generic recipe against the
+real torch 2.11.0+cu130 from PyPI, compile-only here; the wheel holds exactly
+the asked archs, the report says the device check was skipped, and the
+second invocation is a cache hit."""
+import json
+import time
+import unittest
+import zipfile
+
+from extension_project import make_extension_repo
+from harness import SYSTEM_NVCC, run, scratch_dir, torch_build_python, torch_wheel
+
+
+@unittest.skipUnless(SYSTEM_NVCC.exists(), "needs nvcc 13 at /usr/local/cuda")
+class Extension(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.root = scratch_dir(cls)
+        cls.repo = make_extension_repo(cls.root)
+        cls.python = str(torch_build_python())
+        cls.cache = cls.root / "cache"
+        cls.env = {"ARCHBUILD_FAKE_GPUS": None}
+
+    def build(self, *args):
+        return run("build", str(self.repo), "--cache-dir", str(self.cache), "--python", self.python, "--json", *args,
+                   env=self.env, timeout=1500)
+
+    def library_archs(self, wheel):
+        with zipfile.ZipFile(wheel) as archive:
+            (member,) = [n for n in archive.namelist() if n.endswith(".so")]
+        (entry,) = json.loads(run("inspect", "--json", str(wheel)).stdout)["files"]
+        return member, entry["sass"], entry["ptx"]
+
+    def test_against_the_installed_torch(self):
+        result = self.build("--arch", "8.0;9.0+PTX", "--use-installed-torch")
+        self.assertEqual(result.returncode, 0, result.stderr[-4000:])
+        report = json.loads(result.stdout)
+        self.assertEqual(report["plan"]["env"]["TORCH_CUDA_ARCH_LIST"], "8.0;9.0+PTX")
+        self.assertTrue(report["plan"]["key_inputs"]["dep.torch"].startswith("torch 2.11.0+cu130 (CUDA 13.0) installed in"))
+        (wheel,) = report["wheels"]
+        self.assertRegex(wheel["file"], r"^archbuild_demo_ext-0\.1\.0\+cu130\.sm80\.sm90ptx-cp3\d+-cp3\d+-linux_x86_64\.whl$")
+        member, sass, ptx = self.library_archs(wheel["path"])
+        self.assertTrue(member.startswith("archbuild_demo_ext/_C."), member)
+        self.assertEqual(sorted(sass), ["sm_80", "sm_90"])
+        self.assertEqual(sorted(ptx), ["compute_90"])
+        self.assertIn("device check skipped, no GPU", report["validation_scope"])
+        self.assertTrue(report["published"])
+        start = time.monotonic()
+        again = self.build("--arch", "8.0;9.0+PTX", "--use-installed-torch")
+        elapsed = time.monotonic() - start
+        self.assertEqual(again.returncode, 0, again.stderr)
+        self.assertTrue(json.loads(again.stdout)["cache_hit"])
+        # the same commit in a fresh work tree: every compile unit comes from ccache
+        import shutil
+        import subprocess
+        shutil.rmtree(self.cache / "worktrees" / "torch-extension-main")
+        warm = self.build("--arch", "8.0;9.0+PTX", "--use-installed-torch", "--rebuild")
+        self.assertEqual(warm.returncode, 0, warm.stderr[-3000:])
+        stats = subprocess.run(["ccache", "--print-stats"], capture_output=True, text=True,
+                               env={"CCACHE_DIR": str(self.cache / "ccache"), "PATH": "/usr/bin:/bin"}).stdout
+        counters = dict(line.split("\t", 1) for line in stats.splitlines() if "\t" in line)
+        self.assertGreaterEqual(int(counters["direct_cache_hit"]), 2, stats)
+        print(f"\n  extension build {report['build']['seconds']:.1f} s, cache hit {elapsed:.2f} s, "
+              f"warm rebuild {json.loads(warm.stdout)['build']['seconds']:.1f} s")
+
+    def test_against_a_torch_wheel(self):
+        wheel = torch_wheel()
+        result = self.build("--arch", "9.0", "--torch-wheel", str(wheel))
+        self.assertEqual(result.returncode, 0, result.stderr[-4000:])
+        report = json.loads(result.stdout)
+        self.assertRegex(report["plan"]["key_inputs"]["dep.torch"], rf"^{wheel.name} sha256 [0-9a-f]{{64}}$")
+        self.assertTrue(report["plan"]["python"].endswith("build-env/bin/python"))
+        _, sass, ptx = self.library_archs(report["wheels"][0]["path"])
+        self.assertEqual((sorted(sass), ptx), (["sm_90"], {}))
+
+    def test_bad_dependency_options(self):
+        missing = run("build", str(self.repo), "--arch", "9.0", "--cache-dir", str(self.cache), "--python", self.python,
+                      "--torch-wheel", str(self.root / "nope.whl"), env=self.env)
+        self.assertEqual(missing.returncode, 2)
+        self.assertIn("no such wheel", missing.stderr)
+        both = run("build", str(self.repo), "--arch", "9.0", "--torch-wheel", "x.whl", "--use-installed-torch", env=self.env)
+        self.assertEqual(both.returncode, 2)
+        no_torch = run("build", str(self.repo), "--arch", "9.0", "--cache-dir", str(self.cache), "--use-installed-torch",
+                       "--python", "python3", env=self.env)
+        self.assertEqual(no_torch.returncode, 3)
+        self.assertIn("cannot import torch", no_torch.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
