@@ -1,0 +1,94 @@
+"""A recipe that depends on another (as torchvision depends on torch) builds
+against the cache's wheel of that recipe for the same arch list, building it
+first when the cache has none. Here: a `consumer` project whose setup.py
+imports the fixture package from its build environment and ships a copy of
+the fixture's CUDA library."""
+import json
+import unittest
+
+from fixture_project import data_dir_with_recipe, make_cuda_project
+from gitrepos import make_repo
+from harness import SYSTEM_NVCC, run, scratch_dir
+
+CONSUMER_SETUP = r'''#!/usr/bin/env python3
+import base64, hashlib, pathlib, sys, zipfile
+import fixture  # from the build environment archbuild made: the dependency's wheel
+
+lib = pathlib.Path(fixture.LIBRARY).read_bytes()
+print("consumer: building against", fixture.__file__, flush=True)
+dist = pathlib.Path(sys.argv[sys.argv.index("--dist-dir") + 1])
+dist.mkdir(parents=True, exist_ok=True)
+files = {"consumer/__init__.py": f"FIXTURE_FROM = {fixture.__file__!r}\n".encode(),
+         "consumer/libfixture_copy.so": lib,
+         "consumer-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: consumer\nVersion: 1.0\n",
+         "consumer-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: false\nTag: py3-none-linux_x86_64\n"}
+def line(name, data):
+    return f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}"
+with zipfile.ZipFile(dist / "consumer-1.0-py3-none-linux_x86_64.whl", "w") as archive:
+    for name, data in files.items():
+        archive.writestr(name, data)
+    archive.writestr("consumer-1.0.dist-info/RECORD", "\n".join([line(n, d) for n, d in files.items()] + ["consumer-1.0.dist-info/RECORD,,"]) + "\n")
+'''
+
+
+@unittest.skipUnless(SYSTEM_NVCC.exists(), "needs nvcc 13 at /usr/local/cuda")
+class Dependencies(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.root = scratch_dir(cls)
+        cls.data = data_dir_with_recipe(cls.root, make_cuda_project(cls.root))
+        consumer = make_repo(cls.root / "origin" / "consumer", {"setup.py": CONSUMER_SETUP})
+        from gitrepos import git
+        git(consumer, "tag", "v1.0")
+        (cls.data / "recipes" / "consumer.toml").write_text(f'''name = "consumer"
+description = "depends on the fixture"
+repository = "file://{consumer}"
+default_ref = "v1.0"
+submodules = false
+arch_dialect = "cmake"
+job_memory_gb = 1.0
+depends_on = ["fixture"]
+
+[[build]]
+versions = "*"
+system = "setup.py"
+command = ["{{python}}", "setup.py", "bdist_wheel", "--dist-dir", "{{wheel_dir}}"]
+''')
+        cls.cache = cls.root / "cache"
+        cls.env = {"ARCHBUILD_DATA_DIR": str(cls.data), "ARCHBUILD_FAKE_GPUS": None}
+
+    def build(self, recipe, arch, *args):
+        return run(recipe, "--arch", arch, "--cache-dir", str(self.cache), *args, env=self.env)
+
+    def test_the_dependency_is_built_first_then_reused(self):
+        result = self.build("consumer", "8.0")
+        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        self.assertIn("no fixture wheel for 8.0 in the cache: building it first", result.stderr)
+        self.assertIn("deps        fixture-1.0+cu130.sm80-py3-none-linux_x86_64.whl in", result.stderr)
+        report = json.loads((self.cache / "builds" / "consumer-v1.0" / "report.json").read_text())
+        self.assertRegex(report["plan"]["key_inputs"]["dep.fixture"],
+                         r"^fixture-1\.0\+cu130\.sm80-py3-none-linux_x86_64\.whl sha256 [0-9a-f]{64}$")
+        self.assertTrue(report["published"])
+        self.assertIn("build-env", report["plan"]["python"])
+        entries = json.loads(run("cache", "ls", "--json", "--cache-dir", str(self.cache), env=self.env).stdout)["entries"]
+        self.assertEqual(sorted(e["recipe"] for e in entries), ["consumer", "fixture"])
+        # again: a cache hit, nothing rebuilt
+        again = self.build("consumer", "8.0", "--json")
+        self.assertEqual(again.returncode, 0, again.stderr)
+        self.assertTrue(json.loads(again.stdout)["cache_hit"])
+        self.assertNotIn("building it first", again.stderr)
+        # a fixture already in the cache for 9.0 is used as it is
+        self.assertEqual(self.build("fixture", "9.0").returncode, 0)
+        other = self.build("consumer", "9.0")
+        self.assertEqual(other.returncode, 0, other.stderr[-3000:])
+        self.assertNotIn("building it first", other.stderr)
+        self.assertIn("fixture-1.0+cu130.sm90-py3-none-linux_x86_64.whl", other.stderr)
+
+    def test_torch_options_do_not_apply_without_dependencies(self):
+        result = self.build("fixture", "8.0", "--use-installed-torch")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("depends on nothing", result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
