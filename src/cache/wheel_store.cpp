@@ -75,12 +75,19 @@ std::vector<StoreEntry> WheelStore::matching(const std::string& prefix) const {
 namespace {
 constexpr const char* kTemporaryPrefix = ".tmp-";
 
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || !name[0]) return "localhost";
+  return name;
+}
+
 std::filesystem::path fill_aside(const std::filesystem::path& parent, const std::string& name,
                                  const std::vector<std::filesystem::path>& wheels,
                                  const std::vector<std::pair<std::string, std::string>>& files) {
   std::filesystem::create_directories(parent);
-  // The pid in the name lets `cache gc` tell a dead publish from a running one.
-  auto temporary = parent / (kTemporaryPrefix + name + "-" + std::to_string(getpid()));
+  // Host and pid in the name let `cache gc` tell a dead publish from a
+  // running one, also in a directory several builders share.
+  auto temporary = parent / (kTemporaryPrefix + name + "@" + host_name() + "@" + std::to_string(getpid()));
   std::filesystem::remove_all(temporary);
   std::filesystem::create_directories(temporary / "wheels");
   for (const auto& wheel : wheels)
@@ -124,7 +131,7 @@ std::filesystem::path WheelStore::quarantine(const CacheKey& key, const std::vec
 }
 
 void WheelStore::remove(const StoreEntry& entry) const {
-  auto doomed = root_ / (kTemporaryPrefix + entry.hash + "-removed-" + std::to_string(getpid()));
+  auto doomed = root_ / (kTemporaryPrefix + entry.hash + "-removed@" + host_name() + "@" + std::to_string(getpid()));
   std::filesystem::rename(entry.dir, doomed);
   std::filesystem::remove_all(doomed);
 }
@@ -132,13 +139,23 @@ void WheelStore::remove(const StoreEntry& entry) const {
 std::vector<std::filesystem::path> WheelStore::leftovers() const {
   std::vector<std::filesystem::path> found;
   std::error_code ec;
+  const auto here = host_name();
+  const auto hour_ago = std::filesystem::file_time_type::clock::now() - std::chrono::hours(1);
   for (const auto& dir : std::filesystem::directory_iterator(root_, ec)) {
     auto name = dir.path().filename().string();
     if (name.rfind(kTemporaryPrefix, 0) != 0) continue;
-    auto dash = name.rfind('-');
-    int pid = dash == std::string::npos ? 0 : std::atoi(name.c_str() + dash + 1);
-    bool alive = pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
-    if (!alive) found.push_back(dir.path());
+    auto last = name.rfind('@');
+    auto first = last == std::string::npos || last == 0 ? std::string::npos : name.rfind('@', last - 1);
+    bool dead;
+    if (first == std::string::npos) {
+      dead = true;  // not a name archbuild writes
+    } else if (name.substr(first + 1, last - first - 1) == here) {
+      int pid = std::atoi(name.c_str() + last + 1);
+      dead = pid <= 0 || (::kill(pid, 0) != 0 && errno != EPERM);
+    } else {
+      dead = std::filesystem::last_write_time(dir.path(), ec) < hour_ago;  // another builder's: its pid means nothing here
+    }
+    if (dead) found.push_back(dir.path());
   }
   std::sort(found.begin(), found.end());
   return found;

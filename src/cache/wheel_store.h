@@ -42,7 +42,8 @@ class WheelStore {
   // Takes an entry out of the store: renamed away first (readers stop seeing
   // it at once), then deleted.
   void remove(const StoreEntry& entry) const;
-  // Temporary dirs of publishes that never finished (their process is gone).
+  // Temporary dirs of publishes that never finished: their process (on this
+  // host) is gone, or, written by another host, they are over an hour old.
   std::vector<std::filesystem::path> leftovers() const;
   std::filesystem::path lock_path(const CacheKey& key) const;
   const std::filesystem::path& root() const { return root_; }

@@ -5,6 +5,7 @@
 
 #include "cache/cache_index.h"
 #include "cache/cache_key.h"
+#include "cache/cache_push.h"
 #include "cache/simple_index.h"
 #include "cache/store_maintenance.h"
 #include "cache/wheel_store.h"
@@ -184,6 +185,27 @@ ExitCode run_verify(const CacheOptions& options) {
   return bad == 0 && index_problems.empty() ? ExitCode::success : ExitCode::work_failed;
 }
 
+ExitCode run_push(const CacheOptions& options, const std::string& dest_text) {
+  if (dest_text.empty()) fail_bad_input("cache push: give the destination directory");
+  auto dest = std::filesystem::absolute(dest_text);
+  std::error_code ec;
+  if (std::filesystem::exists(dest, ec) && !std::filesystem::is_directory(dest, ec))
+    fail_bad_input("cache push: " + dest.string() + " is not a directory");
+  auto result = push_cache(WheelStore(options.resolve()), dest);
+  if (options.json) {
+    print_json({{"dest", dest.string()}, {"pushed", result.pushed}, {"already_there", result.present},
+                {"index", result.index.simple_dir.string()}, {"wheels_in_index", result.index.wheels.size()}});
+  } else {
+    for (const auto& hash : result.pushed) std::cout << "pushed  " << hash.substr(0, 12) << "\n";
+    std::cout << result.pushed.size() << " pushed, " << result.present.size() << " already there; "
+              << result.index.wheels.size() << " wheel" << (result.index.wheels.size() == 1 ? "" : "s") << " in "
+              << result.index.simple_dir.string() << "\n"
+              << "serve it: python3 -m http.server --directory " << dest.string()
+              << " PORT, then pip install --index-url http://HOST:PORT/simple PROJECT\n";
+  }
+  return ExitCode::success;
+}
+
 ExitCode run_gc(const CacheOptions& options, size_t keep, bool dry_run) {
   if (keep == 0) fail_bad_input("--keep must be at least 1 (to empty the cache, delete its store/ directory)");
   auto cache_dir = options.resolve();
@@ -224,7 +246,7 @@ ExitCode run_gc(const CacheOptions& options, size_t keep, bool dry_run) {
 }  // namespace
 
 Command cache_command() {
-  return {"cache", "The wheel cache: ls, show, verify, gc, why (diff two keys), index (any wheel dir)", [](CLI::App& app) {
+  return {"cache", "The wheel cache: ls, show, verify, gc, push (to a shared dir), why (diff two keys), index (any wheel dir)", [](CLI::App& app) {
             auto options = std::make_shared<CacheOptions>();
             auto ls = with_cache_options(app.add_subcommand("ls", "List published builds, newest first"), *options);
             auto show_key = std::make_shared<std::string>();
@@ -236,6 +258,11 @@ Command cache_command() {
             auto gc = with_cache_options(app.add_subcommand("gc", "Keep the newest N builds per project and arch list"), *options);
             gc->add_option("--keep", *keep, "How many to keep per project and arch list (default 2)");
             gc->add_flag("--dry-run", *dry_run, "Say what would go, remove nothing");
+
+            auto push_dest = std::make_shared<std::string>();
+            auto push = with_cache_options(
+                app.add_subcommand("push", "Copy published builds to a shared directory and regenerate its index"), *options);
+            push->add_option("dest", *push_dest, "Shared directory (laid out like a cache: store/, wheels/, simple/)")->required();
 
             auto why = app.add_subcommand("why", "Diff two builds' key texts (key.txt files or build dirs)");
             auto why_a = std::make_shared<std::string>(), why_b = std::make_shared<std::string>();
@@ -255,6 +282,7 @@ Command cache_command() {
               if (show->parsed()) return run_show(*options, *show_key);
               if (verify->parsed()) return run_verify(*options);
               if (gc->parsed()) return run_gc(*options, *keep, *dry_run);
+              if (push->parsed()) return run_push(*options, *push_dest);
               if (index->parsed()) {
                 std::filesystem::path wheels = std::filesystem::absolute(*index_wheels);
                 std::filesystem::path target = index_target->empty() ? wheels / "simple" : std::filesystem::absolute(*index_target);

@@ -1,0 +1,89 @@
+"""Sharing wheels across builders: `archbuild cache push DEST` from two caches,
+four pushers at once into one shared directory (consistent index, no lost
+wheel, a key both have copied once), and real pip installing from that
+directory served over HTTP by a real server on loopback."""
+import json
+import socket
+import subprocess
+import sys
+import time
+import unittest
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+from fixture_project import data_dir_with_recipe, make_cuda_project
+from harness import SYSTEM_NVCC, run, scratch_dir
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@unittest.skipUnless(SYSTEM_NVCC.exists(), "needs nvcc 13 at /usr/local/cuda")
+class SharedIndex(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.root = scratch_dir(cls)
+        cls.data = data_dir_with_recipe(cls.root, make_cuda_project(cls.root))
+        cls.env = {"ARCHBUILD_DATA_DIR": str(cls.data), "ARCHBUILD_FAKE_GPUS": None}
+        cls.caches = {"a": cls.root / "cache-a", "b": cls.root / "cache-b"}
+        for name, archs in (("a", ("8.0", "9.0")), ("b", ("8.6", "9.0"))):
+            for arch in archs:
+                result = run("build", "fixture", "--arch", arch, "--cache-dir", str(cls.caches[name]), env=cls.env)
+                assert result.returncode == 0, result.stderr
+
+    def test_concurrent_pushes_and_pip_over_http(self):
+        dest = self.root / "shared"
+        order = ["a", "b", "a", "b"]
+        with ThreadPoolExecutor(len(order)) as pool:
+            results = list(pool.map(lambda name: run("cache", "push", str(dest), "--cache-dir", str(self.caches[name]),
+                                                     "--json", env=self.env), order))
+        for result in results:
+            self.assertEqual(result.returncode, 0, result.stderr)
+        reports = [json.loads(r.stdout) for r in results]
+        pushed = [key for report in reports for key in report["pushed"]]
+        self.assertEqual(len(pushed), 3)  # 8.0, 8.6 and one 9.0: nothing twice, nothing lost
+        self.assertEqual(len(set(pushed)), 3)
+        verify = run("cache", "verify", "--cache-dir", str(dest), "--json", env=self.env)
+        self.assertEqual(verify.returncode, 0, verify.stdout)
+        self.assertEqual(json.loads(verify.stdout)["entries"], 3)
+        self.assertEqual(sorted(p.name for p in (dest / "wheels").iterdir()),
+                         sorted(f"fixture-1.0+cu130.sm{a}-py3-none-linux_x86_64.whl" for a in ("80", "86", "90")))
+        again = json.loads(run("cache", "push", str(dest), "--cache-dir", str(self.caches["a"]), "--json",
+                               env=self.env).stdout)
+        self.assertEqual((again["pushed"], len(again["already_there"])), ([], 2))
+
+        port = free_port()
+        server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                                   "--directory", str(dest)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(server.wait)
+        self.addCleanup(server.terminate)
+        url = f"http://127.0.0.1:{port}/simple/"
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(url, timeout=1).read()
+                break
+            except OSError:
+                time.sleep(0.1)
+        venv = self.root / "venv"
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        install = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
+                                  "--disable-pip-version-check", "--index-url", url, "fixture==1.0+cu130.sm86"],
+                                 capture_output=True, text=True)
+        self.assertEqual(install.returncode, 0, install.stderr)
+        library = next(venv.glob("lib/python*/site-packages/fixture/libfixture.so"))
+        (entry,) = json.loads(run("inspect", "--json", str(library)).stdout)["files"]
+        self.assertEqual(sorted(entry["sass"]), ["sm_86"])
+
+    def test_bad_destination(self):
+        target = self.root / "a-file"
+        target.write_text("x")
+        result = run("cache", "push", str(target), "--cache-dir", str(self.caches["a"]), env=self.env)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("is not a directory", result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
