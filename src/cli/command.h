@@ -35,5 +35,6 @@ Command build_command();
 Command config_command();
 Command validate_command();
 Command cache_command();
+Command matrix_command();
 
 }  // namespace archbuild

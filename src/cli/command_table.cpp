@@ -13,6 +13,7 @@ const std::vector<Command>& command_table() {
       source_command(),
       plan_command(),
       build_command(),
+      matrix_command(),
       validate_command(),
       cache_command(),
       config_command(),

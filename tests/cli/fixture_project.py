@@ -234,3 +234,47 @@ command = ["{{python}}", "setup.py", "bdist_wheel", "--dist-dir", "{{wheel_dir}}
 USE_CUDA = "1"
 ''')
     return data
+
+
+CONSUMER_SETUP = r'''#!/usr/bin/env python3
+import base64, hashlib, pathlib, sys, zipfile
+import fixture  # from the build environment archbuild made: the dependency's wheel
+
+lib = pathlib.Path(fixture.LIBRARY).read_bytes()
+print("consumer: building against", fixture.__file__, flush=True)
+dist = pathlib.Path(sys.argv[sys.argv.index("--dist-dir") + 1])
+dist.mkdir(parents=True, exist_ok=True)
+files = {"consumer/__init__.py": f"FIXTURE_FROM = {fixture.__file__!r}\n".encode(),
+         "consumer/libfixture_copy.so": lib,
+         "consumer-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: consumer\nVersion: 1.0\n",
+         "consumer-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: false\nTag: py3-none-linux_x86_64\n"}
+def line(name, data):
+    return f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}"
+with zipfile.ZipFile(dist / "consumer-1.0-py3-none-linux_x86_64.whl", "w") as archive:
+    for name, data in files.items():
+        archive.writestr(name, data)
+    archive.writestr("consumer-1.0.dist-info/RECORD", "\n".join([line(n, d) for n, d in files.items()] + ["consumer-1.0.dist-info/RECORD,,"]) + "\n")
+'''
+
+
+def add_consumer_recipe(root, data):
+    """A `consumer` project and recipe that depends on the fixture (as
+    torchvision depends on torch): its setup.py imports the fixture package
+    from the build environment and ships a copy of its CUDA library."""
+    consumer = make_repo(pathlib.Path(root) / "origin" / "consumer", {"setup.py": CONSUMER_SETUP})
+    git(consumer, "tag", "v1.0")
+    (pathlib.Path(data) / "recipes" / "consumer.toml").write_text(f'''name = "consumer"
+description = "depends on the fixture"
+repository = "file://{consumer}"
+default_ref = "v1.0"
+submodules = false
+arch_dialect = "cmake"
+job_memory_gb = 1.0
+depends_on = ["fixture"]
+
+[[build]]
+versions = "*"
+system = "setup.py"
+command = ["{{python}}", "setup.py", "bdist_wheel", "--dist-dir", "{{wheel_dir}}"]
+''')
+    return consumer

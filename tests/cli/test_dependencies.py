@@ -6,29 +6,9 @@ the fixture's CUDA library."""
 import json
 import unittest
 
-from fixture_project import data_dir_with_recipe, make_cuda_project
-from gitrepos import make_repo
+from fixture_project import add_consumer_recipe, data_dir_with_recipe, make_cuda_project
 from harness import SYSTEM_NVCC, run, scratch_dir
 
-CONSUMER_SETUP = r'''#!/usr/bin/env python3
-import base64, hashlib, pathlib, sys, zipfile
-import fixture  # from the build environment archbuild made: the dependency's wheel
-
-lib = pathlib.Path(fixture.LIBRARY).read_bytes()
-print("consumer: building against", fixture.__file__, flush=True)
-dist = pathlib.Path(sys.argv[sys.argv.index("--dist-dir") + 1])
-dist.mkdir(parents=True, exist_ok=True)
-files = {"consumer/__init__.py": f"FIXTURE_FROM = {fixture.__file__!r}\n".encode(),
-         "consumer/libfixture_copy.so": lib,
-         "consumer-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: consumer\nVersion: 1.0\n",
-         "consumer-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: false\nTag: py3-none-linux_x86_64\n"}
-def line(name, data):
-    return f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}"
-with zipfile.ZipFile(dist / "consumer-1.0-py3-none-linux_x86_64.whl", "w") as archive:
-    for name, data in files.items():
-        archive.writestr(name, data)
-    archive.writestr("consumer-1.0.dist-info/RECORD", "\n".join([line(n, d) for n, d in files.items()] + ["consumer-1.0.dist-info/RECORD,,"]) + "\n")
-'''
 
 
 @unittest.skipUnless(SYSTEM_NVCC.exists(), "needs nvcc 13 at /usr/local/cuda")
@@ -37,23 +17,7 @@ class Dependencies(unittest.TestCase):
     def setUpClass(cls):
         cls.root = scratch_dir(cls)
         cls.data = data_dir_with_recipe(cls.root, make_cuda_project(cls.root))
-        consumer = make_repo(cls.root / "origin" / "consumer", {"setup.py": CONSUMER_SETUP})
-        from gitrepos import git
-        git(consumer, "tag", "v1.0")
-        (cls.data / "recipes" / "consumer.toml").write_text(f'''name = "consumer"
-description = "depends on the fixture"
-repository = "file://{consumer}"
-default_ref = "v1.0"
-submodules = false
-arch_dialect = "cmake"
-job_memory_gb = 1.0
-depends_on = ["fixture"]
-
-[[build]]
-versions = "*"
-system = "setup.py"
-command = ["{{python}}", "setup.py", "bdist_wheel", "--dist-dir", "{{wheel_dir}}"]
-''')
+        add_consumer_recipe(cls.root, cls.data)
         cls.cache = cls.root / "cache"
         cls.env = {"ARCHBUILD_DATA_DIR": str(cls.data), "ARCHBUILD_FAKE_GPUS": None}
 

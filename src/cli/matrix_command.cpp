@@ -1,0 +1,96 @@
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+
+#include "cli/command.h"
+#include "cli/host_context.h"
+#include "config/settings.h"
+#include "core/error.h"
+#include "core/strings.h"
+#include "core/system_info.h"
+#include "matrix/build_matrix.h"
+#include "matrix/matrix_runner.h"
+#include "ui/terminal.h"
+
+namespace archbuild {
+
+Command matrix_command() {
+  return {"matrix", "Build recipes x arch sets x refs x toolkits from a TOML file, dependencies first", [](CLI::App& app) {
+            struct Options {
+              std::string file, cache_dir, junit, python;
+              std::vector<std::string> mirrors;
+              unsigned parallel = 1, jobs = 0;
+              bool json = false, offline = false;
+            };
+            auto options = std::make_shared<Options>();
+            app.add_option("file", options->file, "The matrix (docs/MATRIX.md)")->required();
+            app.add_option("--parallel", options->parallel, "Cells built at once (default 1)")->check(CLI::Range(1u, 64u));
+            app.add_option("--jobs", options->jobs, "Compile jobs for the whole matrix (default: the file's, or the cores)");
+            app.add_option("--cache-dir", options->cache_dir, "archbuild's cache");
+            app.add_option("--python", options->python, "Interpreter the builds run with");
+            app.add_option("--mirror", options->mirrors, "URL rewrite FROM=TO for every cell (repeatable)");
+            app.add_flag("--offline", options->offline, "Never fetch");
+            app.add_option("--junit", options->junit, "Write JUnit XML here (one testcase per cell)");
+            app.add_flag("--json", options->json, "Print the JSON report");
+            app.footer("Exit: 0 every cell built; 1 some cell failed or was skipped (the others still ran); 2 bad matrix file.");
+            return [options]() {
+              auto book = RecipeBook::load_default();
+              auto matrix = load_build_matrix(options->file, book);
+              std::map<std::string, std::string> flags;
+              if (!options->cache_dir.empty()) flags["cache_dir"] = options->cache_dir;
+              auto settings = Settings::load(flags);
+              MatrixRunOptions run;
+              run.cache_dir = std::filesystem::absolute(settings.get("cache_dir").value);
+              run.out_dir = run.cache_dir / "matrix";
+              run.parallel = options->parallel;
+              unsigned budget = options->jobs ? options->jobs : matrix.jobs ? matrix.jobs : cpu_count();
+              run.jobs_per_cell = std::max(1u, budget / run.parallel);
+              if (!options->python.empty()) run.extra_args.insert(run.extra_args.end(), {"--python", options->python});
+              for (const auto& rule : options->mirrors) run.extra_args.insert(run.extra_args.end(), {"--mirror", rule});
+              if (options->offline) run.extra_args.push_back("--offline");
+              if (!options->json)
+                std::cout << matrix.cells.size() << " cells, " << run.parallel << " at once, " << run.jobs_per_cell
+                          << " compile jobs each (budget " << budget << ")\n" << std::flush;
+              size_t done = 0;
+              auto results = run_build_matrix(matrix, run, [&](size_t index, const CellResult& result) {
+                if (options->json) return;
+                const auto& cell = matrix.cells[index];
+                if (result.status == "running") {
+                  std::cout << "start  " << cell.name() << "\n" << std::flush;
+                  return;
+                }
+                ++done;
+                auto word = result.status == "ok" ? verdict_label(Verdict::ok)
+                            : result.status == "skipped" ? verdict_label(Verdict::skip) : verdict_label(Verdict::fail);
+                char seconds[32];
+                std::snprintf(seconds, sizeof seconds, "%.1f s", result.seconds());
+                std::cout << "[" << done << "/" << matrix.cells.size() << "] " << word << " " << cell.name() << " ("
+                          << seconds << (result.cache_hit ? ", cache hit" : "") << ")"
+                          << (result.message.empty() ? "" : ": " + result.message) << "\n" << std::flush;
+              });
+              auto report = matrix_report_json(matrix, results);
+              if (!options->junit.empty()) {
+                std::ofstream junit(options->junit);
+                junit << matrix_junit_xml(matrix, results);
+                if (!junit) fail_environment("cannot write " + options->junit);
+              }
+              if (options->json) {
+                print_json(report);
+              } else {
+                std::cout << "\n" << std::left << std::setw(44) << "CELL" << std::setw(9) << "RESULT" << std::setw(10)
+                          << "TIME" << "WHEEL / REASON\n";
+                for (size_t i = 0; i < results.size(); ++i) {
+                  char seconds[32];
+                  std::snprintf(seconds, sizeof seconds, "%.1f s", results[i].seconds());
+                  std::cout << std::left << std::setw(44) << matrix.cells[i].name() << std::setw(9) << results[i].status
+                            << std::setw(10) << seconds
+                            << (results[i].status == "ok" ? join(results[i].wheels, ", ") : results[i].message) << "\n";
+                }
+                if (!options->junit.empty()) std::cout << "JUnit: " << options->junit << "\n";
+              }
+              return report["ok"].get<bool>() ? ExitCode::success : ExitCode::work_failed;
+            };
+          }};
+}
+
+}  // namespace archbuild

@@ -1,0 +1,113 @@
+#include "matrix/build_matrix.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include <toml++/toml.h>
+
+#include "core/error.h"
+
+namespace archbuild {
+
+std::string MatrixCell::name() const {
+  return recipe + (ref.empty() ? "" : " " + ref) + " " + arch + (cuda.empty() ? "" : " (CUDA " + cuda + ")");
+}
+
+namespace {
+
+[[noreturn]] void bad(const std::filesystem::path& file, const toml::node* node, const std::string& key,
+                      const std::string& what) {
+  std::string line = node ? ":" + std::to_string(node->source().begin.line) : "";
+  fail_bad_input(file.string() + line + ": key '" + key + "': " + what);
+}
+
+std::vector<std::string> strings(const std::filesystem::path& file, const toml::node* node, const std::string& key,
+                                 bool required) {
+  if (!node) {
+    if (required) fail_bad_input(file.string() + ": key '" + key + "' is missing");
+    return {};
+  }
+  const auto* array = node->as_array();
+  if (!array || array->empty()) bad(file, node, key, "expected a non-empty array of strings");
+  std::vector<std::string> out;
+  for (const auto& item : *array) {
+    auto text = item.value<std::string>();
+    if (!text || text->empty()) bad(file, &item, key, "expected a non-empty string");
+    out.push_back(*text);
+  }
+  return out;
+}
+
+}  // namespace
+
+BuildMatrix load_build_matrix(const std::filesystem::path& file, const RecipeBook& book) {
+  toml::table root;
+  try {
+    root = toml::parse_file(file.string());
+  } catch (const toml::parse_error& e) {
+    fail_bad_input(file.string() + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
+  }
+  for (const auto& [key, node] : root) {
+    static const std::set<std::string> known = {"recipes", "arch_sets", "cuda", "jobs", "refs"};
+    if (!known.count(std::string(key.str()))) bad(file, &node, std::string(key.str()), "unknown key (known: recipes, arch_sets, cuda, jobs, refs)");
+  }
+  BuildMatrix matrix;
+  auto recipes = strings(file, root.get("recipes"), "recipes", true);
+  auto arch_sets = strings(file, root.get("arch_sets"), "arch_sets", true);
+  auto toolkits = strings(file, root.get("cuda"), "cuda", false);
+  if (toolkits.empty()) toolkits = {""};
+  if (const auto* jobs = root.get("jobs")) {
+    auto value = jobs->value<int64_t>();
+    if (!value || *value < 1) bad(file, jobs, "jobs", "expected a positive integer");
+    matrix.jobs = static_cast<unsigned>(*value);
+  }
+  const auto* refs = root.get("refs") ? root.get("refs")->as_table() : nullptr;
+  if (root.get("refs") && !refs) bad(file, root.get("refs"), "refs", "expected a table of recipe = [refs]");
+  if (refs)
+    for (const auto& [name, node] : *refs)
+      if (std::find(recipes.begin(), recipes.end(), std::string(name.str())) == recipes.end())
+        bad(file, &node, "refs." + std::string(name.str()), "not one of the matrix's recipes");
+
+  // Dependencies first: a recipe's cells come after those of what it needs.
+  std::vector<const Recipe*> ordered;
+  std::set<std::string> placed;
+  std::function<void(const std::string&, std::vector<std::string>&)> place = [&](const std::string& name,
+                                                                               std::vector<std::string>& stack) {
+    if (placed.count(name)) return;
+    if (std::find(stack.begin(), stack.end(), name) != stack.end())
+      fail_bad_input(file.string() + ": recipes depend on each other in a cycle through " + name);
+    const Recipe* recipe = book.find(name);
+    if (!recipe) bad(file, root.get("recipes"), "recipes", "unknown recipe '" + name + "' (see `archbuild recipes`)");
+    stack.push_back(name);
+    for (const auto& dependency : recipe->depends_on)
+      if (std::find(recipes.begin(), recipes.end(), dependency) != recipes.end()) place(dependency, stack);
+    stack.pop_back();
+    placed.insert(name);
+    ordered.push_back(recipe);
+  };
+  for (const auto& name : recipes) {
+    std::vector<std::string> stack;
+    place(name, stack);
+  }
+  for (const Recipe* recipe : ordered) {
+    std::vector<std::string> recipe_refs = {""};
+    if (refs && refs->get(recipe->name))
+      recipe_refs = strings(file, refs->get(recipe->name), "refs." + recipe->name, true);
+    for (const auto& ref : recipe_refs)
+      for (const auto& arch : arch_sets)
+        for (const auto& cuda : toolkits) {
+          MatrixCell cell{recipe->name, ref, arch, cuda, {}};
+          for (size_t i = 0; i < matrix.cells.size(); ++i) {
+            const auto& other = matrix.cells[i];
+            bool dependency = std::find(recipe->depends_on.begin(), recipe->depends_on.end(), other.recipe) !=
+                              recipe->depends_on.end();
+            if (dependency && other.arch == arch && other.cuda == cuda) cell.needs.push_back(i);
+          }
+          matrix.cells.push_back(cell);
+        }
+  }
+  return matrix;
+}
+
+}  // namespace archbuild

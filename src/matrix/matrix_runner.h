@@ -1,0 +1,46 @@
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "matrix/build_matrix.h"
+
+namespace archbuild {
+
+struct CellResult {
+  std::string status = "pending";  // pending, running, ok, failed, skipped
+  int exit_code = 0;
+  double started = 0, finished = 0;  // seconds since the matrix started
+  std::string message;             // why it failed or was skipped
+  std::vector<std::string> wheels;
+  bool cache_hit = false;
+  std::filesystem::path log;
+  double seconds() const { return finished - started; }
+};
+
+struct MatrixRunOptions {
+  std::filesystem::path cache_dir;
+  std::filesystem::path out_dir;          // one dir per cell: its build.log, report.json, archbuild's own output
+  unsigned parallel = 1;                  // cells at once
+  unsigned jobs_per_cell = 1;             // the global budget split between them
+  std::vector<std::string> extra_args;    // passed to every `archbuild build`
+};
+
+// Runs every cell as its own `archbuild build` child process, up to
+// `parallel` at once, a cell only after the cells it needs succeeded (one
+// whose dependency failed is skipped, naming it); a failed cell never stops
+// the others. `on_change` sees each cell start and finish.
+std::vector<CellResult> run_build_matrix(const BuildMatrix& matrix, const MatrixRunOptions& options,
+                                         const std::function<void(size_t, const CellResult&)>& on_change);
+
+nlohmann::json matrix_report_json(const BuildMatrix& matrix, const std::vector<CellResult>& results);
+
+// JUnit XML (one testcase per cell, <failure> / <skipped> with the reason),
+// so that CI systems show each cell as a test.
+std::string matrix_junit_xml(const BuildMatrix& matrix, const std::vector<CellResult>& results);
+
+}  // namespace archbuild

@@ -1,0 +1,67 @@
+"""`archbuild matrix`: recipes x arch sets from a TOML file, dependencies
+first (the consumer after the fixture of the same arch set), a failing cell
+that does not stop the others, its dependent skipped, a JSON report, JUnit
+XML a CI system reads, and exit 1."""
+import json
+import unittest
+import xml.etree.ElementTree as ElementTree
+
+from fixture_project import add_consumer_recipe, data_dir_with_recipe, make_cuda_project
+from harness import SYSTEM_NVCC, run, scratch_dir
+
+
+@unittest.skipUnless(SYSTEM_NVCC.exists(), "needs nvcc 13 at /usr/local/cuda")
+class Matrix(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.root = scratch_dir(cls)
+        cls.data = data_dir_with_recipe(cls.root, make_cuda_project(cls.root))
+        add_consumer_recipe(cls.root, cls.data)
+        cls.env = {"ARCHBUILD_DATA_DIR": str(cls.data), "ARCHBUILD_FAKE_GPUS": None}
+
+    def test_dependencies_first_failures_isolated_junit(self):
+        matrix = self.root / "nightly.toml"
+        # 5.0: CUDA 13 cannot target it, so the fixture cell fails and its consumer is skipped
+        matrix.write_text('recipes = ["consumer", "fixture"]\narch_sets = ["8.0", "5.0", "9.0+PTX"]\njobs = 2\n')
+        junit = self.root / "junit.xml"
+        result = run("matrix", str(matrix), "--parallel", "2", "--cache-dir", str(self.root / "cache"), "--json",
+                     "--junit", str(junit), env=self.env, timeout=1200)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        cells = {c["name"]: c for c in json.loads(result.stdout)["cells"]}
+        self.assertEqual({n: c["status"] for n, c in cells.items()},
+                         {"fixture 8.0": "ok", "fixture 5.0": "failed", "fixture 9.0+PTX": "ok",
+                          "consumer 8.0": "ok", "consumer 5.0": "skipped", "consumer 9.0+PTX": "ok"})
+        for arch in ("8.0", "9.0+PTX"):
+            self.assertGreaterEqual(cells[f"consumer {arch}"]["started"], cells[f"fixture {arch}"]["finished"])
+            self.assertEqual(cells[f"consumer {arch}"]["needs"], [f"fixture {arch}"])
+        self.assertIn("5.0", cells["fixture 5.0"]["message"])
+        self.assertEqual(cells["fixture 5.0"]["exit_code"], 3)
+        self.assertIn("needs fixture 5.0", cells["consumer 5.0"]["message"])
+        self.assertEqual(cells["consumer 8.0"]["wheels"], ["consumer-1.0+cu130.sm80-py3-none-linux_x86_64.whl"])
+        suite = ElementTree.parse(junit).getroot().find("testsuite")
+        self.assertEqual((suite.get("tests"), suite.get("failures"), suite.get("skipped")), ("6", "1", "1"))
+        failed = [c for c in suite.findall("testcase") if c.find("failure") is not None]
+        self.assertEqual([c.get("name") for c in failed], ["fixture 5.0"])
+        # the plain output: one line per finished cell and the summary table
+        again = run("matrix", str(matrix), "--cache-dir", str(self.root / "cache"), env=self.env, timeout=1200)
+        self.assertEqual(again.returncode, 1)
+        self.assertIn("cache hit", again.stdout)
+        self.assertRegex(again.stdout, r"consumer 5\.0\s+skipped")
+
+    def test_bad_matrix_files(self):
+        cases = {"recipes = [\"fixture\"]\n": "key 'arch_sets' is missing",
+                 "recipes = [\"nope\"]\narch_sets = [\"9.0\"]\n": "unknown recipe 'nope'",
+                 "recipes = [\"fixture\"]\narch_sets = [\"9.0\"]\ncolour = 1\n": ":3: key 'colour': unknown key",
+                 "recipes = [\"fixture\"]\narch_sets = [\"9.0\"]\n[refs]\nconsumer = [\"v1\"]\n": "not one of the matrix's recipes",
+                 "recipes = [\"fixture\"\n": "nightly.toml:"}
+        for text, expected in cases.items():
+            with self.subTest(text=text):
+                matrix = self.root / "nightly.toml"
+                matrix.write_text(text)
+                result = run("matrix", str(matrix), env=self.env)
+                self.assertEqual(result.returncode, 2, result.stderr)
+                self.assertIn(expected, result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
