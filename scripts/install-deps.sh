@@ -10,6 +10,7 @@ debian_packages=(
   libcli11-dev nlohmann-json3-dev libzip-dev libzstd-dev liblz4-dev
   libssl-dev libgtest-dev
   python3-venv python3-setuptools python3-wheel python3-pip
+  redis-server
 )
 
 missing=()

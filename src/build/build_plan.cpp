@@ -131,6 +131,8 @@ BuildPlan make_plan(const PlanInputs& in) {
     if (in.compiler_launcher == "ccache") {
       plan.env["CCACHE_DIR"] = (in.cache_dir / "ccache").string();
       plan.env["CCACHE_BASEDIR"] = in.source_dir.string();  // hits across work trees
+      // Builders share compile results through it (ccache 4.4+: redis, http, file).
+      if (!in.compiler_cache_remote.empty()) plan.env["CCACHE_REMOTE_STORAGE"] = in.compiler_cache_remote;
     }
     // torch.utils.cpp_extension writes its own ninja file and ignores CMake's
     // launcher variables: nvcc goes through PYTORCH_NVCC, the C++ compiler

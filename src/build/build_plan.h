@@ -60,6 +60,7 @@ struct PlanInputs {
   std::string python_tag;                   // cp311
   JobInputs job_inputs;
   std::string compiler_launcher;            // "ccache", "sccache" or "" (none)
+  std::string compiler_cache_remote;        // ccache remote storage URL, or ""
   std::optional<SourceTree> source;         // absent when planning before checkout
 };
 

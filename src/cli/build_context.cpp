@@ -18,6 +18,7 @@ void BuildOptions::declare(CLI::App& app) {
   app.add_option("--cache-dir", cache_dir, "archbuild's cache");
   app.add_option("--out", out, "Where the log, wheels and trace go (default: <cache>/builds/NAME-REF)");
   app.add_option("--compiler-launcher", launcher, "ccache, sccache or none");
+  app.add_option("--compiler-cache-remote", remote_cache, "ccache remote storage shared by builders (redis://host:port)");
   app.add_option("--patch", patches, "Apply this git-format patch too (repeatable)");
   app.add_option("--mirror", mirrors, "URL rewrite FROM=TO, like git's insteadOf (repeatable)");
   app.add_flag("--offline", offline, "Never fetch: use the mirrors as they are");
@@ -36,6 +37,7 @@ std::map<std::string, std::string> BuildOptions::setting_flags() const {
   if (!jobs.empty()) flags["jobs"] = jobs;
   if (!python.empty()) flags["python"] = python;
   if (!launcher.empty()) flags["compiler_launcher"] = launcher;
+  if (!remote_cache.empty()) flags["compiler_cache_remote"] = remote_cache;
   if (offline) flags["offline"] = "true";
   return flags;
 }
@@ -114,6 +116,7 @@ BuildPlan BuildContext::plan(const BuildOptions&, const std::optional<SourceTree
   if (launcher != "none" && !find_on_path(launcher))
     fail_environment("compiler launcher '" + launcher + "' is not on PATH (use --compiler-launcher none)");
   inputs.compiler_launcher = launcher == "none" ? "" : launcher;
+  inputs.compiler_cache_remote = settings.get("compiler_cache_remote").value;
   if (launcher == "ccache") ensure_ccache_masquerade(cache_dir);
   inputs.source = source;
   auto plan = make_plan(inputs);

@@ -19,7 +19,7 @@ namespace archbuild {
 
 // The options `plan` and `build` share.
 struct BuildOptions {
-  std::string what, arch, ref, recipe, cuda, cache_dir, python, out, launcher, jobs;
+  std::string what, arch, ref, recipe, cuda, cache_dir, python, out, launcher, remote_cache, jobs;
   std::vector<std::string> patches, mirrors;
   std::string torch_wheel;
   bool offline = false, json = false, no_validate = false, rebuild = false, use_installed_torch = false;

@@ -20,7 +20,7 @@ Command matrix_command() {
               std::string file, cache_dir, junit, python;
               std::vector<std::string> mirrors;
               unsigned parallel = 1, jobs = 0;
-              bool json = false, offline = false;
+              bool json = false, offline = false, dry_run = false;
             };
             auto options = std::make_shared<Options>();
             app.add_option("file", options->file, "The matrix (docs/MATRIX.md)")->required();
@@ -32,10 +32,24 @@ Command matrix_command() {
             app.add_flag("--offline", options->offline, "Never fetch");
             app.add_option("--junit", options->junit, "Write JUnit XML here (one testcase per cell)");
             app.add_flag("--json", options->json, "Print the JSON report");
+            app.add_flag("--dry-run", options->dry_run, "List the cells in the order they would run, build nothing");
             app.footer("Exit: 0 every cell built; 1 some cell failed or was skipped (the others still ran); 2 bad matrix file.");
             return [options]() {
               auto book = RecipeBook::load_default();
               auto matrix = load_build_matrix(options->file, book);
+              if (options->dry_run) {
+                auto cells = matrix_report_json(matrix, std::vector<CellResult>(matrix.cells.size()))["cells"];
+                if (options->json) {
+                  print_json({{"cells", cells}});
+                } else {
+                  for (const auto& cell : cells)
+                    std::cout << cell["name"].get<std::string>()
+                              << (cell["needs"].empty() ? "" : "  (after " + join(cell["needs"].get<std::vector<std::string>>(), ", ") + ")")
+                              << "\n";
+                  std::cout << matrix.cells.size() << " cells\n";
+                }
+                return ExitCode::success;
+              }
               std::map<std::string, std::string> flags;
               if (!options->cache_dir.empty()) flags["cache_dir"] = options->cache_dir;
               auto settings = Settings::load(flags);

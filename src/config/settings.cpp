@@ -14,6 +14,8 @@ const std::vector<SettingSpec>& setting_specs() {
       {"cache_dir", "ARCHBUILD_CACHE_DIR", "--cache-dir", "mirrors, work trees, builds, ccache"},
       {"jobs", "ARCHBUILD_JOBS", "--jobs", "parallel compile jobs (default: cores and memory decide)"},
       {"compiler_launcher", "ARCHBUILD_COMPILER_LAUNCHER", "--compiler-launcher", "ccache, sccache or none"},
+      {"compiler_cache_remote", "ARCHBUILD_COMPILER_CACHE_REMOTE", "--compiler-cache-remote",
+       "ccache remote storage shared by builders (redis://host:port, http://host/path); empty: none"},
       {"python", "ARCHBUILD_PYTHON", "--python", "the interpreter builds run with"},
       {"offline", "ARCHBUILD_OFFLINE", "--offline", "never fetch: use the mirrors as they are"},
   };
