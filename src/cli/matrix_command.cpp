@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/strings.h"
 #include "core/system_info.h"
+#include "build/job_planner.h"
 #include "matrix/build_matrix.h"
 #include "matrix/matrix_runner.h"
 #include "ui/terminal.h"
@@ -57,7 +58,17 @@ Command matrix_command() {
               run.cache_dir = std::filesystem::absolute(settings.get("cache_dir").value);
               run.out_dir = run.cache_dir / "matrix";
               run.parallel = options->parallel;
-              unsigned budget = options->jobs ? options->jobs : matrix.jobs ? matrix.jobs : cpu_count();
+              // One budget for the whole matrix: the file's or --jobs, else what
+              // this machine's cores and memory allow for its hungriest recipe.
+              unsigned budget = options->jobs ? options->jobs : matrix.jobs;
+              if (!budget) {
+                JobInputs machine;
+                machine.cores = cpu_count();
+                machine.available_memory_bytes = available_memory_bytes().value_or(0);
+                for (const auto& cell : matrix.cells)
+                  machine.job_memory_gb = std::max(machine.job_memory_gb, book.find(cell.recipe)->job_memory_gb);
+                budget = plan_jobs(machine).jobs;
+              }
               run.jobs_per_cell = std::max(1u, budget / run.parallel);
               if (!options->python.empty()) run.extra_args.insert(run.extra_args.end(), {"--python", options->python});
               for (const auto& rule : options->mirrors) run.extra_args.insert(run.extra_args.end(), {"--mirror", rule});

@@ -49,8 +49,10 @@ BuildMatrix load_build_matrix(const std::filesystem::path& file, const RecipeBoo
     fail_bad_input(file.string() + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
   }
   for (const auto& [key, node] : root) {
-    static const std::set<std::string> known = {"recipes", "arch_sets", "cuda", "jobs", "refs"};
-    if (!known.count(std::string(key.str()))) bad(file, &node, std::string(key.str()), "unknown key (known: recipes, arch_sets, cuda, jobs, refs)");
+    // `runners` (arch set -> CI runner label) is for CI files that read the matrix.
+    static const std::set<std::string> known = {"recipes", "arch_sets", "cuda", "jobs", "refs", "runners"};
+    if (!known.count(std::string(key.str())))
+      bad(file, &node, std::string(key.str()), "unknown key (known: recipes, arch_sets, cuda, jobs, refs, runners)");
   }
   BuildMatrix matrix;
   auto recipes = strings(file, root.get("recipes"), "recipes", true);
