@@ -7,6 +7,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "core/strings.h"
 #include "core/sha256.h"
 #include "wheel/wheel_archive.h"
 
@@ -25,20 +26,6 @@ std::string normalize_project_name(const std::string& name) {
 }
 
 namespace {
-
-std::string html_escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string href_escape(const std::string& path) {
   std::string out;
@@ -67,7 +54,7 @@ void write_atomically(const std::filesystem::path& path, const std::string& cont
 
 std::string page(const std::string& title, const std::string& body) {
   return "<!DOCTYPE html>\n<html>\n<head><meta name=\"pypi:repository-version\" content=\"1.0\"><title>" +
-         html_escape(title) + "</title></head>\n<body>\n" + body + "</body>\n</html>\n";
+         markup_escape(title) + "</title></head>\n<body>\n" + body + "</body>\n</html>\n";
 }
 
 }  // namespace
@@ -90,12 +77,12 @@ std::vector<IndexedWheel> write_simple_index(const std::filesystem::path& wheels
   for (const auto& wheel : wheels) {
     auto relative = std::filesystem::relative(wheel.file, index_dir / wheel.project);
     links[wheel.project] += "<a href=\"" + href_escape(relative.string()) + "#sha256=" + wheel.sha256 + "\">" +
-                            html_escape(wheel.file.filename().string()) + "</a><br>\n";
+                            markup_escape(wheel.file.filename().string()) + "</a><br>\n";
   }
   std::string root;
   for (const auto& [project, lines] : links) {
-    write_atomically(index_dir / project / "index.html", page("Links for " + project, "<h1>Links for " + html_escape(project) + "</h1>\n" + lines));
-    root += "<a href=\"" + href_escape(project) + "/\">" + html_escape(project) + "</a><br>\n";
+    write_atomically(index_dir / project / "index.html", page("Links for " + project, "<h1>Links for " + markup_escape(project) + "</h1>\n" + lines));
+    root += "<a href=\"" + href_escape(project) + "/\">" + markup_escape(project) + "</a><br>\n";
   }
   write_atomically(index_dir / "index.html", page("Simple index", root));
   for (const auto& dir : std::filesystem::directory_iterator(index_dir, ec))

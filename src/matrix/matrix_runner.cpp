@@ -22,20 +22,6 @@ std::string last_line(const std::string& text) {
   return lines.empty() ? "" : trim(lines.back());
 }
 
-std::string xml_escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') ? ' ' : c;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 std::vector<CellResult> run_build_matrix(const BuildMatrix& matrix, const MatrixRunOptions& options,
@@ -148,17 +134,17 @@ std::string matrix_junit_xml(const BuildMatrix& matrix, const std::vector<CellRe
     total += result.seconds();
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%.3f", result.seconds());
-    cases += "    <testcase classname=\"archbuild." + xml_escape(matrix.cells[i].recipe) + "\" name=\"" +
-             xml_escape(matrix.cells[i].name()) + "\" time=\"" + seconds + "\">";
+    cases += "    <testcase classname=\"archbuild." + markup_escape(matrix.cells[i].recipe) + "\" name=\"" +
+             markup_escape(matrix.cells[i].name()) + "\" time=\"" + seconds + "\">";
     if (result.status == "failed") {
       ++failures;
-      cases += "\n      <failure message=\"" + xml_escape(result.message) + "\">log: " + xml_escape(result.log.string()) +
+      cases += "\n      <failure message=\"" + markup_escape(result.message) + "\">log: " + markup_escape(result.log.string()) +
                "</failure>\n    ";
     } else if (result.status == "skipped") {
       ++skipped;
-      cases += "\n      <skipped message=\"" + xml_escape(result.message) + "\"/>\n    ";
+      cases += "\n      <skipped message=\"" + markup_escape(result.message) + "\"/>\n    ";
     } else if (!result.wheels.empty()) {
-      cases += "\n      <system-out>" + xml_escape(join(result.wheels, "\n")) + "</system-out>\n    ";
+      cases += "\n      <system-out>" + markup_escape(join(result.wheels, "\n")) + "</system-out>\n    ";
     }
     cases += "</testcase>\n";
   }
