@@ -187,7 +187,7 @@ BuildPlan make_plan(const PlanInputs& in) {
   key["ref"] = plan.ref;
   key["arch_list"] = plan.arch_list;
   key["arch_dialect"] = to_string(plan.dialect);
-  key["cuda"] = in.toolchain->installed ? in.toolchain->installed->release : in.toolchain->version().str();
+  key["cuda"] = in.toolchain->key_string();
   key["host_compiler"] = in.host ? in.host->kind + " " + in.host->version : "unknown";
   key["python_tag"] = in.python_tag;
   key["build.system"] = plan.build_system;

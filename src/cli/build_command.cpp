@@ -217,9 +217,7 @@ ExitCode run_build(const BuildOptions& options) {
   auto tree = checkout_source(context.checkout_request(options), mirrors);
   line("source", context.target.name + " " + tree.ref + " = " + tree.commit.substr(0, 12) + ", " +
                      std::to_string(tree.submodules.size()) + " submodules, " + std::to_string(tree.patches.size()) + " patches");
-  const auto cuda = context.host.toolchain.installed ? context.host.toolchain.installed->release
-                                                    : context.host.toolchain.version().str();
-  auto deps = resolve_dependencies(context, options, cuda, line);
+  auto deps = resolve_dependencies(context, options, context.host.toolchain.key_string(), line);
   auto plan = context.plan(options, tree, &deps);
   line("plan", std::to_string(plan.jobs.jobs) + " jobs" +
                    (plan.jobs.nvcc_threads > 1 ? ", nvcc --threads " + std::to_string(plan.jobs.nvcc_threads) : "") +

@@ -11,6 +11,8 @@ std::string Toolchain::describe() const {
   return "CUDA " + facts.version.str() + " (archbuild's table; not installed)";
 }
 
+std::string Toolchain::key_string() const { return installed ? installed->release : facts.version.str(); }
+
 namespace {
 std::vector<ComputeCapability> intersect(const std::vector<ComputeCapability>& a,
                                          const std::vector<ComputeCapability>& b) {

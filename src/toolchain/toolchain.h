@@ -20,6 +20,9 @@ struct Toolchain {
   CudaVersion version() const { return facts.version; }
   // "CUDA 13.0 (/usr/local/cuda)" or "CUDA 12.9 (archbuild's table; not installed)"
   std::string describe() const;
+  // What the cache key records: the installed release ("13.0.88" style) when
+  // there is one, else the table's version. Dependencies match on it too.
+  std::string key_string() const;
 };
 
 // `requested` = --cuda X.Y. Throws UserError(environment) when no toolkit is

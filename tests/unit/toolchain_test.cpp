@@ -106,6 +106,7 @@ TEST(Toolchain, InstalledNvccWinsOverTheTable) {
   EXPECT_EQ(chain.facts.min_driver, "580.65.06");
   ASSERT_EQ(chain.notes.size(), 1u);
   EXPECT_NE(chain.notes[0].find("13.0"), std::string::npos);
+  EXPECT_EQ(chain.key_string(), "13.2.78");  // the exact release, not 13.2
 }
 
 TEST(Toolchain, SelectByVersion) {
@@ -120,6 +121,7 @@ TEST(Toolchain, SelectByVersion) {
   EXPECT_EQ(select_toolchain(installed, t, CudaVersion{13, 2}).version(), (CudaVersion{13, 2}));
   auto table_only = select_toolchain(installed, t, CudaVersion{12, 9});
   EXPECT_FALSE(table_only.installed.has_value());
+  EXPECT_EQ(table_only.key_string(), "12.9");
   EXPECT_TRUE(table_only.facts.can_target({5, 0}, ArchVariant::plain));
   EXPECT_THROW(select_toolchain(installed, t, CudaVersion{9, 9}), UserError);
   try {
