@@ -37,9 +37,7 @@ struct CacheOptions {
   std::string cache_dir;
   bool json = false;
   std::filesystem::path resolve() const {
-    std::map<std::string, std::string> flags;
-    if (!cache_dir.empty()) flags["cache_dir"] = cache_dir;
-    return std::filesystem::absolute(Settings::load(flags).get("cache_dir").value);
+    return std::filesystem::absolute(Settings::load({{"cache_dir", cache_dir}}).get("cache_dir").value);
   }
 };
 

@@ -51,9 +51,7 @@ Command matrix_command() {
                 }
                 return ExitCode::success;
               }
-              std::map<std::string, std::string> flags;
-              if (!options->cache_dir.empty()) flags["cache_dir"] = options->cache_dir;
-              auto settings = Settings::load(flags);
+              auto settings = Settings::load({{"cache_dir", options->cache_dir}});
               MatrixRunOptions run;
               run.cache_dir = std::filesystem::absolute(settings.get("cache_dir").value);
               run.out_dir = run.cache_dir / "matrix";

@@ -55,9 +55,7 @@ Command validate_command() {
               auto context = HostContext::gather(options->cuda);
               auto targets = context.resolve(options->arch.empty() ? "native" : options->arch).list;
               auto book = RecipeBook::load_default();
-              std::map<std::string, std::string> flags;
-              if (!options->python.empty()) flags["python"] = options->python;
-              auto settings = Settings::load(flags);
+              auto settings = Settings::load({{"python", options->python}});
               auto python = find_on_path(settings.get("python").value);
               if (!python) fail_environment("python '" + settings.get("python").value + "' not found");
               std::filesystem::path work = options->work_dir.empty()

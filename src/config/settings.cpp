@@ -53,7 +53,7 @@ Settings Settings::load(const std::map<std::string, std::string>& flags) {
   settings.config_ = load_user_config();
   for (const auto& spec : setting_specs()) {
     SettingValue value{spec.key, "", "default"};
-    if (auto it = flags.find(spec.key); it != flags.end()) {
+    if (auto it = flags.find(spec.key); it != flags.end() && !it->second.empty()) {
       value.value = it->second;
       value.origin = spec.flag;
     } else if (const char* env = std::getenv(spec.env.c_str()); env && *env) {

@@ -31,7 +31,8 @@ struct SettingValue {
 // Defaults < config file < ARCHBUILD_* environment < command-line flags.
 class Settings {
  public:
-  // `flags` holds the flags the user gave, by setting key.
+  // `flags` holds the flags the user gave, by setting key; an empty value
+  // counts as not given (so callers pass their option fields as they are).
   static Settings load(const std::map<std::string, std::string>& flags = {});
   const SettingValue& get(const std::string& key) const;
   const std::vector<SettingValue>& all() const { return values_; }
