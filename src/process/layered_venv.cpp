@@ -10,7 +10,9 @@ namespace archbuild {
 
 std::string make_layered_venv(const std::string& python, const std::filesystem::path& dir) {
   std::filesystem::remove_all(dir);
-  auto created = run_process({python, "-m", "venv", dir.string()});
+  // Without ensurepip (3 s of the 4 a venv takes): the parent's pip, seen
+  // through the .pth below, installs into the venv all the same.
+  auto created = run_process({python, "-m", "venv", "--without-pip", dir.string()});
   if (!created.succeeded())
     fail_environment("cannot create a venv with " + python + " at " + dir.string() + ": " + trim(created.err));
   const std::string venv_python = (dir / "bin" / "python").string();
@@ -19,6 +21,12 @@ std::string make_layered_venv(const std::string& python, const std::filesystem::
   auto own = run_process({venv_python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"});
   if (!sites.succeeded() || !own.succeeded()) fail_environment("cannot read the site-packages of " + python);
   std::ofstream(std::filesystem::path(trim(own.out)) / "archbuild-parent-site.pth") << sites.out;
+  if (!run_process({venv_python, "-m", "pip", "--version"}).succeeded()) {
+    auto pip = run_process({venv_python, "-m", "ensurepip", "--default-pip"});
+    if (!pip.succeeded())
+      fail_environment("no pip for the venv at " + dir.string() + " (" + python + " has none, and ensurepip failed: " +
+                       trim(pip.err) + ")");
+  }
   return venv_python;
 }
 

@@ -9,7 +9,8 @@ namespace archbuild {
 // site-packages behind the venv's (a .pth file naming them: on an offline
 // machine the dependencies come from there). `--system-site-packages` alone
 // would give the base interpreter's packages, not those of a venv `python`
-// lives in. Returns the venv's interpreter; throws UserError(environment).
+// lives in. pip comes from python's site-packages too (ensurepip only when
+// it has none). Returns the venv's interpreter; throws UserError(environment).
 std::string make_layered_venv(const std::string& python, const std::filesystem::path& dir);
 
 }  // namespace archbuild
