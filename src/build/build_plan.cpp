@@ -2,7 +2,10 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <regex>
+#include <sstream>
 
+#include "build/launcher_shims.h"
 #include "core/strings.h"
 #include "process/run_process.h"
 
@@ -29,6 +32,15 @@ size_t count_cuda_files(const std::filesystem::path& dir) {
     if (it->path().extension() == ".cu") ++count;
   }
   return count;
+}
+
+bool compiles_one_file_at_a_time(const std::filesystem::path& dir) {
+  std::ifstream in(dir / "setup.py");
+  if (!in) return false;
+  std::stringstream text;
+  text << in.rdbuf();
+  static const std::regex no_ninja(R"(use_ninja\s*=\s*False)");
+  return std::regex_search(text.str(), no_ninja);
 }
 
 namespace {
@@ -73,19 +85,6 @@ void record_configure_inputs(const BuildPlan& plan) {
   std::error_code ec;
   if (!std::filesystem::is_directory(plan.source_dir / ".git", ec)) return;
   std::ofstream(configure_stamp(plan.source_dir)) << nlohmann::json(plan.configure_inputs).dump(2) << "\n";
-}
-
-std::filesystem::path ccache_masquerade_dir(const std::filesystem::path& cache_dir) { return cache_dir / "ccache-bin"; }
-
-void ensure_ccache_masquerade(const std::filesystem::path& cache_dir) {
-  auto ccache = find_on_path("ccache");
-  if (!ccache) return;
-  auto dir = ccache_masquerade_dir(cache_dir);
-  std::filesystem::create_directories(dir);
-  for (const char* name : {"cc", "gcc", "c++", "g++", "clang", "clang++"}) {
-    std::error_code ec;
-    if (!std::filesystem::is_symlink(dir / name, ec)) std::filesystem::create_symlink(*ccache, dir / name, ec);
-  }
 }
 
 BuildPlan make_plan(const PlanInputs& in) {
@@ -134,16 +133,17 @@ BuildPlan make_plan(const PlanInputs& in) {
       // Builders share compile results through it (ccache 4.4+: redis, http, file).
       if (!in.compiler_cache_remote.empty()) plan.env["CCACHE_REMOTE_STORAGE"] = in.compiler_cache_remote;
     }
-    // torch.utils.cpp_extension writes its own ninja file and ignores CMake's
-    // launcher variables: nvcc goes through PYTORCH_NVCC, the C++ compiler
-    // through ccache's symlink mode (below).
-    if (in.toolchain->installed && plan.dialect == ArchDialect::extension)
-      plan.env["PYTORCH_NVCC"] = in.compiler_launcher + " " + in.toolchain->installed->nvcc.string();
+    // torch.utils.cpp_extension ignores CMake's launcher variables: nvcc
+    // goes through a toolkit whose bin/nvcc runs the launcher (CUDA_HOME),
+    // the C++ compiler through ccache's symlink mode (below).
+    if (in.toolchain->installed && plan.dialect == ArchDialect::extension) {
+      const auto shim = launcher_toolkit_dir(in.cache_dir, in.compiler_launcher, in.toolchain->installed->root);
+      plan.env["CUDA_HOME"] = shim.string();
+      plan.env["CUDA_PATH"] = shim.string();
+    }
     if (in.compiler_launcher == "ccache" && plan.dialect == ArchDialect::extension) {
-      // ccache's symlink mode: a PATH dir where g++ is ccache (torch checks
-      // the compiler's version through $CXX, so "ccache g++" is refused).
-      // An absolute $CXX becomes that dir's entry of the same name, with its
-      // own dir next on PATH so ccache runs that compiler.
+      // An absolute $CXX becomes the symlink dir's entry of the same name,
+      // with its own dir next on PATH so ccache runs that compiler.
       const char* path = std::getenv("PATH");
       std::string search = plan.env.count("PATH") ? plan.env["PATH"] : std::string(path ? path : "");
       const auto shims = ccache_masquerade_dir(in.cache_dir);

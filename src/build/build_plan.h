@@ -71,15 +71,15 @@ BuildPlan make_plan(const PlanInputs& inputs);
 std::optional<std::map<std::string, std::string>> recorded_configure_inputs(const std::filesystem::path& source_dir);
 void record_configure_inputs(const BuildPlan& plan);
 
-// Where gcc/g++/cc/c++ are symlinks to ccache (ccache's symlink mode), for
-// builds that take no launcher variable (torch.utils.cpp_extension).
-std::filesystem::path ccache_masquerade_dir(const std::filesystem::path& cache_dir);
-void ensure_ccache_masquerade(const std::filesystem::path& cache_dir);
-
 // Quotes one word for a POSIX shell.
 std::string shell_quote(const std::string& word);
 
 // .cu files under `dir` (skipping .git and build dirs): the compile units for nvcc --threads.
 size_t count_cuda_files(const std::filesystem::path& dir);
+
+// Whether the project's setup.py turns torch.utils.cpp_extension's ninja off
+// (`use_ninja=False`, as pytorch_scatter does): then its compiles run one at
+// a time whatever MAX_JOBS says.
+bool compiles_one_file_at_a_time(const std::filesystem::path& dir);
 
 }  // namespace archbuild

@@ -23,13 +23,17 @@ JobPlan plan_jobs(const JobInputs& in) {
                   format_bytes(in.available_memory_bytes) + " available / " + per_job_text + " GB per job = " +
                   std::to_string(by_memory) + ")";
   }
-  if (in.arch_count > 1 && in.compile_units > 0 && in.compile_units < plan.jobs) {
+  // How many nvcc processes run at once, at most.
+  const size_t concurrent = in.one_file_at_a_time ? std::min<size_t>(in.compile_units, 1) : in.compile_units;
+  if (in.arch_count > 1 && concurrent > 0 && concurrent < plan.jobs) {
     // Each .cu file can use jobs/units threads; more than one per arch is waste.
-    unsigned spare = plan.jobs / static_cast<unsigned>(in.compile_units);
+    unsigned spare = plan.jobs / static_cast<unsigned>(concurrent);
     plan.nvcc_threads = std::max(1u, std::min<unsigned>(spare, static_cast<unsigned>(in.arch_count)));
     if (plan.nvcc_threads > 1)
-      plan.reason += "; " + std::to_string(in.compile_units) + " CUDA files < " + std::to_string(plan.jobs) +
-                     " jobs: nvcc --threads " + std::to_string(plan.nvcc_threads);
+      plan.reason += "; " +
+                     (in.one_file_at_a_time ? std::string("the build compiles one file at a time")
+                                            : std::to_string(in.compile_units) + " CUDA files < " + std::to_string(plan.jobs) + " jobs") +
+                     ": nvcc --threads " + std::to_string(plan.nvcc_threads);
   }
   return plan;
 }

@@ -13,6 +13,7 @@ struct JobInputs {
   std::optional<unsigned> jobs_override;  // --jobs
   size_t compile_units = 0;             // .cu files in the source (0: unknown)
   size_t arch_count = 1;                // SASS/PTX targets per .cu file
+  bool one_file_at_a_time = false;      // the build compiles serially (cpp_extension use_ninja=False)
 };
 
 struct JobPlan {
@@ -24,7 +25,8 @@ struct JobPlan {
 // jobs = min(cores, memory / per-job estimate), at least 1; --jobs wins.
 // When the project has fewer CUDA files than jobs and several archs, the idle
 // cores go to nvcc --threads, so a small multi-arch build takes the time of a
-// single-arch one (REFERENCE.md §7: 141 s -> 57 s for 6 archs).
+// single-arch one (REFERENCE.md §7: 141 s -> 57 s for 6 archs). A build
+// that compiles one file at a time leaves all cores but one idle.
 JobPlan plan_jobs(const JobInputs& inputs);
 
 }  // namespace archbuild

@@ -1,5 +1,6 @@
 #include "cli/build_context.h"
 
+#include "build/launcher_shims.h"
 #include "core/error.h"
 #include "core/strings.h"
 #include "core/system_info.h"
@@ -32,14 +33,12 @@ void BuildOptions::declare(CLI::App& app) {
 }
 
 std::map<std::string, std::string> BuildOptions::setting_flags() const {
-  std::map<std::string, std::string> flags;
-  if (!cache_dir.empty()) flags["cache_dir"] = cache_dir;
-  if (!jobs.empty()) flags["jobs"] = jobs;
-  if (!python.empty()) flags["python"] = python;
-  if (!launcher.empty()) flags["compiler_launcher"] = launcher;
-  if (!remote_cache.empty()) flags["compiler_cache_remote"] = remote_cache;
-  if (offline) flags["offline"] = "true";
-  return flags;
+  return {{"cache_dir", cache_dir},
+          {"jobs", jobs},
+          {"python", python},
+          {"compiler_launcher", launcher},
+          {"compiler_cache_remote", remote_cache},
+          {"offline", offline ? "true" : ""}};
 }
 
 BuildContext BuildContext::resolve(const BuildOptions& options) {
@@ -107,6 +106,7 @@ BuildPlan BuildContext::plan(const BuildOptions&, const std::optional<SourceTree
   inputs.job_inputs.job_memory_gb = target.recipe->job_memory_gb;
   inputs.job_inputs.jobs_override = settings.jobs();
   inputs.job_inputs.compile_units = count_cuda_files(inputs.source_dir);
+  inputs.job_inputs.one_file_at_a_time = compiles_one_file_at_a_time(inputs.source_dir);
   inputs.job_inputs.arch_count = 0;
   for (const auto& t : archs.list.targets()) inputs.job_inputs.arch_count += (t.sass ? 1 : 0) + (t.ptx ? 1 : 0);
   std::string launcher = settings.get("compiler_launcher").value;
@@ -117,9 +117,12 @@ BuildPlan BuildContext::plan(const BuildOptions&, const std::optional<SourceTree
     fail_environment("compiler launcher '" + launcher + "' is not on PATH (use --compiler-launcher none)");
   inputs.compiler_launcher = launcher == "none" ? "" : launcher;
   inputs.compiler_cache_remote = settings.get("compiler_cache_remote").value;
-  if (launcher == "ccache") ensure_ccache_masquerade(cache_dir);
   inputs.source = source;
   auto plan = make_plan(inputs);
+  if (launcher == "ccache") ensure_ccache_masquerade(cache_dir);
+  if (!inputs.compiler_launcher.empty() && plan.dialect == ArchDialect::extension && host.toolchain.installed)
+    ensure_launcher_toolkit(launcher_toolkit_dir(cache_dir, launcher, host.toolchain.installed->root),
+                            *find_on_path(launcher), host.toolchain.installed->root);
   if (deps)
     for (const auto& [key, value] : deps->key_inputs) plan.key_inputs[key] = value;
   return plan;

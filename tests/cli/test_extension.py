@@ -37,6 +37,8 @@ class Extension(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr[-4000:])
         report = json.loads(result.stdout)
         self.assertEqual(report["plan"]["env"]["TORCH_CUDA_ARCH_LIST"], "8.0;9.0+PTX")
+        # cpp_extension calls $CUDA_HOME/bin/nvcc: archbuild's toolkit whose nvcc runs ccache
+        self.assertIn("/launcher-cuda/ccache-", report["plan"]["env"]["CUDA_HOME"])
         self.assertTrue(report["plan"]["key_inputs"]["dep.torch"].startswith("torch 2.11.0+cu130 (CUDA 13.0) installed in"))
         (wheel,) = report["wheels"]
         self.assertRegex(wheel["file"], r"^archbuild_demo_ext-0\.1\.0\+cu130\.sm80\.sm90ptx-cp3\d+-cp3\d+-linux_x86_64\.whl$")

@@ -6,8 +6,10 @@
 #include "build/build_log.h"
 #include "build/build_plan.h"
 #include "build/job_planner.h"
+#include "build/launcher_shims.h"
 #include "build/ninja_trace.h"
 #include "build/progress.h"
+#include "process/run_process.h"
 
 using namespace archbuild;
 using Clock = std::chrono::steady_clock;
@@ -92,6 +94,13 @@ TEST(Jobs, MemoryCoresOverrideAndThreads) {
   in.arch_count = 6;
   in.compile_units = 500;  // PyTorch: plenty of files, no threads
   EXPECT_EQ(plan_jobs(in).nvcc_threads, 1u);
+  in.compile_units = 3;  // pytorch_scatter: 3 .cu files, but compiled one at a time
+  in.arch_count = 7;
+  EXPECT_EQ(plan_jobs(in).nvcc_threads, 5u);  // 16 / 3 if they ran at once
+  in.one_file_at_a_time = true;
+  plan = plan_jobs(in);
+  EXPECT_EQ(plan.nvcc_threads, 7u);
+  EXPECT_NE(plan.reason.find("one file at a time"), std::string::npos) << plan.reason;
 }
 
 TEST(BuildLog, OomLines) {
@@ -151,6 +160,18 @@ TEST(Plan, ShellQuoting) {
   EXPECT_EQ(shell_quote(""), "''");
 }
 
+TEST(Plan, DetectsSetupPyWithoutNinja) {
+  auto dir = std::filesystem::temp_directory_path() / ("archbuild-setup-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  EXPECT_FALSE(compiles_one_file_at_a_time(dir));  // no setup.py
+  std::ofstream(dir / "setup.py") << "cmdclass={'build_ext': BuildExtension}\n";
+  EXPECT_FALSE(compiles_one_file_at_a_time(dir));
+  // pytorch_scatter's line
+  std::ofstream(dir / "setup.py") << "BuildExtension.with_options(no_python_abi_suffix=True, use_ninja=False)\n";
+  EXPECT_TRUE(compiles_one_file_at_a_time(dir));
+  std::filesystem::remove_all(dir);
+}
+
 #include "cache/cache_key.h"
 
 TEST(CacheKey, SortedTextVersionFirstAndDiff) {
@@ -170,4 +191,36 @@ TEST(CacheKey, SortedTextVersionFirstAndDiff) {
   EXPECT_EQ(differences[1].after, "");
   EXPECT_EQ(differences[2].key, "patch");
   EXPECT_EQ(CacheKey::compute({{"multi", "a\nb"}}).text, "cache_format 1\nmulti a\\nb\n");
+}
+
+// cpp_extension calls $CUDA_HOME/bin/nvcc: through the launcher toolkit a real
+// nvcc compile goes through real ccache, and the second one is a hit.
+TEST(LauncherShims, NvccThroughTheLauncherToolkitIsCached) {
+  const std::filesystem::path toolkit = "/usr/local/cuda";
+  auto ccache = find_on_path("ccache");
+  if (!ccache || !std::filesystem::exists(toolkit / "bin" / "nvcc")) GTEST_SKIP() << "needs ccache and " << toolkit;
+  auto root = std::filesystem::temp_directory_path() / ("archbuild-shim-" + std::to_string(getpid()));
+  std::filesystem::remove_all(root);
+  auto shim = launcher_toolkit_dir(root / "cache", "ccache", toolkit);
+  EXPECT_NE(shim, launcher_toolkit_dir(root / "cache", "ccache", "/opt/other-cuda"));
+  ensure_launcher_toolkit(shim, *ccache, toolkit);
+  ensure_launcher_toolkit(shim, *ccache, toolkit);  // a second build refreshes it in place
+  EXPECT_TRUE(std::filesystem::exists(shim / "include" / "cuda_runtime.h"));
+  EXPECT_TRUE(std::filesystem::is_symlink(shim / "bin" / "ptxas"));
+  std::filesystem::create_directories(root / "src");
+  std::ofstream(root / "src" / "k.cu") << "__global__ void k(float* x) { x[threadIdx.x] *= 2.f; }\n";
+  ProcessOptions options;
+  options.working_dir = root / "src";
+  options.env_overrides["CCACHE_DIR"] = (root / "ccache").string();
+  options.env_overrides["CCACHE_CONFIGPATH"] = (root / "ccache.conf").string();  // no user config
+  auto version = run_process({(shim / "bin" / "nvcc").string(), "--version"}, options);
+  EXPECT_NE(version.out.find("Cuda compilation tools"), std::string::npos) << version.err;
+  for (int i = 0; i < 2; ++i) {
+    auto compiled = run_process({(shim / "bin" / "nvcc").string(), "-arch=sm_90", "-c", "k.cu", "-o", "k.o"}, options);
+    ASSERT_TRUE(compiled.succeeded()) << compiled.err;
+  }
+  auto stats = run_process({ccache->string(), "--print-stats"}, options);
+  EXPECT_NE(stats.out.find("direct_cache_hit\t1\n"), std::string::npos) << stats.out;
+  EXPECT_NE(stats.out.find("cache_miss\t1\n"), std::string::npos) << stats.out;
+  std::filesystem::remove_all(root);
 }
