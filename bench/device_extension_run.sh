@@ -2,10 +2,13 @@
 # On the GPU machine (see docs/TESTING.md for .device and .fetched): the demo
 # for `native` with device validation, then bench/extension_builds.py in the
 # background (it outlives this command; poll $WORK/bench.log).
-# Usage: bench/device_extension_run.sh WORK_DIR PYTHON_WITH_TORCH
+# Usage: bench/device_extension_run.sh WORK_DIR PYTHON_WITH_TORCH [BENCH_ARGS...]
+#   BENCH_ARGS default to `extension-cpp pytorch-scatter` (see extension_builds.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$1 python=$2
+shift 2
+(($#)) || set -- extension-cpp pytorch-scatter
 export PATH="$PWD/.device/bin:$(dirname "$python"):$PATH" NO_COLOR=1
 archbuild="$PWD/.device/bin/archbuild-wrapper"
 mkdir -p "$work"
@@ -17,5 +20,5 @@ ARCHBUILD_DATA_DIR=$PWD "$archbuild" build "$repo" --recipe cuda-demo --arch nat
   --python "$python" 2>&1 | tee "$work/demo.log"
 ARCHBUILD_DATA_DIR=$PWD setsid nohup python3 bench/extension_builds.py --archbuild "$archbuild" --python "$python" \
   --mirror "https://github.com/=file://$PWD/.fetched/" --cache "$work/ext" --out "$work/results.json" \
-  extension-cpp pytorch-scatter > "$work/bench.log" 2>&1 < /dev/null &
+  "$@" > "$work/bench.log" 2>&1 < /dev/null &
 echo "bench started: $work/bench.log"

@@ -97,17 +97,24 @@ def main():
             print(recipe, label, {k: v for k, v in row[label].items() if k != "stderr_tail"}, flush=True)
             if run["rc"]:
                 print(run["stderr"][-3000:], flush=True)
+            pathlib.Path(args.out).write_text(json.dumps(results, indent=2))  # partial results survive a stop
             if label == "native":
                 hit = timed(argv, env)
                 row["cache_hit_seconds"] = hit["seconds"]
                 row["cache_hit"] = json.loads(hit["stdout"]).get("cache_hit") if hit["stdout"].startswith("{") else None
                 # same commit, fresh work tree, warm ccache
                 shutil.rmtree(cache / "worktrees" / f"{recipe}-master", ignore_errors=True)
+                ccache_env = dict(env, CCACHE_DIR=str(cache / "ccache"))
+                libs = pathlib.Path(args.archbuild).resolve().parent.parent / "lib"  # .device/lib (packaged ccache)
+                if libs.is_dir():
+                    ccache_env["LD_LIBRARY_PATH"] = str(libs)
+                subprocess.run(["ccache", "--zero-stats"], capture_output=True, env=ccache_env)  # count this rebuild only
                 warm = timed(argv + ["--rebuild"], env)
                 row["warm_rebuild_seconds"] = warm["seconds"]
                 row["warm_rc"] = warm["rc"]
-                stats = subprocess.run(["ccache", "--print-stats"], capture_output=True, text=True,
-                                       env=dict(env, CCACHE_DIR=str(cache / "ccache"))).stdout
+                warm_report = json.loads(warm["stdout"]) if warm["stdout"].startswith("{") else {}
+                row["warm_build_seconds"] = warm_report.get("build", {}).get("seconds")
+                stats = subprocess.run(["ccache", "--print-stats"], capture_output=True, text=True, env=ccache_env).stdout
                 row["ccache_stats"] = {k: v for k, v in (l.split("\t", 1) for l in stats.splitlines() if "\t" in l)
                                        if k in ("direct_cache_hit", "preprocessed_cache_hit", "cache_miss")}
                 print(recipe, "hit", row["cache_hit_seconds"], "warm", warm["seconds"], warm["rc"], row["ccache_stats"], flush=True)
@@ -115,6 +122,8 @@ def main():
             row["official_over_native"] = round(row["official"]["seconds"] / row["native"]["seconds"], 2)
         if row.get("warm_rebuild_seconds"):
             row["cold_over_warm"] = round(row["native"]["seconds"] / row["warm_rebuild_seconds"], 2)
+        if row.get("warm_build_seconds") and row["native"].get("build_seconds"):
+            row["cold_over_warm_build_step"] = round(row["native"]["build_seconds"] / row["warm_build_seconds"], 2)
         pathlib.Path(args.out).write_text(json.dumps(results, indent=2))
     print(json.dumps({r: {k: v for k, v in row.items() if k not in ("native", "official")} for r, row in results.items()}, indent=1))
 
