@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "build/launcher_shims.h"
+#include "core/data_dir.h"
 #include "core/strings.h"
 #include "process/run_process.h"
 
@@ -54,6 +55,7 @@ std::string substitute(std::string word, const PlanInputs& in, const std::filesy
     for (size_t at; (at = word.find(key)) != std::string::npos;) word.replace(at, key.size(), value);
   };
   replace("{python}", in.python);
+  replace("{archbuild_data}", data_dir().string());  // recipes/frontends/, shipped with archbuild
   replace("{source_dir}", in.source_dir.string());
   replace("{wheel_dir}", wheel_dir.string());
   return word;

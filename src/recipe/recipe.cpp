@@ -147,12 +147,12 @@ class RecipeParser {
   }
 
   void check_placeholders(const toml::node& node, const std::string& argument) {
-    static const std::set<std::string> known = {"source_dir", "wheel_dir", "python"};
+    static const std::set<std::string> known = {"source_dir", "wheel_dir", "python", "archbuild_data"};
     for (size_t open = argument.find('{'); open != std::string::npos; open = argument.find('{', open + 1)) {
       auto close = argument.find('}', open);
       if (close == std::string::npos || !known.count(argument.substr(open + 1, close - open - 1)))
         bad(node.source(), "build.command",
-            "unknown placeholder in '" + argument + "' (known: {source_dir}, {wheel_dir}, {python})");
+            "unknown placeholder in '" + argument + "' (known: {source_dir}, {wheel_dir}, {python}, {archbuild_data})");
     }
   }
 
