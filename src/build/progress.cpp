@@ -46,6 +46,45 @@ bool parse_cmake_percent(std::string_view line, int& percent) {
   return true;
 }
 
+// "[/path/]gcc ... -c src.cpp -o obj.o" (compile: the source) or
+// "g++ ... -shared ... -o lib.so" (link: the output). Only the first word
+// names the program, so an echo of such a line does not count.
+enum class CompilerRun { none, compile, link };
+CompilerRun parse_compiler_line(std::string_view line, std::string_view& target) {
+  size_t end = line.find(' ');
+  if (end == std::string_view::npos) return CompilerRun::none;
+  std::string_view program = line.substr(0, end);
+  if (auto slash = program.rfind('/'); slash != std::string_view::npos) program.remove_prefix(slash + 1);
+  static constexpr std::string_view compilers[] = {"gcc", "g++", "c++", "clang", "clang++", "nvcc", "ccache"};
+  bool known = program == "cc";
+  for (auto name : compilers)
+    known = known || (program.size() >= name.size() && program.substr(program.size() - name.size()) == name);
+  if (!known) return CompilerRun::none;
+  std::string_view compiled, output;
+  bool shared = false;
+  for (size_t at = end; at < line.size();) {
+    while (at < line.size() && line[at] == ' ') ++at;
+    size_t stop = std::min(line.find(' ', at), line.size());
+    std::string_view word = line.substr(at, stop - at);
+    size_t next = stop;
+    while (next < line.size() && line[next] == ' ') ++next;
+    std::string_view argument = line.substr(next, std::min(line.find(' ', next), line.size()) - next);
+    if (word == "-c" && !argument.empty()) compiled = argument;
+    if (word == "-o" && !argument.empty()) output = argument;
+    shared = shared || word == "-shared";
+    at = stop;
+  }
+  if (!compiled.empty()) {
+    target = compiled;
+    return CompilerRun::compile;
+  }
+  if (shared && !output.empty()) {
+    target = output;
+    return CompilerRun::link;
+  }
+  return CompilerRun::none;
+}
+
 }  // namespace
 
 static bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
@@ -78,8 +117,18 @@ bool feed_progress(std::string_view line, ProgressState& state, std::chrono::ste
     changed = true;
   }
   if (line.empty()) return changed;
-  bool wheel = contains(line, ".whl") || contains(line, "bdist_wheel") || line.rfind("adding '", 0) == 0 ||
-               contains(line, "Building wheel");
+  std::string_view target;
+  if (state.total == 0) {
+    if (auto run = parse_compiler_line(line, target); run != CompilerRun::none) {
+      if (run == CompilerRun::compile) ++state.compiles_started;
+      state.phase = run == CompilerRun::compile ? BuildPhase::compile : BuildPhase::link;
+      state.last_target = std::string(target);
+      return true;
+    }
+  }
+  // Not "running bdist_wheel" or "Building wheel for x": those come first,
+  // before the compiles; these come when the wheel's members are written.
+  bool wheel = contains(line, ".whl") || line.rfind("adding '", 0) == 0;
   if (wheel) {
     changed = changed || state.phase != BuildPhase::wheel;
     state.phase = BuildPhase::wheel;
@@ -119,6 +168,8 @@ StatusText describe_progress(const ProgressState& state, std::chrono::steady_clo
     }
   } else if (state.percent) {
     text.percent = std::to_string(*state.percent) + "%";
+  } else if (state.compiles_started > 0) {
+    text.counts = "#" + std::to_string(state.compiles_started);  // no total is known
   }
   if (!state.running.empty()) {
     auto oldest = std::min_element(state.running.begin(), state.running.end(),

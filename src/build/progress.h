@@ -17,7 +17,8 @@ struct ProgressState {
   size_t finished = 0;             // ninja [N/M]
   size_t total = 0;
   std::optional<int> percent;      // CMake/make [ 42%]
-  std::string last_target;         // the last edge ninja reported
+  std::string last_target;         // the last edge ninja reported (or source a compiler was run on)
+  size_t compiles_started = 0;     // compiler runs the build printed itself (no ninja counts)
   std::chrono::steady_clock::time_point start;
   std::chrono::steady_clock::time_point first_step;  // when N/M first moved (rate and ETA start here)
   // Edges known to be running (from the launcher's start events), by start time.
@@ -25,10 +26,13 @@ struct ProgressState {
   size_t lines = 0;
 };
 
-// Parses ninja's "[N/M] desc", CMake's "[ 42%]", and the phase markers
-// (configure: CMake's "-- " messages or setuptools' build_ext; link: ninja
-// edges that link or make a .so; wheel: wheel-building lines). No regex: it
-// runs on every line of a build. Returns true when what a status line shows
+// Parses ninja's "[N/M] desc", CMake's "[ 42%]", compiler command lines a
+// build prints itself when it runs no ninja ("gcc ... -c a.cpp -o a.o", as
+// setuptools does with cpp_extension's use_ninja=False: counted, no total),
+// and the phase markers (configure: CMake's "-- " messages or setuptools'
+// build_ext; link: ninja edges that link or make a .so, "-shared" runs;
+// wheel: lines writing the wheel's members). No regex: it runs on every line
+// of a build. Returns true when what a status line shows
 // changed.
 bool feed_progress(std::string_view line, ProgressState& state, std::chrono::steady_clock::time_point now);
 

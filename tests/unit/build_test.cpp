@@ -43,6 +43,10 @@ TEST(Progress, NinjaCmakeAndPhases) {
   EXPECT_EQ(state.phase, BuildPhase::link);
   feed_progress("creating 'dist/torch-2.9.1-cp311-cp311-linux_x86_64.whl' and adding", state, t0);
   EXPECT_EQ(state.phase, BuildPhase::wheel);
+  ProgressState early;  // setuptools names bdist_wheel before it compiles anything
+  feed_progress("running bdist_wheel", early, t0);
+  feed_progress("  Building wheel for torch-scatter (setup.py): started", early, t0);
+  EXPECT_NE(early.phase, BuildPhase::wheel);
   ProgressState make_style;
   EXPECT_TRUE(feed_progress("[ 42%] Building CXX object foo.o", make_style, t0));
   EXPECT_EQ(describe_progress(make_style, t0).percent, "42%");
@@ -223,4 +227,32 @@ TEST(LauncherShims, NvccThroughTheLauncherToolkitIsCached) {
   EXPECT_NE(stats.out.find("direct_cache_hit\t1\n"), std::string::npos) << stats.out;
   EXPECT_NE(stats.out.find("cache_miss\t1\n"), std::string::npos) << stats.out;
   std::filesystem::remove_all(root);
+}
+
+// setuptools without ninja (pytorch_scatter's use_ninja=False) prints each
+// compiler run itself: counted, with the source as the current target.
+TEST(Progress, CompilerLinesWithoutNinja) {
+  ProgressState state;
+  auto t0 = Clock::now();
+  state.start = t0;
+  EXPECT_TRUE(feed_progress("/c/ccache-bin/gcc -Wsign-compare -DNDEBUG -g -O3 -fPIC -DWITH_CUDA -Icsrc -c csrc/scatter.cpp "
+                            "-o build/temp.linux-x86_64-cpython-311/csrc/scatter.o -O3 -fopenmp",
+                            state, t0));
+  EXPECT_EQ(state.phase, BuildPhase::compile);
+  EXPECT_EQ(state.last_target, "csrc/scatter.cpp");
+  EXPECT_TRUE(feed_progress("/c/launcher-cuda/ccache-1/bin/nvcc -I/t/include -c csrc/cuda/scatter_cuda.cu -o "
+                            "build/temp/csrc/cuda/scatter_cuda.o -D__CUDA_NO_HALF_OPERATORS__ --expt-relaxed-constexpr",
+                            state, t0 + std::chrono::seconds(30)));
+  auto text = describe_progress(state, t0 + std::chrono::seconds(40));
+  EXPECT_EQ(text.counts, "#2");
+  EXPECT_EQ(text.current, "csrc/cuda/scatter_cuda.cu");
+  EXPECT_EQ(format_status_line(text, 80), "[compile #2] 0:40  csrc/cuda/scatter_cuda.cu");
+  EXPECT_TRUE(feed_progress("/usr/bin/g++ -shared -Wl,-O1 build/temp/csrc/scatter.o -L/t/lib64 -lc10 -o "
+                            "build/lib.linux-x86_64-cpython-311/torch_scatter/_scatter_cuda.so -s",
+                            state, t0));
+  EXPECT_EQ(state.phase, BuildPhase::link);
+  EXPECT_EQ(state.last_target, "build/lib.linux-x86_64-cpython-311/torch_scatter/_scatter_cuda.so");
+  EXPECT_FALSE(feed_progress("gcc version 12.2.0 (Debian 12.2.0-14)", state, t0));  // no -c, no -shared
+  EXPECT_FALSE(feed_progress("echo gcc -c a.cpp", state, t0));                       // not a compiler run
+  EXPECT_EQ(state.compiles_started, 2u);
 }
