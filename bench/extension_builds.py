@@ -72,14 +72,16 @@ def main():
     parser.add_argument("--cache", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--native-only", action="store_true", help="skip the official-list build")
-    parser.add_argument("recipes", nargs="+")
+    parser.add_argument("recipes", nargs="+", help="RECIPE, or RECIPE:native for the native build only")
     args = parser.parse_args()
     env = dict(os.environ, NO_COLOR="1")
     cache = pathlib.Path(args.cache)
     results = {}
-    for recipe in args.recipes:
+    for entry in args.recipes:
+        recipe, _, only = entry.partition(":")  # "extension-cpp:native" = that recipe without the official list
         row = results.setdefault(recipe, {})
-        sets = (("native", "native"),) if args.native_only else (("native", "native"), ("official", OFFICIAL))
+        native_only = args.native_only or only == "native"
+        sets = (("native", "native"),) if native_only else (("native", "native"), ("official", OFFICIAL))
         for label, arch in sets:
             argv = [args.archbuild, recipe, "--arch", arch, "--use-installed-torch", "--python", args.python,
                     "--mirror", args.mirror, "--cache-dir", str(cache), "--out", str(cache / "out" / f"{recipe}-{label}"),
