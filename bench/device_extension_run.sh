@@ -10,9 +10,12 @@ cd "$(dirname "$0")/.."
 work=$1 python=$2
 shift 2
 (($#)) || set -- extension-cpp pytorch-scatter
-export PATH="$PWD/.device/bin:$(dirname "$python"):$PATH" NO_COLOR=1
-archbuild="$PWD/.device/bin/archbuild-wrapper"
 mkdir -p "$work"
+# Run a copy: the next call's carry replaces .device, and a build that
+# re-executes itself (/proc/self/exe) would find its binary deleted.
+rm -rf "$work/device" && cp -r .device "$work/device"
+export PATH="$work/device/bin:$(dirname "$python"):$PATH" NO_COLOR=1
+archbuild="$work/device/bin/archbuild-wrapper"
 if [[ -z ${SKIP_DEMO:-} ]]; then
 repo="$work/cuda-demo"
 rm -rf "$repo" && cp -r examples/cuda-demo "$repo"
