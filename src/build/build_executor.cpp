@@ -8,9 +8,10 @@
 
 #include "build/build_log.h"
 #include "build/process_group_runner.h"
-#include "build/step_launcher.h"
 #include "build/progress.h"
+#include "build/step_launcher.h"
 #include "core/error.h"
+#include "core/self_executable.h"
 #include "ui/terminal.h"
 
 namespace archbuild {
@@ -101,11 +102,17 @@ BuildResult execute_build(const BuildPlan& plan, StatusLine& status) {
   double children_cpu_before = cpu_seconds(RUSAGE_CHILDREN);
 
   auto ninja_logs_before = ninja_log_sizes(plan.source_dir);
+  for (const auto& stale : plan.stale_outputs) {
+    std::filesystem::remove_all(stale, ec);
+    if (ec) fail_environment("cannot remove the stale setuptools output " + stale.string() + ": " + ec.message());
+    log << "==> archbuild: removed " << stale.string() << " (" << plan.cmake_fresh_reason
+        << "; setuptools would reuse it)\n";
+  }
   // From here on the build dir is configured with these inputs: a rerun with
   // the same ones resumes incrementally, other ones get CMAKE_FRESH=1.
   record_configure_inputs(plan);
   unsigned jobs = plan.jobs.jobs;
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string self = self_executable();
   while (true) {
     BuildAttempt attempt{jobs, "", 0};
     auto attempt_start = std::chrono::steady_clock::now();

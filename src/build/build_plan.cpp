@@ -1,5 +1,6 @@
 #include "build/build_plan.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
@@ -42,6 +43,18 @@ bool compiles_one_file_at_a_time(const std::filesystem::path& dir) {
   text << in.rdbuf();
   static const std::regex no_ninja(R"(use_ninja\s*=\s*False)");
   return std::regex_search(text.str(), no_ninja);
+}
+
+std::vector<std::filesystem::path> setuptools_build_outputs(const std::filesystem::path& source_dir) {
+  std::vector<std::filesystem::path> outputs;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(source_dir / "build", ec)) {
+    const auto name = entry.path().filename().string();
+    if (entry.is_directory(ec) && (name.starts_with("lib.") || name.starts_with("temp.") || name.starts_with("bdist.")))
+      outputs.push_back(entry.path());
+  }
+  std::sort(outputs.begin(), outputs.end());
+  return outputs;
 }
 
 namespace {
@@ -165,22 +178,28 @@ BuildPlan make_plan(const PlanInputs& in) {
     if (auto it = plan.env.find(key); it != plan.env.end()) plan.configure_inputs[key] = it->second;
   for (const auto& [key, value] : in.resolved.build->env) plan.configure_inputs[key] = value;
   auto recorded = recorded_configure_inputs(in.source_dir);
+  auto setuptools_outputs = setuptools_build_outputs(in.source_dir);
   if (recorded && *recorded != plan.configure_inputs) {
-    plan.cmake_fresh = true;
-    for (const auto& [key, value] : plan.configure_inputs) {
-      auto it = recorded->find(key);
-      std::string before = it == recorded->end() ? "(unset)" : it->second;
-      if (before != value) {
-        plan.cmake_fresh_reason = key + " changed: " + before + " -> " + value;
-        break;
-      }
+    std::map<std::string, std::string> keys = *recorded;
+    keys.insert(plan.configure_inputs.begin(), plan.configure_inputs.end());
+    std::vector<std::string> changes;
+    for (const auto& [key, unused] : keys) {
+      auto before = recorded->find(key), after = plan.configure_inputs.find(key);
+      std::string was = before == recorded->end() ? "(unset)" : before->second;
+      std::string now = after == plan.configure_inputs.end() ? "(unset)" : after->second;
+      if (was != now) changes.push_back(key + " changed: " + was + " -> " + now);
     }
-    if (plan.cmake_fresh_reason.empty()) plan.cmake_fresh_reason = "configure inputs changed";
+    plan.cmake_fresh_reason = join(changes, "; ");
   } else if (!recorded && has_cmake_build_dir(in.source_dir)) {
-    plan.cmake_fresh = true;
     plan.cmake_fresh_reason = "a CMake build dir exists whose inputs archbuild did not record";
+  } else if (!recorded && !setuptools_outputs.empty()) {
+    plan.cmake_fresh_reason = "setuptools outputs exist whose inputs archbuild did not record";
   }
-  if (plan.cmake_fresh) plan.env["CMAKE_FRESH"] = "1";
+  plan.cmake_fresh = !plan.cmake_fresh_reason.empty();
+  if (plan.cmake_fresh) {
+    plan.env["CMAKE_FRESH"] = "1";
+    plan.stale_outputs = std::move(setuptools_outputs);
+  }
 
   // The cache key's inputs (sorted `key value` text in the cache, issue 6).
   auto& key = plan.key_inputs;
@@ -225,11 +244,18 @@ nlohmann::json BuildPlan::to_json() const {
           {"job_memory_gb", job_memory_gb},
           {"cmake_fresh", cmake_fresh},
           {"cmake_fresh_reason", cmake_fresh_reason},
+          {"stale_outputs", [this] {
+             std::vector<std::string> paths;
+             for (const auto& path : stale_outputs) paths.push_back(path.string());
+             return paths;
+           }()},
           {"key_inputs", key_inputs}};
 }
 
 std::string BuildPlan::shell_script() const {
   std::string script = "cd " + shell_quote(source_dir.string()) + "\n";
+  for (const auto& stale : stale_outputs)
+    script += "rm -rf " + shell_quote(stale.lexically_relative(source_dir).string()) + "\n";
   const char* current_path = std::getenv("PATH");
   for (const auto& [key, value] : env) {
     std::string tail = current_path ? std::string(":") + current_path : "";

@@ -39,6 +39,11 @@ struct BuildPlan {
   bool cmake_fresh = false;
   std::string cmake_fresh_reason;
   std::map<std::string, std::string> configure_inputs;  // what, if changed, makes CMAKE_FRESH=1
+  // setuptools' outputs built with other configure inputs: setuptools reuses
+  // an extension that is newer than its sources (only torch's ninja backend
+  // forces a rebuild), so a changed arch list would ship the old fatbins.
+  // The executor removes them first; the reason is cmake_fresh_reason.
+  std::vector<std::filesystem::path> stale_outputs;
   std::map<std::string, std::string> key_inputs;        // what the cache key (issue 6) hashes
 
   nlohmann::json to_json() const;
@@ -76,6 +81,10 @@ std::string shell_quote(const std::string& word);
 
 // .cu files under `dir` (skipping .git and build dirs): the compile units for nvcc --threads.
 size_t count_cuda_files(const std::filesystem::path& dir);
+
+// setuptools' own outputs under `source_dir`/build (lib.*, temp.*, bdist.*);
+// not a CMake build dir that happens to be called build/.
+std::vector<std::filesystem::path> setuptools_build_outputs(const std::filesystem::path& source_dir);
 
 // Whether the project's setup.py turns torch.utils.cpp_extension's ninja off
 // (`use_ninja=False`, as pytorch_scatter does): then its compiles run one at

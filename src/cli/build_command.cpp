@@ -222,7 +222,9 @@ ExitCode run_build(const BuildOptions& options) {
   line("plan", std::to_string(plan.jobs.jobs) + " jobs" +
                    (plan.jobs.nvcc_threads > 1 ? ", nvcc --threads " + std::to_string(plan.jobs.nvcc_threads) : "") +
                    ", TORCH_CUDA_ARCH_LIST=" + plan.arch_list +
-                   (plan.cmake_fresh ? ", CMAKE_FRESH=1 (" + plan.cmake_fresh_reason + ")" : ""));
+                   (plan.cmake_fresh ? ", CMAKE_FRESH=1 (" + plan.cmake_fresh_reason + ")" : "") +
+                   (plan.stale_outputs.empty() ? "" : ", removing " + std::to_string(plan.stale_outputs.size()) +
+                                                          " stale setuptools outputs under build/"));
   auto key = CacheKey::compute(plan.key_inputs);
   std::filesystem::create_directories(plan.out_dir);
   std::ofstream(plan.out_dir / "key.txt") << key.text;  // `archbuild cache why` diffs these

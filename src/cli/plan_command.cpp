@@ -29,6 +29,8 @@ Command plan_command() {
                         << "\n# toolkit: " << context.host.toolchain.describe() << "\n# jobs: " << plan.jobs.reason
                         << "\n";
               if (plan.cmake_fresh) std::cout << "# CMAKE_FRESH=1: " << plan.cmake_fresh_reason << "\n";
+              if (!plan.stale_outputs.empty())
+                std::cout << "# removes stale setuptools outputs first (setuptools would reuse them)\n";
               std::cout << "# wheel to: " << plan.wheel_dir.string() << ", log: " << plan.log_path.string() << "\n"
                         << plan.shell_script();
               return ExitCode::success;

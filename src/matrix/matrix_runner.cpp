@@ -7,6 +7,7 @@
 #include <optional>
 #include <thread>
 
+#include "core/self_executable.h"
 #include "core/strings.h"
 #include "process/run_process.h"
 #include "source/source_target.h"
@@ -31,7 +32,7 @@ std::vector<CellResult> run_build_matrix(const BuildMatrix& matrix, const Matrix
   std::condition_variable changed;
   const auto start = std::chrono::steady_clock::now();
   auto now = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string self = self_executable();
 
   // The next cell to run, or none; cells whose dependency failed become skipped here.
   auto pick = [&](std::unique_lock<std::mutex>& lock) -> std::optional<size_t> {

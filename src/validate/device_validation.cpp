@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/self_executable.h"
 #include "core/strings.h"
 #include "gpu/module_loader.h"
 #include "process/layered_venv.h"
@@ -70,7 +71,7 @@ Step run_step(const std::string& name, const std::vector<std::string>& argv, con
 
 DeviceCheck load_check(const std::string& name, const std::filesystem::path& wheel, const Env& env,
                        const std::filesystem::path& work_dir, const std::string& log_name) {
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string self = self_executable();
   auto step = run_step(name, {self, kLoadFatbinsCommand, wheel.string()}, env, work_dir, log_name);
   auto parsed = nlohmann::json::parse(step.result.out, nullptr, false);
   if (parsed.is_discarded()) {

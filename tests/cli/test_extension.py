@@ -4,11 +4,12 @@ real torch 2.11.0+cu130 from PyPI, compile-only here; the wheel holds exactly
 the asked archs, the report says the device check was skipped, and the
 second invocation is a cache hit."""
 import json
+import pathlib
 import time
 import unittest
 import zipfile
 
-from extension_project import make_extension_repo
+from extension_project import make_extension_repo, make_nvcc_setuptools_repo
 from harness import SYSTEM_NVCC, run, scratch_dir, torch_build_python, torch_wheel
 
 
@@ -75,6 +76,22 @@ class Extension(unittest.TestCase):
         self.assertTrue(report["plan"]["python"].endswith("build-env/bin/python"))
         _, sass, ptx = self.library_archs(report["wheels"][0]["path"])
         self.assertEqual((sorted(sass), ptx), (["sm_90"], {}))
+
+    def test_changed_arch_list_does_not_reuse_setuptools_outputs(self):
+        # setuptools skips an extension that is newer than its sources: a
+        # second arch list in the same work tree must not ship the first's fatbins
+        repo = make_nvcc_setuptools_repo(self.root)
+        for arch, sass, ptx in (("8.0", ["sm_80"], []), ("9.0+PTX", ["sm_90"], ["compute_90"])):
+            result = run("build", str(repo), "--cache-dir", str(self.cache), "--python", self.python, "--json",
+                         "--arch", arch, "--use-installed-torch", env=self.env, timeout=900)
+            self.assertEqual(result.returncode, 0, result.stderr[-4000:])
+            report = json.loads(result.stdout)
+            _, got_sass, got_ptx = self.library_archs(report["wheels"][0]["path"])
+            self.assertEqual((sorted(got_sass), sorted(got_ptx)), (sass, ptx), arch)
+        stale = [pathlib.Path(p).name for p in report["plan"]["stale_outputs"]]
+        self.assertEqual(sorted(n.split(".")[0] for n in stale), ["bdist", "lib", "temp"], stale)
+        self.assertIn("TORCH_CUDA_ARCH_LIST changed: 8.0 -> 9.0+PTX", report["plan"]["cmake_fresh_reason"])
+        self.assertIn("setuptools would reuse it", pathlib.Path(report["plan"]["log"]).read_text())
 
     def test_bad_dependency_options(self):
         missing = run("build", str(self.repo), "--arch", "9.0", "--cache-dir", str(self.cache), "--python", self.python,

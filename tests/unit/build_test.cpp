@@ -176,6 +176,21 @@ TEST(Plan, DetectsSetupPyWithoutNinja) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(Plan, SetuptoolsOutputsNotACMakeBuildDir) {
+  auto dir = std::filesystem::temp_directory_path() / ("archbuild-stale-" + std::to_string(getpid()));
+  EXPECT_TRUE(setuptools_build_outputs(dir).empty());  // no build/ at all
+  for (const char* sub : {"build/temp.linux-x86_64-cpython-312/csrc", "build/lib.linux-x86_64-cpython-312/pkg",
+                          "build/bdist.linux-x86_64", "build/CMakeFiles", "build/library"})
+    std::filesystem::create_directories(dir / sub);
+  std::ofstream(dir / "build" / "lib.txt") << "a file, not setuptools' dir\n";
+  auto outputs = setuptools_build_outputs(dir);
+  ASSERT_EQ(outputs.size(), 3u);
+  EXPECT_EQ(outputs[0].filename(), "bdist.linux-x86_64");
+  EXPECT_EQ(outputs[1].filename(), "lib.linux-x86_64-cpython-312");
+  EXPECT_EQ(outputs[2].filename(), "temp.linux-x86_64-cpython-312");
+  std::filesystem::remove_all(dir);
+}
+
 #include "cache/cache_key.h"
 
 TEST(CacheKey, SortedTextVersionFirstAndDiff) {
