@@ -16,7 +16,8 @@ class Dependencies(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.root = scratch_dir(cls)
-        cls.data = data_dir_with_recipe(cls.root, make_cuda_project(cls.root))
+        cls.fixture = make_cuda_project(cls.root)
+        cls.data = data_dir_with_recipe(cls.root, cls.fixture)
         add_consumer_recipe(cls.root, cls.data)
         cls.cache = cls.root / "cache"
         cls.env = {"ARCHBUILD_DATA_DIR": str(cls.data), "ARCHBUILD_FAKE_GPUS": None}
@@ -47,6 +48,16 @@ class Dependencies(unittest.TestCase):
         self.assertEqual(other.returncode, 0, other.stderr[-3000:])
         self.assertNotIn("building it first", other.stderr)
         self.assertIn("fixture-1.0+cu130.sm90-py3-none-linux_x86_64.whl", other.stderr)
+
+    def test_a_failing_dependency_build_says_why_and_the_way_out(self):
+        # the dependency's repository cannot be reached (as PyTorch's on an offline machine)
+        result = run("consumer", "--arch", "8.6", "--cache-dir", str(self.root / "cache-unreachable"),
+                     "--mirror", f"file://{self.fixture}=file://{self.root}/nowhere", env=self.env)
+        self.assertEqual(result.returncode, 3, result.stderr[-3000:])
+        self.assertIn("no fixture wheel for 8.6 in the cache: building it first", result.stderr)
+        self.assertRegex(result.stderr, r"error: building the dependency fixture \(no fixture wheel for 8\.6 in the "
+                                        r"cache\): .*nowhere.*; fix that build, or build against an existing torch "
+                                        r"with --torch-wheel FILE or --use-installed-torch")
 
     def test_torch_options_do_not_apply_without_dependencies(self):
         result = self.build("fixture", "8.0", "--use-installed-torch")
