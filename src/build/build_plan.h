@@ -76,9 +76,6 @@ BuildPlan make_plan(const PlanInputs& inputs);
 std::optional<std::map<std::string, std::string>> recorded_configure_inputs(const std::filesystem::path& source_dir);
 void record_configure_inputs(const BuildPlan& plan);
 
-// Quotes one word for a POSIX shell.
-std::string shell_quote(const std::string& word);
-
 // .cu files under `dir` (skipping .git and build dirs): the compile units for nvcc --threads.
 size_t count_cuda_files(const std::filesystem::path& dir);
 

@@ -3,9 +3,9 @@
 #include <fstream>
 #include <unistd.h>
 
-#include "build/build_plan.h"
 #include "core/error.h"
 #include "core/sha256.h"
+#include "core/strings.h"
 #include "process/run_process.h"
 
 namespace archbuild {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/strings.h"
+
 namespace archbuild {
 
 std::string to_string(BuildPhase phase) {
@@ -50,29 +52,22 @@ bool parse_cmake_percent(std::string_view line, int& percent) {
 // "g++ ... -shared ... -o lib.so" (link: the output). Only the first word
 // names the program, so an echo of such a line does not count.
 enum class CompilerRun { none, compile, link };
-CompilerRun parse_compiler_line(std::string_view line, std::string_view& target) {
-  size_t end = line.find(' ');
-  if (end == std::string_view::npos) return CompilerRun::none;
-  std::string_view program = line.substr(0, end);
+CompilerRun parse_compiler_line(std::string_view line, std::string& target) {
+  std::string_view program = line.substr(0, line.find(' '));
+  if (program.size() == line.size()) return CompilerRun::none;
   if (auto slash = program.rfind('/'); slash != std::string_view::npos) program.remove_prefix(slash + 1);
   static constexpr std::string_view compilers[] = {"gcc", "g++", "c++", "clang", "clang++", "nvcc", "ccache"};
   bool known = program == "cc";
-  for (auto name : compilers)
-    known = known || (program.size() >= name.size() && program.substr(program.size() - name.size()) == name);
+  for (auto name : compilers) known = known || program.ends_with(name);
   if (!known) return CompilerRun::none;
-  std::string_view compiled, output;
+  const auto words = split_any(line, " ");
+  std::string compiled, output;
   bool shared = false;
-  for (size_t at = end; at < line.size();) {
-    while (at < line.size() && line[at] == ' ') ++at;
-    size_t stop = std::min(line.find(' ', at), line.size());
-    std::string_view word = line.substr(at, stop - at);
-    size_t next = stop;
-    while (next < line.size() && line[next] == ' ') ++next;
-    std::string_view argument = line.substr(next, std::min(line.find(' ', next), line.size()) - next);
-    if (word == "-c" && !argument.empty()) compiled = argument;
-    if (word == "-o" && !argument.empty()) output = argument;
-    shared = shared || word == "-shared";
-    at = stop;
+  for (size_t i = 1; i < words.size(); ++i) {
+    const bool has_argument = i + 1 < words.size();
+    if (words[i] == "-c" && has_argument) compiled = words[i + 1];
+    if (words[i] == "-o" && has_argument) output = words[i + 1];
+    shared = shared || words[i] == "-shared";
   }
   if (!compiled.empty()) {
     target = compiled;
@@ -117,12 +112,12 @@ bool feed_progress(std::string_view line, ProgressState& state, std::chrono::ste
     changed = true;
   }
   if (line.empty()) return changed;
-  std::string_view target;
   if (state.total == 0) {
+    std::string target;
     if (auto run = parse_compiler_line(line, target); run != CompilerRun::none) {
       if (run == CompilerRun::compile) ++state.compiles_started;
       state.phase = run == CompilerRun::compile ? BuildPhase::compile : BuildPhase::link;
-      state.last_target = std::string(target);
+      state.last_target = std::move(target);
       return true;
     }
   }

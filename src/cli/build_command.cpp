@@ -187,15 +187,15 @@ DependencyEnv resolve_dependencies(const BuildContext& context, const BuildOptio
         dependency_options.json = false;
         const std::string way_out = "; fix that build, or build against an existing torch with --torch-wheel FILE "
                                     "or --use-installed-torch";
+        ExitCode built;
         try {
-          if (run_build(dependency_options) != ExitCode::success)
-            fail_work("building the dependency " + name + " failed" + way_out);
+          built = run_build(dependency_options);
         } catch (const UserError& error) {
           // say why torch was being built at all (a fetch of PyTorch on an offline machine, say)
-          if (std::string(error.what()).find(way_out) != std::string::npos) throw;
           throw UserError(error.code(), "building the dependency " + name + " (no " + name + " wheel for " +
                                             context.archs.list.canonical() + " in the cache): " + error.what() + way_out);
         }
+        if (built != ExitCode::success) fail_work("building the dependency " + name + " failed" + way_out);
         wheel = cached_dependency(context, *dependency, cuda);
         if (!wheel) fail_work("the dependency " + name + " was built but is not in the cache");
       }

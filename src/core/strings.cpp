@@ -23,6 +23,14 @@ bool starts_with_ci(std::string_view text, std::string_view prefix) {
   return text.size() >= prefix.size() && to_lower(text.substr(0, prefix.size())) == to_lower(prefix);
 }
 
+std::string shell_quote(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == std::string::npos)
+    return word;
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 std::vector<std::string> split_any(std::string_view text, std::string_view separators) {
   std::vector<std::string> parts;
   std::string current;

@@ -12,6 +12,8 @@ bool starts_with_ci(std::string_view text, std::string_view prefix);
 // Splits on any of the separator characters, dropping empty pieces.
 std::vector<std::string> split_any(std::string_view text, std::string_view separators);
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
+// Quotes one word for a POSIX shell.
+std::string shell_quote(const std::string& word);
 // Text safe inside HTML/XML text and attribute values: & < > " escaped,
 // control characters other than tab and newline (invalid in XML) blanked.
 std::string markup_escape(std::string_view text);

@@ -9,6 +9,7 @@
 #include "build/launcher_shims.h"
 #include "build/ninja_trace.h"
 #include "build/progress.h"
+#include "core/strings.h"
 #include "process/run_process.h"
 
 using namespace archbuild;
