@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Real CUDA extension builds with archbuild on a GPU machine (issue 7):
+"""Real CUDA extension builds with archbuild on a GPU machine:
 for each recipe, a build for `native` and one for PyTorch's official cu130
 list, one after the other; wall time, peak memory of the whole build's
 process tree, jobs, nvcc threads; a second invocation (cache hit); and a

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "build/build_log.h"
-#include "build/progress.h"
+#include "builder/build_log.h"
+#include "builder/progress.h"
 
 int main(int argc, char** argv) {
   using namespace archbuild;
@@ -15,9 +15,13 @@ int main(int argc, char** argv) {
   std::vector<std::string> lines;
   lines.reserve(count);
   for (size_t i = 0; lines.size() < count; ++i) {
-    lines.push_back("[" + std::to_string(i % 9000 + 1) + "/9000] Building CUDA object caffe2/CMakeFiles/torch_cuda.dir/"
-                    "__/aten/src/ATen/native/cuda/Kernel" + std::to_string(i) + ".cu.o");
-    lines.push_back("/pytorch/aten/src/ATen/native/cuda/Kernel.cu(42): warning #177-D: variable \"x\" was declared but never referenced");
+    lines.push_back("[" + std::to_string(i % 9000 + 1) +
+                    "/9000] Building CUDA object caffe2/CMakeFiles/torch_cuda.dir/"
+                    "__/aten/src/ATen/native/cuda/Kernel" +
+                    std::to_string(i) + ".cu.o");
+    lines.push_back(
+        "/pytorch/aten/src/ATen/native/cuda/Kernel.cu(42): warning #177-D: variable \"x\" was declared but never "
+        "referenced");
     lines.push_back("-- Looking for pthread.h - found");
     lines.push_back("      |           ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~");
   }

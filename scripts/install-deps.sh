@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything archbuild needs to build and test, from Debian packages
 # and PyPI. Idempotent: packages already present are not reinstalled.
+# Prints one line per step; apt-get's own output goes to $ARCHBUILD_DEPS_LOG
+# (default: ${TMPDIR:-/tmp}/archbuild-install-deps.log), whose last lines are
+# shown when a step fails.
 set -euo pipefail
 
 debian_packages=(
@@ -8,10 +11,32 @@ debian_packages=(
   libgit2-dev libspdlog-dev libtomlplusplus-dev
   libboost1.81-dev libboost-filesystem1.81-dev
   libcli11-dev nlohmann-json3-dev libzip-dev libzstd-dev liblz4-dev
-  libssl-dev libgtest-dev
+  libssl-dev libgtest-dev clang-format
   python3-venv python3-setuptools python3-wheel python3-pip
   redis-server
 )
+
+log=${ARCHBUILD_DEPS_LOG:-${TMPDIR:-/tmp}/archbuild-install-deps.log}
+
+# step DESCRIPTION COMMAND...: runs COMMAND with its output appended to the log;
+# prints "install-deps: DESCRIPTION ... ok", or on failure the log's tail and
+# exits with the command's status.
+step() {
+  local description=$1 status=0
+  shift
+  printf 'install-deps: %s ... ' "$description"
+  echo "==> $description: $*" >>"$log"
+  "$@" >>"$log" 2>&1 </dev/null || status=$?
+  if ((status == 0)); then
+    echo ok
+    return 0
+  fi
+  echo "failed (exit $status)"
+  echo "install-deps: last lines of $log:" >&2
+  tail -n 30 "$log" | sed 's/^/  | /' >&2
+  echo "install-deps: full log: $log" >&2
+  exit "$status"
+}
 
 missing=()
 for package in "${debian_packages[@]}"; do
@@ -20,12 +45,18 @@ for package in "${debian_packages[@]}"; do
 done
 
 if ((${#missing[@]})); then
-  echo "install-deps: installing ${missing[*]}"
   sudo_cmd=()
-  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  if [[ $(id -u) -ne 0 ]]; then
+    sudo_cmd=(sudo)
+    sudo -v  # asks for the password here, not in the middle of a step's line
+  fi
   export DEBIAN_FRONTEND=noninteractive
-  "${sudo_cmd[@]}" apt-get update -qq
-  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  : >"$log"
+  step "apt-get update" "${sudo_cmd[@]}" apt-get update -qq
+  plural=s
+  ((${#missing[@]} == 1)) && plural=
+  step "installing ${#missing[@]} package$plural (${missing[*]})" \
+    "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "install-deps: all Debian packages present"
 fi

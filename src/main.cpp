@@ -6,12 +6,12 @@
 
 #include <CLI/CLI.hpp>
 
-#include "build/step_launcher.h"
-#include "recipe/recipe.h"
-#include "gpu/module_loader.h"
+#include "builder/step_launcher.h"
 #include "cli/command.h"
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "gpu/module_loader.h"
+#include "recipe/recipe.h"
 
 namespace {
 bool names_a_recipe(const char* word) {
@@ -30,12 +30,14 @@ int main(int argc, char** argv) {
   // The driver-API fatbin loader of device validation: a child process of its own.
   if (argc > 1 && std::string_view(argv[1]) == kLoadFatbinsCommand) return run_load_fatbins_command(argc, argv);
   install_interrupt_exit();
-  CLI::App app{"archbuild: build PyTorch and CUDA extensions for exactly the GPUs you have, "
-               "and prove the result runs on them."};
+  CLI::App app{
+      "archbuild: build PyTorch and CUDA extensions for exactly the GPUs you have, "
+      "and prove the result runs on them."};
   app.set_version_flag("--version", std::string("archbuild ") + ARCHBUILD_VERSION);
   app.require_subcommand(1);
-  app.footer("Exit codes: 0 success, 1 the work failed, 2 bad input or usage, "
-             "3 this environment cannot do it, 130 interrupted. See README.md.");
+  app.footer(
+      "Exit codes: 0 success, 1 the work failed, 2 bad input or usage, "
+      "3 this environment cannot do it, 130 interrupted. See README.md.");
 
   // `archbuild torch --arch native` is `archbuild build torch --arch native`.
   std::vector<char*> args(argv, argv + argc);

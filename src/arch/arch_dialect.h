@@ -8,7 +8,7 @@
 
 namespace archbuild {
 
-// The two spellings of TORCH_CUDA_ARCH_LIST (REFERENCE.md §3):
+// The two spellings of TORCH_CUDA_ARCH_LIST (docs/CUDA_FACTS.md#arch-list):
 // cmake     - PyTorch's own CMake build (select_compute_arch.cmake): N.N, N.Na, N.Nf, +PTX
 // extension - torch.utils.cpp_extension: N.N, N.Na, +PTX; no `f`, no names, no keywords
 enum class ArchDialect { cmake, extension };

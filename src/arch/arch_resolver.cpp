@@ -5,8 +5,7 @@
 
 namespace archbuild {
 
-std::string explain_untargetable(const ArchTarget& target, const ToolkitFacts& toolkit,
-                                 const ToolkitTable& table) {
+std::string explain_untargetable(const ArchTarget& target, const ToolkitFacts& toolkit, const ToolkitTable& table) {
   const ToolkitFacts* first_newer = nullptr;
   const ToolkitFacts* last_older = nullptr;
   for (const auto& facts : table.all()) {
@@ -18,20 +17,20 @@ std::string explain_untargetable(const ArchTarget& target, const ToolkitFacts& t
   if (first_newer)
     text += "; it needs CUDA " + first_newer->version.str() + " or newer";
   else if (last_older)
-    text += "; the last CUDA that can is " + last_older->version.str() + " (use --cuda " +
-            last_older->version.str() + " with that toolkit installed)";
+    text += "; the last CUDA that can is " + last_older->version.str() + " (use --cuda " + last_older->version.str() +
+            " with that toolkit installed)";
   return text;
 }
 
 namespace {
 
 struct ErrorCollector {
-  std::vector<std::string> malformed;      // bad input
-  std::vector<std::string> untargetable;   // environment
+  std::vector<std::string> malformed;     // bad input
+  std::vector<std::string> untargetable;  // environment
 };
 
-void add_checked(ResolvedArchs& out, ErrorCollector& errors, const std::string& item_text,
-                 const ArchTarget& target, const ArchResolveInputs& in) {
+void add_checked(ResolvedArchs& out, ErrorCollector& errors, const std::string& item_text, const ArchTarget& target,
+                 const ArchResolveInputs& in) {
   if (!in.toolkit->can_target(target.cc, target.variant)) {
     if (!in.table->knows(target.cc, target.variant))
       errors.malformed.push_back("arch item '" + item_text + "': " + target.gpu_code_name() +
@@ -50,10 +49,9 @@ std::string official_list(const ArchResolveInputs& in, std::vector<std::string>&
   for (const auto& facts : in.table->all())
     if (facts.version <= in.toolkit->version && facts.torch_official_arch_list) nearest = &facts;
   if (!nearest)
-    fail_environment("PyTorch publishes no official arch list for CUDA " +
-                     in.toolkit->version.str() + " or older");
-  notes.push_back("PyTorch ships no CUDA " + in.toolkit->version.str() +
-                  " wheels: `official` uses its CUDA " + nearest->version.str() + " list");
+    fail_environment("PyTorch publishes no official arch list for CUDA " + in.toolkit->version.str() + " or older");
+  notes.push_back("PyTorch ships no CUDA " + in.toolkit->version.str() + " wheels: `official` uses its CUDA " +
+                  nearest->version.str() + " list");
   return *nearest->torch_official_arch_list;
 }
 
@@ -69,16 +67,15 @@ ResolvedArchs resolve_archs(const std::vector<ArchSpecItem>& items, const ArchRe
         break;
       case ArchSpecItem::Kind::native:
         if (!in.native_ccs || in.native_ccs->empty())
-          fail_environment("arch 'native' needs a visible GPU, and there is none (" +
-                           in.no_gpu_reason + "); name the archs instead, e.g. --arch 9.0");
+          fail_environment("arch 'native' needs a visible GPU, and there is none (" + in.no_gpu_reason +
+                           "); name the archs instead, e.g. --arch 9.0");
         for (auto cc : *in.native_ccs)
           add_checked(out, errors, item.text + " (GPU of CC " + cc.dotted() + ")",
                       ArchTarget{cc, ArchVariant::plain, true, false}, in);
         break;
       case ArchSpecItem::Kind::all: {
         const auto& ccs = in.toolkit->targets;
-        for (size_t i = 0; i < ccs.size(); ++i)
-          out.list.add({ccs[i], ArchVariant::plain, true, i + 1 == ccs.size()});
+        for (size_t i = 0; i < ccs.size(); ++i) out.list.add({ccs[i], ArchVariant::plain, true, i + 1 == ccs.size()});
         break;
       }
       case ArchSpecItem::Kind::official:

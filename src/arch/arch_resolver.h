@@ -29,7 +29,6 @@ struct ResolvedArchs {
 ResolvedArchs resolve_archs(const std::vector<ArchSpecItem>& items, const ArchResolveInputs& inputs);
 
 // "CUDA 13.0 cannot target sm_50; the last CUDA that can is 12.9": exposed for doctor.
-std::string explain_untargetable(const ArchTarget& target, const ToolkitFacts& toolkit,
-                                 const ToolkitTable& table);
+std::string explain_untargetable(const ArchTarget& target, const ToolkitFacts& toolkit, const ToolkitTable& table);
 
 }  // namespace archbuild

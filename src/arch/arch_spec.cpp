@@ -9,9 +9,8 @@ const std::vector<ArchFamilyName>& arch_family_names() {
   // The names of PyTorch's select_compute_arch.cmake; Blackwell covers the
   // data-centre (10.0) and the RTX (12.0) parts, as PyTorch's list does.
   static const std::vector<ArchFamilyName> names = {
-      {"Maxwell", {{5, 0}, {5, 2}}}, {"Pascal", {{6, 0}, {6, 1}}},
-      {"Volta", {{7, 0}}},           {"Turing", {{7, 5}}},
-      {"Ampere", {{8, 0}, {8, 6}}},  {"Ada", {{8, 9}}},
+      {"Maxwell", {{5, 0}, {5, 2}}}, {"Pascal", {{6, 0}, {6, 1}}},      {"Volta", {{7, 0}}},
+      {"Turing", {{7, 5}}},          {"Ampere", {{8, 0}, {8, 6}}},      {"Ada", {{8, 9}}},
       {"Hopper", {{9, 0}}},          {"Blackwell", {{10, 0}, {12, 0}}},
   };
   return names;

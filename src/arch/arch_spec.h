@@ -11,9 +11,9 @@ namespace archbuild {
 // One item of an arch spec as the user wrote it, before resolution.
 struct ArchSpecItem {
   enum class Kind { targets, native, all, official };
-  std::string text;                  // exactly as written, for error messages
+  std::string text;  // exactly as written, for error messages
   Kind kind = Kind::targets;
-  std::vector<ArchTarget> targets;   // for Kind::targets (a name expands to several)
+  std::vector<ArchTarget> targets;  // for Kind::targets (a name expands to several)
 };
 
 // Parses "native", "all", "official", "8.6", "86", "sm_86", "compute_86",

@@ -25,9 +25,7 @@ struct ArchTarget {
   std::string canonical() const;
   // "sm_90a" (or "compute_90a" for a PTX-only target)
   std::string gpu_code_name() const;
-  bool same_slot(const ArchTarget& other) const {
-    return cc == other.cc && variant == other.variant;
-  }
+  bool same_slot(const ArchTarget& other) const { return cc == other.cc && variant == other.variant; }
 };
 
 // A sorted, duplicate-free list of targets (same CC + variant merged,

@@ -3,8 +3,7 @@
 namespace archbuild {
 
 std::string KernelImage::name() const {
-  return (kind == Kind::sass ? "sm_" : "compute_") + std::to_string(cc.number()) +
-         variant_suffix(variant);
+  return (kind == Kind::sass ? "sm_" : "compute_") + std::to_string(cc.number()) + variant_suffix(variant);
 }
 
 std::string to_string(RunVerdict verdict) {
@@ -50,9 +49,7 @@ RunVerdict can_run(const KernelImage& image, ComputeCapability device) {
 }
 
 RunVerdict best_verdict(RunVerdict a, RunVerdict b) {
-  auto rank = [](RunVerdict v) {
-    return v == RunVerdict::native ? 2 : v == RunVerdict::ptx_jit ? 1 : 0;
-  };
+  auto rank = [](RunVerdict v) { return v == RunVerdict::native ? 2 : v == RunVerdict::ptx_jit ? 1 : 0; };
   return rank(a) >= rank(b) ? a : b;
 }
 

@@ -24,7 +24,7 @@ enum class RunVerdict {
 
 std::string to_string(RunVerdict verdict);  // "native", "ptx-jit", "no-kernel-image"
 
-// The one place that knows CUDA's binary compatibility rules (REFERENCE.md §1).
+// The one place that knows CUDA's binary compatibility rules (docs/CUDA_FACTS.md#compat).
 RunVerdict can_run(const KernelImage& image, ComputeCapability device);
 
 // The best verdict over a set of images (native > ptx-jit > no-kernel-image).

@@ -28,7 +28,7 @@ struct ComputeCapability {
 };
 
 // Tegra/Jetson parts run only code built for exactly their CC, and their
-// code runs nowhere else (REFERENCE.md §1; PyTorch's table agrees).
+// code runs nowhere else (docs/CUDA_FACTS.md#tegra).
 bool is_tegra_only(ComputeCapability cc);
 
 }  // namespace archbuild

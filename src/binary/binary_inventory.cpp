@@ -48,8 +48,7 @@ void verify_cubin(const ByteView& bytes, const FatbinEntry& entry) {
 
 bool BinaryInventory::is_loadable(const FatbinEntry& entry) const {
   if (entry.section != kRelocatableSection) return true;
-  return std::none_of(entries.begin(), entries.end(),
-                      [](const FatbinEntry& e) { return e.section == ".nv_fatbin"; });
+  return std::none_of(entries.begin(), entries.end(), [](const FatbinEntry& e) { return e.section == ".nv_fatbin"; });
 }
 
 std::vector<FatbinContainer> BinaryInventory::loadable_images() const {

@@ -3,13 +3,13 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zip.h>
 
 #include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <memory>
 
+#include <zip.h>
 
 namespace archbuild {
 

@@ -15,10 +15,10 @@ struct WalkOptions {
 };
 
 struct WalkStats {
-  size_t files_seen = 0;      // regular files looked at (magic read)
-  size_t binaries = 0;        // ELF / fatbin / cubin inspected
+  size_t files_seen = 0;  // regular files looked at (magic read)
+  size_t binaries = 0;    // ELF / fatbin / cubin inspected
   size_t with_cuda_code = 0;
-  size_t unreadable = 0;      // inventories with an error
+  size_t unreadable = 0;  // inventories with an error
 };
 
 // Inspects `path`: an ELF file, cubin or fatbin; a wheel (members read

@@ -69,7 +69,8 @@ ElfFile read_elf(const ByteView& view) {
     throw ParseError(62, "section name table index " + std::to_string(names_index) + " out of range");
   const Raw& names = raw[names_index];
   constexpr uint64_t kMaxNameTable = 16 << 20;
-  if (names.size > kMaxNameTable) throw ParseError(section_table + names_index * entry_size, "section name table too large");
+  if (names.size > kMaxNameTable)
+    throw ParseError(section_table + names_index * entry_size, "section name table too large");
   auto name_table = view.copy(names.offset, names.size, "section name table");
 
   for (uint64_t i = 0; i < raw.size(); ++i) {
@@ -82,9 +83,9 @@ ElfFile read_elf(const ByteView& view) {
     section.offset = raw[i].offset;
     section.size = raw[i].type == kSectionNoBits ? 0 : raw[i].size;
     if (section.size && !view.has(section.offset, section.size))
-      throw ParseError(section_table + i * entry_size,
-                       "section '" + section.name + "' lies outside the file (offset " +
-                           std::to_string(section.offset) + ", size " + std::to_string(section.size) + ")");
+      throw ParseError(section_table + i * entry_size, "section '" + section.name + "' lies outside the file (offset " +
+                                                           std::to_string(section.offset) + ", size " +
+                                                           std::to_string(section.size) + ")");
     elf.sections.push_back(std::move(section));
   }
   return elf;

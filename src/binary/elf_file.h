@@ -22,7 +22,7 @@ struct ElfSection {
 
 // The parts of an ELF64 little-endian file that inspection needs.
 struct ElfFile {
-  uint16_t type = 0;     // ET_REL 1, ET_EXEC 2, ET_DYN 3
+  uint16_t type = 0;  // ET_REL 1, ET_EXEC 2, ET_DYN 3
   uint16_t machine = 0;
   uint8_t abi_version = 0;
   uint32_t flags = 0;

@@ -51,7 +51,8 @@ FatbinEntry read_entry(const ByteView& view, uint64_t at, const std::string& sec
   uint32_t sm = view.read<uint32_t>(at + 28, "fatbin entry arch");
   uint64_t flags = view.read<uint64_t>(at + 40, "fatbin entry flags");
   entry.uncompressed_size = view.read<uint64_t>(at + 56, "fatbin entry uncompressed size");
-  if (sm < 10 || sm > 2550) throw ParseError(at + 28, "fatbin entry arch " + std::to_string(sm) + " is not an sm number");
+  if (sm < 10 || sm > 2550)
+    throw ParseError(at + 28, "fatbin entry arch " + std::to_string(sm) + " is not an sm number");
   entry.image.kind = kind == kEntryPtx ? KernelImage::Kind::ptx : KernelImage::Kind::sass;
   entry.image.cc = {static_cast<int>(sm / 10), static_cast<int>(sm % 10)};
   entry.image.variant = flags & kFlagArchSpecific     ? ArchVariant::arch_specific
@@ -63,8 +64,8 @@ FatbinEntry read_entry(const ByteView& view, uint64_t at, const std::string& sec
 
 }  // namespace
 
-void scan_fatbin_region(const ByteView& view, uint64_t start, uint64_t size,
-                        const std::string& section, FatbinScan& out) {
+void scan_fatbin_region(const ByteView& view, uint64_t start, uint64_t size, const std::string& section,
+                        FatbinScan& out) {
   view.require(start, size, "fatbin region");
   const uint64_t end = start + size;
   uint64_t at = start;
@@ -80,7 +81,8 @@ void scan_fatbin_region(const ByteView& view, uint64_t start, uint64_t size,
                                (section.empty() ? std::string("fatbin") : section));
     uint16_t header_size = view.read<uint16_t>(at + 6, "fatbin container header size");
     uint64_t rest = view.read<uint64_t>(at + 8, "fatbin container size");
-    if (header_size < 16) throw ParseError(at + 6, "fatbin container header size " + std::to_string(header_size) + " < 16");
+    if (header_size < 16)
+      throw ParseError(at + 6, "fatbin container header size " + std::to_string(header_size) + " < 16");
     if (header_size > end - at || rest > end - at - header_size)
       throw ParseError(at + 8, "fatbin container of " + std::to_string(rest) + " bytes runs past the end of " +
                                    (section.empty() ? std::string("the file") : section));
@@ -122,7 +124,8 @@ std::vector<uint8_t> entry_payload(const ByteView& view, const FatbinEntry& entr
   auto input = view.copy(payload_at, stored, "compressed payload");
   if (entry.uncompressed_size == 0 || entry.uncompressed_size > kMaxImage ||
       entry.uncompressed_size > stored * kMaxRatio)
-    throw ParseError(entry.header_offset + 56, "implausible uncompressed size " + std::to_string(entry.uncompressed_size));
+    throw ParseError(entry.header_offset + 56,
+                     "implausible uncompressed size " + std::to_string(entry.uncompressed_size));
   std::vector<uint8_t> output(entry.uncompressed_size);
   if (entry.compression == Compression::lz4) {
     int written = LZ4_decompress_safe(reinterpret_cast<const char*>(input.data()),
@@ -132,7 +135,8 @@ std::vector<uint8_t> entry_payload(const ByteView& view, const FatbinEntry& entr
     output.resize(written);
   } else {
     size_t written = ZSTD_decompress(output.data(), output.size(), input.data(), input.size());
-    if (ZSTD_isError(written)) throw ParseError(payload_at, std::string("corrupt zstd payload: ") + ZSTD_getErrorName(written));
+    if (ZSTD_isError(written))
+      throw ParseError(payload_at, std::string("corrupt zstd payload: ") + ZSTD_getErrorName(written));
     output.resize(written);
   }
   return output;

@@ -6,19 +6,22 @@
 #include <map>
 #include <set>
 
+#include "core/cache_layout.h"
 #include "core/error.h"
 #include "core/file_lock.h"
 
 namespace archbuild {
 
 CacheIndex cache_index_paths(const std::filesystem::path& cache_dir) {
-  return {cache_dir / "wheels", cache_dir / "simple", {}, {}};
+  const CacheLayout layout(cache_dir);
+  return {layout.wheels(), layout.simple_index(), {}, {}};
 }
 
 namespace {
 
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
-  struct stat x {}, y {};
+  struct stat x {};
+  struct stat y {};
   return ::stat(a.c_str(), &x) == 0 && ::stat(b.c_str(), &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
@@ -37,7 +40,7 @@ void link_into_place(const std::filesystem::path& source, const std::filesystem:
 
 CacheIndex refresh_cache_index(const std::filesystem::path& cache_dir, const WheelStore& store) {
   auto index = cache_index_paths(cache_dir);
-  FileLock lock(cache_dir / "index.lock");
+  FileLock lock(CacheLayout(cache_dir).index_lock());
   std::filesystem::create_directories(index.wheels_dir);
 
   // Newest entry wins a file name (entries() is newest first).
@@ -51,9 +54,8 @@ CacheIndex refresh_cache_index(const std::filesystem::path& cache_dir, const Whe
     auto target = index.wheels_dir / name;
     if (!same_file(source, target)) link_into_place(source, target);
   }
-  index.wheels = write_simple_index(index.wheels_dir, index.simple_dir, [&](const std::string& file) {
-    return chosen.count(file) > 0;
-  });
+  index.wheels = write_simple_index(index.wheels_dir, index.simple_dir,
+                                    [&](const std::string& file) { return chosen.count(file) > 0; });
   // Only now, with no page naming them, the links of removed entries go.
   std::error_code ec;
   for (const auto& file : std::filesystem::directory_iterator(index.wheels_dir, ec)) {

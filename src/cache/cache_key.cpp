@@ -45,8 +45,10 @@ std::vector<KeyDifference> diff_key_texts(const std::string& before, const std::
   std::vector<KeyDifference> differences;
   for (const auto& [key, value] : a) {
     auto it = b.find(key);
-    if (it == b.end()) differences.push_back({key, value, ""});
-    else if (it->second != value) differences.push_back({key, value, it->second});
+    if (it == b.end())
+      differences.push_back({key, value, ""});
+    else if (it->second != value)
+      differences.push_back({key, value, it->second});
   }
   for (const auto& [key, value] : b)
     if (!a.count(key)) differences.push_back({key, "", value});

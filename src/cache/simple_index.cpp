@@ -7,8 +7,8 @@
 #include <map>
 
 #include "core/error.h"
-#include "core/strings.h"
 #include "core/sha256.h"
+#include "core/strings.h"
 #include "wheel/wheel_archive.h"
 
 namespace archbuild {
@@ -81,7 +81,8 @@ std::vector<IndexedWheel> write_simple_index(const std::filesystem::path& wheels
   }
   std::string root;
   for (const auto& [project, lines] : links) {
-    write_atomically(index_dir / project / "index.html", page("Links for " + project, "<h1>Links for " + markup_escape(project) + "</h1>\n" + lines));
+    write_atomically(index_dir / project / "index.html",
+                     page("Links for " + project, "<h1>Links for " + markup_escape(project) + "</h1>\n" + lines));
     root += "<a href=\"" + href_escape(project) + "/\">" + markup_escape(project) + "</a><br>\n";
   }
   write_atomically(index_dir / "index.html", page("Simple index", root));

@@ -18,15 +18,15 @@ std::vector<std::string> verify_store_entry(const StoreEntry& entry) {
   std::ifstream key_file(entry.dir / "key.txt");
   std::stringstream key_text;
   key_text << key_file.rdbuf();
-  if (sha256_hex(key_text.str()) != entry.hash) problems.push_back("key.txt does not hash to the entry's name (edited?)");
-  if (!entry.manifest.is_object()) {
+  if (sha256_hex(key_text.str()) != entry.hash)
+    problems.push_back("key.txt does not hash to the entry's name (edited?)");
+  if (!entry.manifest) {
     problems.push_back("manifest.json is missing or not JSON");
     return problems;
   }
   if (entry.wheels.empty()) problems.push_back("no wheel in wheels/");
   std::map<std::string, std::string> recorded;
-  for (const auto& wheel : entry.manifest.value("wheels", nlohmann::json::array()))
-    if (wheel.is_object()) recorded[wheel.value("file", "")] = wheel.value("sha256", "");
+  for (const auto& wheel : entry.manifest->wheels) recorded[wheel.file] = wheel.sha256;
   for (const auto& wheel : entry.wheels) {
     auto name = wheel.filename().string();
     auto it = recorded.find(name);
@@ -42,7 +42,8 @@ std::vector<std::string> verify_store_entry(const StoreEntry& entry) {
     }
   }
   for (const auto& [name, hash] : recorded)
-    if (!std::filesystem::exists(entry.dir / "wheels" / name)) problems.push_back(name + ": in manifest.json but missing");
+    if (!std::filesystem::exists(entry.dir / "wheels" / name))
+      problems.push_back(name + ": in manifest.json but missing");
   return problems;
 }
 
@@ -79,14 +80,16 @@ std::vector<std::string> verify_cache_index(const std::filesystem::path& cache_d
       auto target = (dir.path() / percent_decode((*it)[1].str())).lexically_normal();
       listed.insert(target.filename().string());
       if (!std::filesystem::exists(target, ec))
-        problems.push_back("simple/" + dir.path().filename().string() + "/index.html links a missing wheel: " + target.string());
+        problems.push_back("simple/" + dir.path().filename().string() +
+                           "/index.html links a missing wheel: " + target.string());
       else if (sha256_file_hex(target) != (*it)[2].str())
         problems.push_back("simple/" + dir.path().filename().string() + "/index.html: sha256 of " +
                            target.filename().string() + " differs from the link's");
     }
   }
   for (const auto& name : published)
-    if (!listed.count(name)) problems.push_back(name + ": published but not in the index (run `archbuild cache gc` to rebuild it)");
+    if (!listed.count(name))
+      problems.push_back(name + ": published but not in the index (run `archbuild cache gc` to rebuild it)");
   return problems;
 }
 

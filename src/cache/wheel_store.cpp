@@ -10,12 +10,13 @@
 #include <sstream>
 #include <thread>
 
+#include "core/cache_layout.h"
 #include "core/error.h"
 
 namespace archbuild {
 
 WheelStore::WheelStore(std::filesystem::path cache_dir)
-    : root_(cache_dir / "store"), quarantine_(cache_dir / "quarantine") {}
+    : root_(CacheLayout(cache_dir).store()), quarantine_(CacheLayout(cache_dir).quarantine()) {}
 
 std::string StoreEntry::value(const std::string& key_name) const {
   auto it = key.find(key_name);
@@ -38,8 +39,10 @@ std::optional<StoreEntry> WheelStore::load(const std::filesystem::path& dir) con
     if (file.path().extension() == ".whl") entry.wheels.push_back(file.path());
   std::sort(entry.wheels.begin(), entry.wheels.end());
   std::ifstream manifest(dir / "manifest.json");
-  entry.manifest = nlohmann::json::parse(manifest, nullptr, false);
-  if (entry.manifest.is_discarded()) entry.manifest = nullptr;
+  if (auto json = nlohmann::json::parse(manifest, nullptr, false); json.is_object()) {
+    entry.manifest = BuildReport::from_json(json);
+    entry.manifest_json = std::move(json);
+  }
   entry.published = std::filesystem::last_write_time(dir / "manifest.json", ec);
   if (ec) entry.published = std::filesystem::last_write_time(dir / "key.txt", ec);
   return entry;
@@ -153,7 +156,8 @@ std::vector<std::filesystem::path> WheelStore::leftovers() const {
       int pid = std::atoi(name.c_str() + last + 1);
       dead = pid <= 0 || (::kill(pid, 0) != 0 && errno != EPERM);
     } else {
-      dead = std::filesystem::last_write_time(dir.path(), ec) < hour_ago;  // another builder's: its pid means nothing here
+      dead = std::filesystem::last_write_time(dir.path(), ec) <
+             hour_ago;  // another builder's: its pid means nothing here
     }
     if (dead) found.push_back(dir.path());
   }

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cache/build_report.h"
 #include "cache/cache_key.h"
 
 namespace archbuild {
@@ -17,11 +18,12 @@ namespace archbuild {
 // and wheels/. Entries appear whole (written aside, then renamed into place).
 struct StoreEntry {
   std::filesystem::path dir;
-  std::string hash;                          // the directory's name: sha256 of key.txt
+  std::string hash;  // the directory's name: sha256 of key.txt
   std::vector<std::filesystem::path> wheels;
-  std::map<std::string, std::string> key;    // key.txt parsed
-  nlohmann::json manifest;                   // null when manifest.json is missing or unreadable
-  std::filesystem::file_time_type published; // manifest.json's time
+  std::map<std::string, std::string> key;                // key.txt parsed
+  std::optional<BuildReport> manifest;                   // absent when manifest.json is missing or not JSON
+  nlohmann::json manifest_json;                          // the file as written (null when unreadable), for display
+  std::filesystem::file_time_type published;             // manifest.json's time
   std::string value(const std::string& key_name) const;  // "" when absent
 };
 

@@ -1,7 +1,8 @@
 #include <iostream>
 
 #include "cli/command.h"
-#include "cli/host_context.h"
+#include "cli/common_options.h"
+#include "cli/json_output.h"
 
 namespace archbuild {
 
@@ -18,7 +19,7 @@ Command arch_command() {
             app.add_option("--cuda", options->cuda, "CUDA version to resolve for (default: installed)");
             app.add_option("--dialect", options->dialect, "cmake (PyTorch) or extension (cpp_extension)")
                 ->check(CLI::IsMember({"cmake", "extension"}));
-            app.add_flag("--json", options->json, "Print a JSON object");
+            add_json_flag(app, options->json, "Print a JSON object");
             app.footer(
                 "Exit: 0 resolved; 2 malformed item; 3 this toolkit cannot target an item, or "
                 "`native` without a GPU.");

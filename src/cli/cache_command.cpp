@@ -3,6 +3,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cache/build_report.h"
 #include "cache/cache_index.h"
 #include "cache/cache_key.h"
 #include "cache/cache_push.h"
@@ -10,8 +11,10 @@
 #include "cache/store_maintenance.h"
 #include "cache/wheel_store.h"
 #include "cli/command.h"
-#include "cli/host_context.h"
+#include "cli/common_options.h"
+#include "cli/json_output.h"
 #include "config/settings.h"
+#include "core/cache_layout.h"
 #include "core/error.h"
 #include "core/file_lock.h"
 #include "ui/terminal.h"
@@ -36,26 +39,23 @@ std::string read_key_text(const std::string& where) {
 struct CacheOptions {
   std::string cache_dir;
   bool json = false;
-  std::filesystem::path resolve() const {
-    return std::filesystem::absolute(Settings::load({{"cache_dir", cache_dir}}).get("cache_dir").value);
-  }
+  std::filesystem::path resolve() const { return Settings::load({{"cache_dir", cache_dir}}).cache_dir(); }
 };
 
 CLI::App* with_cache_options(CLI::App* sub, CacheOptions& options) {
-  sub->add_option("--cache-dir", options.cache_dir, "archbuild's cache (default: the cache_dir setting)");
-  sub->add_flag("--json", options.json, "Print JSON");
+  add_cache_dir_option(*sub, options.cache_dir);
+  add_json_flag(*sub, options.json);
   return sub;
 }
 
-std::string short_time(const nlohmann::json& manifest) {
-  auto text = manifest.is_object() ? manifest.value("published_at", "") : "";
+std::string short_time(const StoreEntry& entry) {
+  auto text = entry.manifest ? entry.manifest->published_at : "";
   return text.size() >= 16 ? text.substr(0, 10) + " " + text.substr(11, 5) : "?";
 }
 
-std::string validation_word(const nlohmann::json& manifest) {
-  if (!manifest.is_object()) return "?";
-  if (!manifest.value("validated", true)) return "none";
-  return manifest.value("validation_scope", "").rfind("static + device", 0) == 0 ? "device" : "static";
+// "device", "static", "none", or "?" for an entry without a readable manifest.
+std::string validation_word(const StoreEntry& entry) {
+  return entry.manifest ? to_string(entry.manifest->validation_level) : "?";
 }
 
 uintmax_t entry_bytes(const StoreEntry& entry) {
@@ -82,8 +82,8 @@ nlohmann::json entry_json(const StoreEntry& entry) {
           {"cuda", entry.value("cuda")},
           {"wheels", wheels},
           {"bytes", entry_bytes(entry)},
-          {"published_at", entry.manifest.is_object() ? entry.manifest.value("published_at", "") : ""},
-          {"validation", validation_word(entry.manifest)}};
+          {"published_at", entry.manifest ? entry.manifest->published_at : ""},
+          {"validation", validation_word(entry)}};
 }
 
 ExitCode run_ls(const CacheOptions& options) {
@@ -100,11 +100,12 @@ ExitCode run_ls(const CacheOptions& options) {
     return ExitCode::success;
   }
   std::cout << std::left << std::setw(14) << "KEY" << std::setw(17) << "PUBLISHED" << std::setw(10) << "CHECKED"
-            << std::setw(11) << "SIZE" << "WHEEL\n";
+            << std::setw(11) << "SIZE"
+            << "WHEEL\n";
   for (const auto& entry : entries)
     for (const auto& wheel : entry.wheels)
-      std::cout << std::left << std::setw(14) << entry.hash.substr(0, 12) << std::setw(17) << short_time(entry.manifest)
-                << std::setw(10) << validation_word(entry.manifest) << std::setw(11) << megabytes(entry_bytes(entry))
+      std::cout << std::left << std::setw(14) << entry.hash.substr(0, 12) << std::setw(17) << short_time(entry)
+                << std::setw(10) << validation_word(entry) << std::setw(11) << megabytes(entry_bytes(entry))
                 << wheel.filename().string() << "\n";
   std::cout << entries.size() << " build" << (entries.size() == 1 ? "" : "s") << "; index: file://"
             << cache_index_paths(options.resolve()).simple_dir.string() << "\n";
@@ -116,29 +117,33 @@ ExitCode run_show(const CacheOptions& options, const std::string& prefix) {
   WheelStore store(options.resolve());
   auto found = store.matching(prefix);
   if (found.empty()) fail_bad_input("no published build's key starts with '" + prefix + "' (see `archbuild cache ls`)");
-  if (found.size() > 1) fail_bad_input("'" + prefix + "' is ambiguous: " + std::to_string(found.size()) + " keys start with it");
+  if (found.size() > 1)
+    fail_bad_input("'" + prefix + "' is ambiguous: " + std::to_string(found.size()) + " keys start with it");
   const auto& entry = found.front();
   if (options.json) {
     auto out = entry_json(entry);
     out["key_inputs"] = entry.key;
-    out["manifest"] = entry.manifest;
+    out["manifest"] = entry.manifest_json;
     print_json(out);
     return ExitCode::success;
   }
-  const auto& manifest = entry.manifest.is_object() ? entry.manifest : nlohmann::json::object();
+  const auto manifest = entry.manifest.value_or(BuildReport{});
   std::cout << paint("key", Style::bold) << "        " << entry.hash << "\n"
             << paint("dir", Style::bold) << "        " << entry.dir.string() << "\n"
-            << paint("published", Style::bold) << "  " << manifest.value("published_at", "?") << "\n"
-            << paint("validation", Style::bold) << " " << manifest.value("validation_scope", validation_word(entry.manifest)) << "\n";
-  if (manifest.contains("build") && manifest["build"].is_object()) {
-    const auto& build = manifest["build"];
-    std::cout << paint("build", Style::bold) << "      " << std::fixed << std::setprecision(1) << build.value("seconds", 0.0)
-              << " s, jobs " << (build.contains("attempts") && !build["attempts"].empty() ? build["attempts"][0].value("jobs", 0) : 0)
+            << paint("published", Style::bold) << "  " << (manifest.published_at.empty() ? "?" : manifest.published_at)
+            << "\n"
+            << paint("validation", Style::bold) << " "
+            << (manifest.validation_scope.empty() ? validation_word(entry) : manifest.validation_scope) << "\n";
+  if (manifest.build.is_object()) {
+    const auto& build = manifest.build;
+    std::cout << paint("build", Style::bold) << "      " << std::fixed << std::setprecision(1)
+              << build.value("seconds", 0.0) << " s, jobs "
+              << (build.contains("attempts") && !build["attempts"].empty() ? build["attempts"][0].value("jobs", 0) : 0)
               << ", OOM retries " << build.value("oom_retries", 0) << "\n";
   }
-  for (const auto& wheel : manifest.value("wheels", nlohmann::json::array()))
-    std::cout << paint("wheel", Style::bold) << "      " << wheel.value("file", "") << "\n           sha256 "
-              << wheel.value("sha256", "") << "\n";
+  for (const auto& wheel : manifest.wheels)
+    std::cout << paint("wheel", Style::bold) << "      " << wheel.file << "\n           sha256 " << wheel.sha256
+              << "\n";
   std::cout << paint("inputs", Style::bold) << "\n";
   for (const auto& [name, value] : entry.key) std::cout << "  " << name << " " << value << "\n";
   return ExitCode::success;
@@ -162,22 +167,26 @@ ExitCode run_verify(const CacheOptions& options) {
   }
   std::vector<std::string> index_problems;
   {
-    FileLock lock(cache_dir / "index.lock");  // a consistent view, not one mid-refresh
+    FileLock lock(CacheLayout(cache_dir).index_lock());  // a consistent view, not one mid-refresh
     index_problems = verify_cache_index(cache_dir, store);
   }
   auto leftovers = store.leftovers();
   if (options.json) {
     std::vector<std::string> leftover_paths;
     for (const auto& path : leftovers) leftover_paths.push_back(path.string());
-    print_json({{"ok", bad == 0 && index_problems.empty()}, {"entries", entries.size()}, {"bad_entries", bad},
-                {"problems", problems}, {"index_problems", index_problems}, {"unfinished_publishes", leftover_paths}});
+    print_json({{"ok", bad == 0 && index_problems.empty()},
+                {"entries", entries.size()},
+                {"bad_entries", bad},
+                {"problems", problems},
+                {"index_problems", index_problems},
+                {"unfinished_publishes", leftover_paths}});
   } else {
     std::cout << verdict_label(index_problems.empty() ? Verdict::ok : Verdict::fail) << " index "
               << cache_index_paths(cache_dir).simple_dir.string() << "\n";
     for (const auto& text : index_problems) std::cout << "     " << text << "\n";
     for (const auto& path : leftovers)
-      std::cout << verdict_label(Verdict::warn) << " unfinished publish (its process is gone; `cache gc` removes it): "
-                << path.string() << "\n";
+      std::cout << verdict_label(Verdict::warn)
+                << " unfinished publish (its process is gone; `cache gc` removes it): " << path.string() << "\n";
     std::cout << entries.size() << " build" << (entries.size() == 1 ? "" : "s") << " checked, " << bad << " bad\n";
   }
   return bad == 0 && index_problems.empty() ? ExitCode::success : ExitCode::work_failed;
@@ -191,8 +200,11 @@ ExitCode run_push(const CacheOptions& options, const std::string& dest_text) {
     fail_bad_input("cache push: " + dest.string() + " is not a directory");
   auto result = push_cache(WheelStore(options.resolve()), dest);
   if (options.json) {
-    print_json({{"dest", dest.string()}, {"pushed", result.pushed}, {"already_there", result.present},
-                {"index", result.index.simple_dir.string()}, {"wheels_in_index", result.index.wheels.size()}});
+    print_json({{"dest", dest.string()},
+                {"pushed", result.pushed},
+                {"already_there", result.present},
+                {"index", result.index.simple_dir.string()},
+                {"wheels_in_index", result.index.wheels.size()}});
   } else {
     for (const auto& hash : result.pushed) std::cout << "pushed  " << hash.substr(0, 12) << "\n";
     std::cout << result.pushed.size() << " pushed, " << result.present.size() << " already there; "
@@ -216,8 +228,8 @@ ExitCode run_gc(const CacheOptions& options, size_t keep, bool dry_run) {
     freed += entry_bytes(entry);
     removed.push_back(entry_json(entry));
     if (!options.json)
-      std::cout << (dry_run ? "would remove " : "removed ") << entry.hash.substr(0, 12) << " " << gc_group(entry) << " ("
-                << short_time(entry.manifest) << ")\n";
+      std::cout << (dry_run ? "would remove " : "removed ") << entry.hash.substr(0, 12) << " " << gc_group(entry)
+                << " (" << short_time(entry) << ")\n";
   }
   if (!dry_run) {
     // The key lock keeps a build of that key from publishing into it meanwhile.
@@ -231,10 +243,14 @@ ExitCode run_gc(const CacheOptions& options, size_t keep, bool dry_run) {
   if (options.json) {
     std::vector<std::string> leftover_paths;
     for (const auto& path : leftovers) leftover_paths.push_back(path.string());
-    print_json({{"dry_run", dry_run}, {"keep", keep}, {"removed", removed}, {"freed_bytes", freed},
+    print_json({{"dry_run", dry_run},
+                {"keep", keep},
+                {"removed", removed},
+                {"freed_bytes", freed},
                 {"unfinished_publishes_removed", leftover_paths}});
   } else {
-    for (const auto& path : leftovers) std::cout << (dry_run ? "would remove " : "removed ") << "unfinished publish " << path.string() << "\n";
+    for (const auto& path : leftovers)
+      std::cout << (dry_run ? "would remove " : "removed ") << "unfinished publish " << path.string() << "\n";
     std::cout << (dry_run ? "would free " : "freed ") << megabytes(freed) << "; kept the newest " << keep
               << " per project and arch list\n";
   }
@@ -244,29 +260,36 @@ ExitCode run_gc(const CacheOptions& options, size_t keep, bool dry_run) {
 }  // namespace
 
 Command cache_command() {
-  return {"cache", "The wheel cache: ls, show, verify, gc, push (to a shared dir), why (diff two keys), index (any wheel dir)", [](CLI::App& app) {
+  return {"cache",
+          "The wheel cache: ls, show, verify, gc, push (to a shared dir), why (diff two keys), index (any wheel dir)",
+          [](CLI::App& app) {
             auto options = std::make_shared<CacheOptions>();
             auto ls = with_cache_options(app.add_subcommand("ls", "List published builds, newest first"), *options);
             auto show_key = std::make_shared<std::string>();
-            auto show = with_cache_options(app.add_subcommand("show", "One build: inputs, wheels, validation"), *options);
+            auto show = with_cache_options(app.add_subcommand("show", "One build: inputs, wheels, validation"),
+                                           *options);
             show->add_option("key", *show_key, "The key or its first characters")->required();
-            auto verify = with_cache_options(app.add_subcommand("verify", "Recheck every wheel's hash, RECORD, manifest and the index"), *options);
+            auto verify = with_cache_options(
+                app.add_subcommand("verify", "Recheck every wheel's hash, RECORD, manifest and the index"), *options);
             auto keep = std::make_shared<size_t>(2);
             auto dry_run = std::make_shared<bool>(false);
-            auto gc = with_cache_options(app.add_subcommand("gc", "Keep the newest N builds per project and arch list"), *options);
+            auto gc = with_cache_options(app.add_subcommand("gc", "Keep the newest N builds per project and arch list"),
+                                         *options);
             gc->add_option("--keep", *keep, "How many to keep per project and arch list (default 2)");
             gc->add_flag("--dry-run", *dry_run, "Say what would go, remove nothing");
 
             auto push_dest = std::make_shared<std::string>();
             auto push = with_cache_options(
-                app.add_subcommand("push", "Copy published builds to a shared directory and regenerate its index"), *options);
-            push->add_option("dest", *push_dest, "Shared directory (laid out like a cache: store/, wheels/, simple/)")->required();
+                app.add_subcommand("push", "Copy published builds to a shared directory and regenerate its index"),
+                *options);
+            push->add_option("dest", *push_dest, "Shared directory (laid out like a cache: store/, wheels/, simple/)")
+                ->required();
 
             auto why = app.add_subcommand("why", "Diff two builds' key texts (key.txt files or build dirs)");
             auto why_a = std::make_shared<std::string>(), why_b = std::make_shared<std::string>();
             why->add_option("a", *why_a, "First key.txt or build dir")->required();
             why->add_option("b", *why_b, "Second key.txt or build dir")->required();
-            why->add_flag("--json", options->json, "Print JSON");
+            add_json_flag(*why, options->json, "Print JSON");
 
             auto index = app.add_subcommand("index", "Write a PEP 503 simple index over a directory of wheels");
             auto index_wheels = std::make_shared<std::string>(), index_target = std::make_shared<std::string>();
@@ -283,11 +306,13 @@ Command cache_command() {
               if (push->parsed()) return run_push(*options, *push_dest);
               if (index->parsed()) {
                 std::filesystem::path wheels = std::filesystem::absolute(*index_wheels);
-                std::filesystem::path target = index_target->empty() ? wheels / "simple" : std::filesystem::absolute(*index_target);
+                std::filesystem::path target = index_target->empty() ? wheels / "simple"
+                                                                     : std::filesystem::absolute(*index_target);
                 auto indexed = write_simple_index(wheels, target);
                 std::cout << "indexed " << indexed.size() << " wheel" << (indexed.size() == 1 ? "" : "s") << " in "
                           << target.string() << "\n";
-                for (const auto& wheel : indexed) std::cout << "  " << wheel.project << "  " << wheel.file.filename().string() << "\n";
+                for (const auto& wheel : indexed)
+                  std::cout << "  " << wheel.project << "  " << wheel.file.filename().string() << "\n";
                 std::cout << "pip install --index-url file://" << target.string() << " PROJECT\n"
                           << "pip install --find-links " << wheels.string() << " PROJECT\n";
                 return ExitCode::success;

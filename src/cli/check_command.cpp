@@ -2,7 +2,8 @@
 #include <iostream>
 
 #include "cli/command.h"
-#include "cli/host_context.h"
+#include "cli/common_options.h"
+#include "cli/json_output.h"
 #include "core/system_info.h"
 #include "preflight/preflight.h"
 
@@ -25,7 +26,7 @@ Command check_command() {
                 ->capture_default_str();
             app.add_option("--job-memory-gb", options->job_memory_gb, "Memory one compile job needs")
                 ->capture_default_str();
-            app.add_flag("--json", options->json, "Print a JSON object");
+            add_json_flag(app, options->json, "Print a JSON object");
             app.footer("Exit: 0 every check passed; 2 bad arch spec; 3 a check failed.");
             return [options]() {
               auto context = HostContext::gather(options->cuda);

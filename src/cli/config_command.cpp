@@ -1,7 +1,8 @@
 #include <iostream>
 
 #include "cli/command.h"
-#include "cli/host_context.h"
+#include "cli/common_options.h"
+#include "cli/json_output.h"
 #include "config/settings.h"
 #include "ui/terminal.h"
 
@@ -10,7 +11,7 @@ namespace archbuild {
 Command config_command() {
   return {"config", "Show every setting, its value and where it came from", [](CLI::App& app) {
             auto json = std::make_shared<bool>(false);
-            app.add_flag("--json", *json, "Print JSON");
+            add_json_flag(app, *json, "Print JSON");
             app.footer("Precedence: default < config file < ARCHBUILD_* environment < command-line flag.");
             return [json]() {
               auto settings = Settings::load();
@@ -19,13 +20,15 @@ Command config_command() {
                 for (const auto& value : settings.all())
                   rows.push_back({{"key", value.key}, {"value", value.value}, {"origin", value.origin}});
                 auto mirrors = nlohmann::json::array();
-                for (const auto& rule : settings.file().mirrors) mirrors.push_back({{"from", rule.from}, {"to", rule.to}});
+                for (const auto& rule : settings.file().mirrors)
+                  mirrors.push_back({{"from", rule.from}, {"to", rule.to}});
                 print_json({{"config_file", settings.file().file ? settings.file().file->string() : ""},
                             {"settings", rows},
                             {"mirrors", mirrors}});
                 return ExitCode::success;
               }
-              std::cout << "config file: " << (settings.file().file ? settings.file().file->string() : "(none)") << "\n";
+              std::cout << "config file: " << (settings.file().file ? settings.file().file->string() : "(none)")
+                        << "\n";
               for (const auto& value : settings.all()) {
                 const SettingSpec* spec = find_setting(value.key);
                 std::string key = value.key;
@@ -33,7 +36,8 @@ Command config_command() {
                 std::string shown = value.value;
                 shown.resize(std::max<size_t>(shown.size(), 34), ' ');
                 std::cout << paint(key, Style::bold) << shown << "  " << paint(value.origin, Style::dim) << "\n"
-                          << "                  " << spec->description << " (" << spec->env << ", " << spec->flag << ")\n";
+                          << "                  " << spec->description << " (" << spec->env << ", " << spec->flag
+                          << ")\n";
               }
               for (const auto& rule : settings.file().mirrors)
                 std::cout << paint("mirror", Style::bold) << "            " << rule.from << " -> " << rule.to << "\n";

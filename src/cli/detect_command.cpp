@@ -2,7 +2,8 @@
 #include <iostream>
 
 #include "cli/command.h"
-#include "cli/host_context.h"
+#include "cli/common_options.h"
+#include "cli/json_output.h"
 #include "core/error.h"
 #include "core/strings.h"
 #include "core/system_info.h"
@@ -37,7 +38,7 @@ CompilerVerdict host_compiler_for(const Toolchain& toolchain) {
 Command detect_command() {
   return {"detect", "Show GPUs, driver, CUDA toolkits and host compiler", [](CLI::App& app) {
             auto json = std::make_shared<bool>(false);
-            app.add_flag("--json", *json, "Print a JSON object");
+            add_json_flag(app, *json, "Print a JSON object");
             app.footer("Exit: 0 at least one GPU found; 3 no usable GPU (the rest is still reported).");
             return [json]() {
               auto table = ToolkitTable::load_default();
@@ -60,14 +61,13 @@ Command detect_command() {
                   entry["host_compiler"] = {{"error", verdict.error}};
                 }
                 out["toolkits"].push_back(entry);
-                std::string line = std::string(i == 0 ? "  * " : "    ") + "CUDA " +
-                                   toolkits[i].release + "  " + toolkits[i].root.string() + "  (" +
-                                   join(toolkits[i].found_via, ", ") + ")\n      targets " +
-                                   cc_list(chain.facts.targets);
+                std::string line = std::string(i == 0 ? "  * " : "    ") + "CUDA " + toolkits[i].release + "  " +
+                                   toolkits[i].root.string() + "  (" + join(toolkits[i].found_via, ", ") +
+                                   ")\n      targets " + cc_list(chain.facts.targets);
                 if (verdict.compiler)
-                  line += "\n      host " + verdict.compiler->kind + " " + verdict.compiler->version +
-                          " (" + verdict.compiler->path.string() + "): " +
-                          (verdict.compiler->accepted() ? "accepted" : "REJECTED") +
+                  line += "\n      host " + verdict.compiler->kind + " " + verdict.compiler->version + " (" +
+                          verdict.compiler->path.string() +
+                          "): " + (verdict.compiler->accepted() ? "accepted" : "REJECTED") +
                           (verdict.compiler->max_major
                                ? " (nvcc accepts <= " + std::to_string(*verdict.compiler->max_major) + ")"
                                : "");
@@ -86,8 +86,8 @@ Command detect_command() {
                 if (gpus.devices.empty())
                   std::cout << "  " << paint("none", Style::yellow) << ": " << gpus.unavailable_reason << "\n";
                 for (const auto& device : gpus.devices)
-                  std::cout << "  " << device.index << "  " << device.name << "  CC " << device.cc.dotted()
-                            << "  " << format_bytes(device.memory_bytes) << "\n";
+                  std::cout << "  " << device.index << "  " << device.name << "  CC " << device.cc.dotted() << "  "
+                            << format_bytes(device.memory_bytes) << "\n";
                 std::cout << paint("driver", Style::bold) << "\n  ";
                 if (gpus.driver_cuda)
                   std::cout << (gpus.driver_version.empty() ? "version unknown" : gpus.driver_version)

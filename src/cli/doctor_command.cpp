@@ -1,8 +1,9 @@
 #include <iostream>
 
 #include "cli/command.h"
-#include "cli/host_context.h"
+#include "cli/common_options.h"
 #include "cli/inventory_output.h"
+#include "cli/json_output.h"
 #include "core/error.h"
 #include "core/strings.h"
 #include "doctor/diagnosis.h"
@@ -32,9 +33,13 @@ std::optional<CudaVersion> nvcc_on_path_version() {
 nlohmann::json package_json(const PackageDiagnosis& package, const std::vector<ComputeCapability>& devices) {
   auto files = nlohmann::json::array();
   for (const auto* file : package.files) files.push_back(to_json(*file, devices));
-  return {{"name", package.name},   {"site_dir", package.site_dir}, {"verdict", to_string(package.verdict)},
+  return {{"name", package.name},
+          {"site_dir", package.site_dir},
+          {"verdict", to_string(package.verdict)},
           {"judged", package.judged},
-          {"problems", package.problems}, {"fixes", package.fixes},    {"files", files}};
+          {"problems", package.problems},
+          {"fixes", package.fixes},
+          {"files", files}};
 }
 
 void print_environment(const PythonEnvironment& python, const Diagnosis& diagnosis) {
@@ -44,10 +49,12 @@ void print_environment(const PythonEnvironment& python, const Diagnosis& diagnos
     std::cout << "  torch       " << python.torch_version.value_or("unknown version") << " (CUDA "
               << python.torch_cuda.value_or("none") << ") at " << *python.torch_dir << "\n";
     std::cout << "  import      "
-              << (python.import_ok ? paint("ok", Style::green) : paint("FAILED", Style::red) + ": " + python.import_error)
+              << (python.import_ok ? paint("ok", Style::green)
+                                   : paint("FAILED", Style::red) + ": " + python.import_error)
               << "\n";
     if (python.import_ok)
-      std::cout << "  arch list   " << (python.arch_list.empty() ? "(empty: CUDA not available to torch)" : join(python.arch_list, " "))
+      std::cout << "  arch list   "
+                << (python.arch_list.empty() ? "(empty: CUDA not available to torch)" : join(python.arch_list, " "))
                 << "  (torch.cuda.get_arch_list)\n";
   } else {
     std::cout << "  torch       not found on sys.path\n";
@@ -104,9 +111,10 @@ ExitCode run_doctor(const DoctorOptions& options) {
     for (const auto& gpu : gpus.devices)
       if (device_source == "GPU") std::cout << "CC " << gpu.cc.dotted() << " (" << gpu.name << ")  ";
     if (device_source != "GPU") std::cout << "CC " << join(device_texts, ", CC ") << " (--device-cc)";
-    std::cout << "\n" << paint("driver", Style::bold) << "      "
-              << (gpus.driver_cuda ? (gpus.driver_version.empty() ? "" : gpus.driver_version + ", ") + "supports CUDA " +
-                                         gpus.driver_cuda->str()
+    std::cout << "\n"
+              << paint("driver", Style::bold) << "      "
+              << (gpus.driver_cuda ? (gpus.driver_version.empty() ? "" : gpus.driver_version + ", ") +
+                                         "supports CUDA " + gpus.driver_cuda->str()
                                    : std::string("not loaded"))
               << "\n";
   }
@@ -182,9 +190,10 @@ Command doctor_command() {
             app.add_option("--python", options->pythons, "Interpreter to diagnose (repeatable; default python3)");
             app.add_option("--device-cc", options->device_ccs,
                            "Diagnose for a device of this CC instead of the visible GPUs (repeatable)");
-            app.add_flag("--json", options->json, "Print a JSON object");
-            app.footer("Exit: 0 all is well; 1 a problem was found; 3 nothing to diagnose (no GPU and no "
-                       "--device-cc, no Python, or no torch).");
+            add_json_flag(app, options->json, "Print a JSON object");
+            app.footer(
+                "Exit: 0 all is well; 1 a problem was found; 3 nothing to diagnose (no GPU and no "
+                "--device-cc, no Python, or no torch).");
             return [options]() { return run_doctor(*options); };
           }};
 }

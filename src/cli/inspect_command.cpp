@@ -2,8 +2,9 @@
 
 #include "binary/binary_walker.h"
 #include "cli/command.h"
-#include "cli/host_context.h"
+#include "cli/common_options.h"
 #include "cli/inventory_output.h"
+#include "cli/json_output.h"
 #include "core/error.h"
 
 namespace archbuild {
@@ -20,17 +21,17 @@ Command inspect_command() {
             app.add_flag("--verify-cubins", options->verify,
                          "Also decompress every cubin and check its ELF header's arch");
             app.add_flag("--all-files", options->all_files, "Also list binaries without CUDA code");
-            app.add_flag("--json", options->json, "Print a JSON object");
-            app.footer("Exit: 0 inspected; 1 a file has no kernel image for a --device-cc; "
-                       "2 a file could not be read (the others are still inspected).");
+            add_json_flag(app, options->json, "Print a JSON object");
+            app.footer(
+                "Exit: 0 inspected; 1 a file has no kernel image for a --device-cc; "
+                "2 a file could not be read (the others are still inspected).");
             return [options]() {
               auto devices = parse_device_ccs(options->device_ccs);
               InventoryPrinter printer(devices, options->json, options->all_files);
               WalkStats total;
               for (const auto& path : options->paths) {
-                auto stats = walk_binaries(path, {options->verify}, [&](const BinaryInventory& inventory) {
-                  printer.add(inventory);
-                });
+                auto stats = walk_binaries(path, {options->verify},
+                                           [&](const BinaryInventory& inventory) { printer.add(inventory); });
                 total.files_seen += stats.files_seen;
                 total.binaries += stats.binaries;
                 total.with_cuda_code += stats.with_cuda_code;

@@ -2,7 +2,7 @@
 
 #include <iostream>
 
-#include "cli/host_context.h"
+#include "cli/json_output.h"
 #include "core/error.h"
 #include "ui/terminal.h"
 
@@ -41,7 +41,8 @@ nlohmann::json to_json(const BinaryInventory& inventory, const std::vector<Compu
   nlohmann::json compressed = nlohmann::json::object();
   nlohmann::json entries = nlohmann::json::array();
   for (const auto& entry : inventory.entries) {
-    if (entry.compression != Compression::none) compressed[to_string(entry.compression)] = compressed.value(to_string(entry.compression), 0) + 1;
+    if (entry.compression != Compression::none)
+      compressed[to_string(entry.compression)] = compressed.value(to_string(entry.compression), 0) + 1;
     entries.push_back({{"kind", entry.image.kind == KernelImage::Kind::sass ? "sass" : "ptx"},
                        {"arch", entry.image.name()},
                        {"compression", to_string(entry.compression)},
@@ -97,11 +98,13 @@ void InventoryPrinter::add(const BinaryInventory& inventory) {
             << format_counts(inventory.ptx_counts()) << "\n";
   if (inventory.all_sass_counts() != inventory.sass_counts() || inventory.all_ptx_counts() != inventory.ptx_counts())
     std::cout << "  all fatbins, with the device-link code in __nv_relfatbin that is not loaded:\n    SASS "
-              << format_counts(inventory.all_sass_counts()) << "\n    PTX  " << format_counts(inventory.all_ptx_counts())
-              << "\n";
+              << format_counts(inventory.all_sass_counts()) << "\n    PTX  "
+              << format_counts(inventory.all_ptx_counts()) << "\n";
   for (auto cc : devices_) {
     auto verdict = inventory.verdict_for(cc);
-    Style style = verdict == RunVerdict::native ? Style::green : verdict == RunVerdict::ptx_jit ? Style::yellow : Style::red;
+    Style style = verdict == RunVerdict::native    ? Style::green
+                  : verdict == RunVerdict::ptx_jit ? Style::yellow
+                                                   : Style::red;
     std::cout << "  on CC " << cc.dotted() << ": " << paint(to_string(verdict), style) << "\n";
   }
 }

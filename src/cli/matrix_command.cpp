@@ -2,13 +2,16 @@
 #include <iomanip>
 #include <iostream>
 
+#include "builder/job_planner.h"
 #include "cli/command.h"
-#include "cli/host_context.h"
+#include "cli/common_options.h"
+#include "cli/json_output.h"
 #include "config/settings.h"
+#include "core/cache_layout.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/strings.h"
 #include "core/system_info.h"
-#include "build/job_planner.h"
 #include "matrix/build_matrix.h"
 #include "matrix/matrix_runner.h"
 #include "ui/terminal.h"
@@ -16,104 +19,117 @@
 namespace archbuild {
 
 Command matrix_command() {
-  return {"matrix", "Build recipes x arch sets x refs x toolkits from a TOML file, dependencies first", [](CLI::App& app) {
-            struct Options {
-              std::string file, cache_dir, junit, python;
-              std::vector<std::string> mirrors;
-              unsigned parallel = 1, jobs = 0;
-              bool json = false, offline = false, dry_run = false;
-            };
-            auto options = std::make_shared<Options>();
-            app.add_option("file", options->file, "The matrix (docs/MATRIX.md)")->required();
-            app.add_option("--parallel", options->parallel, "Cells built at once (default 1)")->check(CLI::Range(1u, 64u));
-            app.add_option("--jobs", options->jobs, "Compile jobs for the whole matrix (default: the file's, or the cores)");
-            app.add_option("--cache-dir", options->cache_dir, "archbuild's cache");
-            app.add_option("--python", options->python, "Interpreter the builds run with");
-            app.add_option("--mirror", options->mirrors, "URL rewrite FROM=TO for every cell (repeatable)");
-            app.add_flag("--offline", options->offline, "Never fetch");
-            app.add_option("--junit", options->junit, "Write JUnit XML here (one testcase per cell)");
-            app.add_flag("--json", options->json, "Print the JSON report");
-            app.add_flag("--dry-run", options->dry_run, "List the cells in the order they would run, build nothing");
-            app.footer("Exit: 0 every cell built; 1 some cell failed or was skipped (the others still ran); 2 bad matrix file.");
-            return [options]() {
-              auto book = RecipeBook::load_default();
-              auto matrix = load_build_matrix(options->file, book);
-              if (options->dry_run) {
-                auto cells = matrix_report_json(matrix, std::vector<CellResult>(matrix.cells.size()))["cells"];
-                if (options->json) {
-                  print_json({{"cells", cells}});
-                } else {
-                  for (const auto& cell : cells)
-                    std::cout << cell["name"].get<std::string>()
-                              << (cell["needs"].empty() ? "" : "  (after " + join(cell["needs"].get<std::vector<std::string>>(), ", ") + ")")
-                              << "\n";
-                  std::cout << matrix.cells.size() << " cells\n";
-                }
-                return ExitCode::success;
-              }
-              auto settings = Settings::load({{"cache_dir", options->cache_dir}});
-              MatrixRunOptions run;
-              run.cache_dir = std::filesystem::absolute(settings.get("cache_dir").value);
-              run.out_dir = run.cache_dir / "matrix";
-              run.parallel = options->parallel;
-              // One budget for the whole matrix: the file's or --jobs, else what
-              // this machine's cores and memory allow for its hungriest recipe.
-              unsigned budget = options->jobs ? options->jobs : matrix.jobs;
-              if (!budget) {
-                JobInputs machine;
-                machine.cores = cpu_count();
-                machine.available_memory_bytes = available_memory_bytes().value_or(0);
-                for (const auto& cell : matrix.cells)
-                  machine.job_memory_gb = std::max(machine.job_memory_gb, book.find(cell.recipe)->job_memory_gb);
-                budget = plan_jobs(machine).jobs;
-              }
-              run.jobs_per_cell = std::max(1u, budget / run.parallel);
-              if (!options->python.empty()) run.extra_args.insert(run.extra_args.end(), {"--python", options->python});
-              for (const auto& rule : options->mirrors) run.extra_args.insert(run.extra_args.end(), {"--mirror", rule});
-              if (options->offline) run.extra_args.push_back("--offline");
-              if (!options->json)
-                std::cout << matrix.cells.size() << " cells, " << run.parallel << " at once, " << run.jobs_per_cell
-                          << " compile jobs each (budget " << budget << ")\n" << std::flush;
-              size_t done = 0;
-              auto results = run_build_matrix(matrix, run, [&](size_t index, const CellResult& result) {
-                if (options->json) return;
-                const auto& cell = matrix.cells[index];
-                if (result.status == "running") {
-                  std::cout << "start  " << cell.name() << "\n" << std::flush;
-                  return;
-                }
-                ++done;
-                auto word = result.status == "ok" ? verdict_label(Verdict::ok)
-                            : result.status == "skipped" ? verdict_label(Verdict::skip) : verdict_label(Verdict::fail);
-                char seconds[32];
-                std::snprintf(seconds, sizeof seconds, "%.1f s", result.seconds());
-                std::cout << "[" << done << "/" << matrix.cells.size() << "] " << word << " " << cell.name() << " ("
-                          << seconds << (result.cache_hit ? ", cache hit" : "") << ")"
-                          << (result.message.empty() ? "" : ": " + result.message) << "\n" << std::flush;
-              });
-              auto report = matrix_report_json(matrix, results);
-              if (!options->junit.empty()) {
-                std::ofstream junit(options->junit);
-                junit << matrix_junit_xml(matrix, results);
-                if (!junit) fail_environment("cannot write " + options->junit);
-              }
-              if (options->json) {
-                print_json(report);
-              } else {
-                std::cout << "\n" << std::left << std::setw(44) << "CELL" << std::setw(9) << "RESULT" << std::setw(10)
-                          << "TIME" << "WHEEL / REASON\n";
-                for (size_t i = 0; i < results.size(); ++i) {
-                  char seconds[32];
-                  std::snprintf(seconds, sizeof seconds, "%.1f s", results[i].seconds());
-                  std::cout << std::left << std::setw(44) << matrix.cells[i].name() << std::setw(9) << results[i].status
-                            << std::setw(10) << seconds
-                            << (results[i].status == "ok" ? join(results[i].wheels, ", ") : results[i].message) << "\n";
-                }
-                if (!options->junit.empty()) std::cout << "JUnit: " << options->junit << "\n";
-              }
-              return report["ok"].get<bool>() ? ExitCode::success : ExitCode::work_failed;
-            };
-          }};
+  return {
+      "matrix", "Build recipes x arch sets x refs x toolkits from a TOML file, dependencies first", [](CLI::App& app) {
+        struct Options {
+          std::string file, junit;
+          std::vector<std::string> mirrors;
+          SettingFlags settings;
+          unsigned parallel = 1, jobs = 0;
+          bool json = false, dry_run = false;
+        };
+        auto options = std::make_shared<Options>();
+        app.add_option("file", options->file, "The matrix (docs/MATRIX.md)")->required();
+        app.add_option("--parallel", options->parallel, "Cells built at once (default 1)")->check(CLI::Range(1u, 64u));
+        app.add_option("--jobs", options->jobs,
+                       "Compile jobs for the whole matrix (default: the file's, or the cores)");
+        add_cache_dir_option(app, options->settings.cache_dir);
+        add_python_option(app, options->settings.python, "Interpreter the builds run with");
+        add_mirror_option(app, options->mirrors);
+        add_offline_flag(app, options->settings.offline);
+        app.add_option("--junit", options->junit, "Write JUnit XML here (one testcase per cell)");
+        add_json_flag(app, options->json, "Print the JSON report");
+        app.add_flag("--dry-run", options->dry_run, "List the cells in the order they would run, build nothing");
+        app.footer(
+            "Exit: 0 every cell built; 1 some cell failed or was skipped (the others still ran); 2 bad matrix file; "
+            "130 interrupted (running cells stopped, no new one started).");
+        return [options]() {
+          auto book = RecipeBook::load_default();
+          auto matrix = load_build_matrix(options->file, book);
+          if (options->dry_run) {
+            auto cells = matrix_report_json(matrix, std::vector<CellResult>(matrix.cells.size()))["cells"];
+            if (options->json) {
+              print_json({{"cells", cells}});
+            } else {
+              for (const auto& cell : cells)
+                std::cout << cell["name"].get<std::string>()
+                          << (cell["needs"].empty()
+                                  ? ""
+                                  : "  (after " + join(cell["needs"].get<std::vector<std::string>>(), ", ") + ")")
+                          << "\n";
+              std::cout << matrix.cells.size() << " cells\n";
+            }
+            return ExitCode::success;
+          }
+          auto settings = Settings::load(options->settings.by_key());
+          MatrixRunOptions run;
+          run.cache_dir = settings.cache_dir();
+          run.out_dir = CacheLayout(run.cache_dir).matrix();
+          run.parallel = options->parallel;
+          // One budget for the whole matrix: the file's or --jobs, else what
+          // this machine's cores and memory allow for its hungriest recipe.
+          unsigned budget = options->jobs ? options->jobs : matrix.jobs;
+          if (!budget) {
+            JobInputs machine;
+            machine.cores = cpu_count();
+            machine.available_memory_bytes = available_memory_bytes().value_or(0);
+            for (const auto& cell : matrix.cells)
+              machine.job_memory_gb = std::max(machine.job_memory_gb, book.find(cell.recipe)->job_memory_gb);
+            budget = plan_jobs(machine).jobs;
+          }
+          run.jobs_per_cell = std::max(1u, budget / run.parallel);
+          run.python = options->settings.python;
+          run.mirrors = options->mirrors;
+          run.offline = settings.offline();
+          if (!options->json)
+            std::cout << matrix.cells.size() << " cells, " << run.parallel << " at once, " << run.jobs_per_cell
+                      << " compile jobs each (budget " << budget << ")\n"
+                      << std::flush;
+          size_t done = 0;
+          auto results = run_build_matrix(matrix, run, [&](size_t index, const CellResult& result) {
+            if (options->json) return;
+            const auto& cell = matrix.cells[index];
+            if (result.status == CellState::running) {
+              std::cout << "start  " << cell.name() << "\n" << std::flush;
+              return;
+            }
+            ++done;
+            auto word = result.status == CellState::ok        ? verdict_label(Verdict::ok)
+                        : result.status == CellState::skipped ? verdict_label(Verdict::skip)
+                                                              : verdict_label(Verdict::fail);
+            char seconds[32];
+            std::snprintf(seconds, sizeof seconds, "%.1f s", result.seconds());
+            std::cout << "[" << done << "/" << matrix.cells.size() << "] " << word << " " << cell.name() << " ("
+                      << seconds << (result.cache_hit ? ", cache hit" : "") << ")"
+                      << (result.message.empty() ? "" : ": " + result.message) << "\n"
+                      << std::flush;
+          });
+          auto report = matrix_report_json(matrix, results);
+          if (!options->junit.empty()) {
+            std::ofstream junit(options->junit);
+            junit << matrix_junit_xml(matrix, results);
+            if (!junit) fail_environment("cannot write " + options->junit);
+          }
+          if (options->json) {
+            print_json(report);
+          } else {
+            std::cout << "\n"
+                      << std::left << std::setw(44) << "CELL" << std::setw(9) << "RESULT" << std::setw(10) << "TIME"
+                      << "WHEEL / REASON\n";
+            for (size_t i = 0; i < results.size(); ++i) {
+              char seconds[32];
+              std::snprintf(seconds, sizeof seconds, "%.1f s", results[i].seconds());
+              std::cout << std::left << std::setw(44) << matrix.cells[i].name() << std::setw(9)
+                        << to_string(results[i].status) << std::setw(10) << seconds
+                        << (results[i].status == CellState::ok ? join(results[i].wheels, ", ") : results[i].message)
+                        << "\n";
+            }
+            if (!options->junit.empty()) std::cout << "JUnit: " << options->junit << "\n";
+          }
+          if (pending_interrupt()) return ExitCode::interrupted;
+          return report["ok"].get<bool>() ? ExitCode::success : ExitCode::work_failed;
+        };
+      }};
 }
 
 }  // namespace archbuild

@@ -1,34 +1,40 @@
 #include <iostream>
 
-#include "cli/build_context.h"
+#include "cli/build_options.h"
 #include "cli/command.h"
+#include "cli/json_output.h"
 #include "core/strings.h"
+#include "pipeline/build_session.h"
 #include "ui/terminal.h"
 
 namespace archbuild {
 
 Command plan_command() {
-  return {"plan", "Print the exact environment and command a build would run, without building",
-          [](CLI::App& app) {
+  return {"plan", "Print the exact environment and command a build would run, without building", [](CLI::App& app) {
             auto options = std::make_shared<BuildOptions>();
             options->declare(app);
-            app.footer("Nothing is checked out or built; a source dir that exists is looked at (CUDA files, "
-                       "CMake cache). Exit: 0; 2 bad input; 3 this machine cannot (toolkit, archs).");
+            app.footer(
+                "Nothing is checked out or built; a source dir that exists is looked at (CUDA files, "
+                "CMake cache). Exit: 0; 2 bad input; 3 this machine cannot (toolkit, archs).");
             return [options]() {
-              auto context = BuildContext::resolve(*options);
-              auto plan = context.plan(*options, std::nullopt);
+              auto [context, plan] = plan_build(options->request());
               if (options->json) {
                 auto out = plan.to_json();
                 out["script"] = plan.shell_script();
                 print_json(out);
                 return ExitCode::success;
               }
-              std::cout << paint("# archbuild plan: " + plan.package + " " + plan.ref + " (recipe " + plan.recipe + ", " +
-                                     plan.build_system + ") for " + context.archs.list.canonical(),
+              std::cout << paint("# archbuild plan: " + plan.package + " " + plan.ref + " (recipe " + plan.recipe +
+                                     ", " + plan.build_system + ") for " + context.archs.list.canonical(),
                                  Style::bold)
                         << "\n# toolkit: " << context.host.toolchain.describe() << "\n# jobs: " << plan.jobs.reason
                         << "\n";
               if (plan.cmake_fresh) std::cout << "# CMAKE_FRESH=1: " << plan.cmake_fresh_reason << "\n";
+              if (!context.compiler_launcher.empty() && plan.dialect == ArchDialect::extension)
+                std::cout << "# " << context.compiler_launcher
+                          << " reaches cpp_extension's compiles through shims under " << context.cache.root().string()
+                          << " (ccache-bin/, launcher-cuda/) that `archbuild build` "
+                          << "creates before it runs this\n";
               if (!plan.stale_outputs.empty())
                 std::cout << "# removes stale setuptools outputs first (setuptools would reuse them)\n";
               std::cout << "# wheel to: " << plan.wheel_dir.string() << ", log: " << plan.log_path.string() << "\n"

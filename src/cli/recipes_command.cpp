@@ -1,7 +1,8 @@
 #include <iostream>
 
 #include "cli/command.h"
-#include "cli/host_context.h"
+#include "cli/common_options.h"
+#include "cli/json_output.h"
 #include "core/error.h"
 #include "core/strings.h"
 #include "recipe/recipe.h"
@@ -14,9 +15,11 @@ namespace {
 nlohmann::json recipe_json(const Recipe& recipe) {
   auto builds = nlohmann::json::array();
   for (const auto& step : recipe.builds)
-    builds.push_back({{"versions", step.versions.text()}, {"system", step.system}, {"command", step.command}, {"env", step.env}});
+    builds.push_back(
+        {{"versions", step.versions.text()}, {"system", step.system}, {"command", step.command}, {"env", step.env}});
   auto patches = nlohmann::json::array();
-  for (const auto& rule : recipe.patches) patches.push_back({{"versions", rule.versions.text()}, {"files", rule.files}});
+  for (const auto& rule : recipe.patches)
+    patches.push_back({{"versions", rule.versions.text()}, {"files", rule.files}});
   return {{"name", recipe.name},
           {"description", recipe.description},
           {"repository", recipe.repository},
@@ -43,7 +46,7 @@ Command recipes_command() {
             auto options = std::make_shared<Options>();
             app.add_option("name", options->name, "A recipe to show");
             app.add_option("--ref", options->ref, "Resolve for this tag/branch/commit (default: the recipe's)");
-            app.add_flag("--json", options->json, "Print JSON");
+            add_json_flag(app, options->json, "Print JSON");
             return [options]() {
               auto book = RecipeBook::load_default();
               if (options->name.empty()) {
@@ -85,18 +88,23 @@ Command recipes_command() {
               }
               std::cout << paint(recipe->name, Style::bold) << "  " << recipe->description << "\n"
                         << "  file          " << recipe->file.string() << "\n"
-                        << "  repository    " << (recipe->repository.empty() ? "(given by you)" : recipe->repository) << "\n"
+                        << "  repository    " << (recipe->repository.empty() ? "(given by you)" : recipe->repository)
+                        << "\n"
                         << "  ref           " << resolved.ref << (options->ref.empty() ? " (default)" : "") << "\n"
                         << "  submodules    " << (recipe->submodules ? "yes" : "no") << "\n"
                         << "  arch dialect  " << to_string(recipe->dialect) << "\n"
                         << "  job memory    " << recipe->job_memory_gb << " GB per compile job\n"
-                        << "  depends on    " << (recipe->depends_on.empty() ? "-" : join(recipe->depends_on, ", ")) << "\n"
+                        << "  depends on    " << (recipe->depends_on.empty() ? "-" : join(recipe->depends_on, ", "))
+                        << "\n"
                         << "  kernel test   " << (recipe->kernel_test.empty() ? "-" : recipe->kernel_test) << "\n"
                         << "  build         " << resolved.build->system << " (versions "
                         << (resolved.build->versions.text().empty() ? "*" : resolved.build->versions.text()) << ")\n"
                         << "    command     " << join(resolved.build->command, " ") << "\n";
-              for (const auto& [key, value] : resolved.build->env) std::cout << "    env         " << key << "=" << value << "\n";
-              std::cout << "  patches       " << (patch_files.empty() ? "none for this ref" : join(patch_files, "\n                ")) << "\n";
+              for (const auto& [key, value] : resolved.build->env)
+                std::cout << "    env         " << key << "=" << value << "\n";
+              std::cout << "  patches       "
+                        << (patch_files.empty() ? "none for this ref" : join(patch_files, "\n                "))
+                        << "\n";
               return ExitCode::success;
             };
           }};

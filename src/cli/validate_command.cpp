@@ -2,14 +2,15 @@
 
 #include <iostream>
 
-#include "cli/command.h"
-#include "cli/host_context.h"
-#include "cli/validation_output.h"
 #include "cache/simple_index.h"
+#include "cli/command.h"
+#include "cli/common_options.h"
+#include "cli/json_output.h"
 #include "config/settings.h"
 #include "core/error.h"
 #include "process/run_process.h"
 #include "ui/terminal.h"
+#include "validate/validation_output.h"
 #include "validate/wheel_validation.h"
 #include "wheel/wheel_archive.h"
 
@@ -32,7 +33,8 @@ const Recipe* kernel_test_recipe(const RecipeBook& book, const std::string& name
 }  // namespace
 
 Command validate_command() {
-  return {"validate", "Prove a wheel serves its archs: RECORD, SASS/PTX per arch, and on a GPU module loads and kernel tests",
+  return {"validate",
+          "Prove a wheel serves its archs: RECORD, SASS/PTX per arch, and on a GPU module loads and kernel tests",
           [](CLI::App& app) {
             struct Options {
               std::string wheel, arch, cuda, recipe, python, work_dir;
@@ -43,26 +45,28 @@ Command validate_command() {
             app.add_option("--arch", options->arch, "Targets the wheel must serve (default: the visible GPUs)");
             app.add_option("--cuda", options->cuda, "CUDA version the arch spec resolves against");
             app.add_option("--recipe", options->recipe, "Recipe whose kernel test runs (default: by the wheel's name)");
-            app.add_option("--python", options->python, "Interpreter for the test venv (default: the python setting)");
+            add_python_option(app, options->python, "Interpreter for the test venv");
             app.add_option("--work-dir", options->work_dir, "Where the venv and logs go (default: a temp dir)");
-            app.add_flag("--json", options->json, "Print JSON");
-            app.footer("Without a GPU only the static checks run, and the output says the device check was skipped. "
-                       "Exit: 0 valid; 1 invalid (tampered file, missing arch, a failed load or kernel test); 2 not a "
-                       "readable wheel or bad arch spec; 3 no --arch and no GPU.");
+            add_json_flag(app, options->json);
+            app.footer(
+                "Without a GPU only the static checks run, and the output says the device check was skipped. "
+                "Exit: 0 valid; 1 invalid (tampered file, missing arch, a failed load or kernel test); 2 not a "
+                "readable wheel or bad arch spec; 3 no --arch and no GPU.");
             return [options]() {
               std::error_code ec;
-              if (!std::filesystem::is_regular_file(options->wheel, ec)) fail_bad_input("no such wheel: " + options->wheel);
+              if (!std::filesystem::is_regular_file(options->wheel, ec))
+                fail_bad_input("no such wheel: " + options->wheel);
               auto context = HostContext::gather(options->cuda);
               auto targets = context.resolve(options->arch.empty() ? "native" : options->arch).list;
               auto book = RecipeBook::load_default();
               auto settings = Settings::load({{"python", options->python}});
-              auto python = find_on_path(settings.get("python").value);
-              if (!python) fail_environment("python '" + settings.get("python").value + "' not found");
+              const auto python = settings.python();
               std::filesystem::path work = options->work_dir.empty()
-                                               ? std::filesystem::temp_directory_path() / ("archbuild-validate-" + std::to_string(getpid()))
+                                               ? std::filesystem::temp_directory_path() /
+                                                     ("archbuild-validate-" + std::to_string(getpid()))
                                                : std::filesystem::absolute(options->work_dir);
               auto result = validate_wheel({std::filesystem::absolute(options->wheel), targets,
-                                            kernel_test_recipe(book, options->recipe, options->wheel), python->string(),
+                                            kernel_test_recipe(book, options->recipe, options->wheel), python.string(),
                                             context.gpus, work});
               if (options->work_dir.empty() && result.ok()) std::filesystem::remove_all(work, ec);
               if (options->json) {
@@ -72,7 +76,8 @@ Command validate_command() {
                 print_json(out);
               } else {
                 std::cout << "wheel    " << options->wheel << "\ntargets  " << targets.canonical() << "\n";
-                print_validation(result, [](const std::string& text) { std::cout << text << "\n"; }, stdout);
+                print_validation(
+                    result, [](const std::string& text) { std::cout << text << "\n"; }, stdout);
                 std::cout << (result.ok() ? paint("valid", Style::green) : paint("INVALID", Style::red)) << " ("
                           << result.scope() << ")\n";
               }

@@ -93,4 +93,13 @@ bool Settings::offline() const {
   fail_bad_input("offline = '" + value.value + "' (from " + value.origin + ") is not true or false");
 }
 
+std::filesystem::path Settings::cache_dir() const { return std::filesystem::absolute(get("cache_dir").value); }
+
+std::filesystem::path Settings::python() const {
+  const auto& value = get("python");
+  auto python = find_on_path(value.value);
+  if (!python) fail_environment("python '" + value.value + "' (from " + value.origin + ") not found");
+  return std::filesystem::absolute(*python);
+}
+
 }  // namespace archbuild

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -12,9 +13,9 @@ namespace archbuild {
 // One row of archbuild's config table (ccache's habit: one table maps each
 // key to its environment variable, and `archbuild config` shows each value's origin).
 struct SettingSpec {
-  std::string key;          // in config.toml
-  std::string env;          // ARCHBUILD_...
-  std::string flag;         // the command-line flag that overrides it
+  std::string key;   // in config.toml
+  std::string env;   // ARCHBUILD_...
+  std::string flag;  // the command-line flag that overrides it
   std::string description;
 };
 
@@ -40,6 +41,11 @@ class Settings {
   // Typed accessors; throw UserError(bad_input) naming the key and its origin.
   std::optional<unsigned> jobs() const;
   bool offline() const;
+  // The cache root, absolute.
+  std::filesystem::path cache_dir() const;
+  // The interpreter the python setting names, as an absolute path; throws
+  // UserError(environment) naming the setting's origin when it is missing.
+  std::filesystem::path python() const;
 
  private:
   std::vector<SettingValue> values_;

@@ -1,6 +1,7 @@
 #include "config/user_config.h"
 
 #include <cstdlib>
+
 #include <toml++/toml.h>
 
 #include "config/settings.h"
@@ -30,12 +31,14 @@ UserConfig load_user_config() {
   config.file = config_path();
   if (!config.file) return config;
   std::error_code ec;
-  if (!std::filesystem::exists(*config.file, ec)) fail_bad_input("ARCHBUILD_CONFIG=" + config.file->string() + " does not exist");
+  if (!std::filesystem::exists(*config.file, ec))
+    fail_bad_input("ARCHBUILD_CONFIG=" + config.file->string() + " does not exist");
   toml::table root;
   try {
     root = toml::parse_file(config.file->string());
   } catch (const toml::parse_error& e) {
-    fail_bad_input(config.file->string() + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
+    fail_bad_input(config.file->string() + ":" + std::to_string(e.source().begin.line) + ": " +
+                   std::string(e.description()));
   }
   auto bad = [&](const toml::source_region& where, const std::string& key, const std::string& why) {
     fail_bad_input(config.file->string() + ":" + std::to_string(where.begin.line) + ": key '" + key + "': " + why);
@@ -45,10 +48,14 @@ UserConfig load_user_config() {
     if (name != "mirrors") {
       if (!find_setting(name)) bad(value.source(), name, "unknown key (known: " + known_setting_keys() + ", mirrors)");
       std::string text;
-      if (auto s = value.value<std::string>()) text = *s;
-      else if (auto i = value.value<int64_t>()) text = std::to_string(*i);
-      else if (auto b = value.value<bool>()) text = *b ? "true" : "false";
-      else bad(value.source(), name, "must be a string, integer or boolean");
+      if (auto s = value.value<std::string>())
+        text = *s;
+      else if (auto i = value.value<int64_t>())
+        text = std::to_string(*i);
+      else if (auto b = value.value<bool>())
+        text = *b ? "true" : "false";
+      else
+        bad(value.source(), name, "must be a string, integer or boolean");
       config.values[name] = {text, static_cast<int>(value.source().begin.line)};
       continue;
     }

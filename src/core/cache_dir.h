@@ -5,10 +5,9 @@
 
 namespace archbuild {
 
-// archbuild's cache root: --cache-dir, else $ARCHBUILD_CACHE_DIR, else
-// $XDG_CACHE_HOME/archbuild, else ~/.cache/archbuild.
-std::filesystem::path resolve_cache_dir(const std::string& option);
-// Without --cache-dir and $ARCHBUILD_CACHE_DIR: $XDG_CACHE_HOME/archbuild or ~/.cache/archbuild.
+// The cache_dir setting's default (the setting itself, with its flag,
+// environment variable and config key, is resolved by config/settings):
+// $XDG_CACHE_HOME/archbuild or ~/.cache/archbuild.
 std::string resolve_cache_dir_default();
 
 }  // namespace archbuild

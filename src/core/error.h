@@ -11,8 +11,7 @@ namespace archbuild {
 // is the one place that turns it into a message on stderr and that code.
 class UserError : public std::runtime_error {
  public:
-  UserError(ExitCode code, std::string message)
-      : std::runtime_error(std::move(message)), code_(code) {}
+  UserError(ExitCode code, std::string message) : std::runtime_error(std::move(message)), code_(code) {}
   ExitCode code() const { return code_; }
 
  private:
@@ -25,8 +24,6 @@ class UserError : public std::runtime_error {
 [[noreturn]] inline void fail_environment(std::string message) {
   throw UserError(ExitCode::environment, std::move(message));
 }
-[[noreturn]] inline void fail_work(std::string message) {
-  throw UserError(ExitCode::work_failed, std::move(message));
-}
+[[noreturn]] inline void fail_work(std::string message) { throw UserError(ExitCode::work_failed, std::move(message)); }
 
 }  // namespace archbuild

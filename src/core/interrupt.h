@@ -2,11 +2,30 @@
 
 namespace archbuild {
 
-// SIGINT/SIGTERM outside a build's run end archbuild with exit code 130 (a
-// build's run installs its own handling, which stops the build's process
-// group first, then restores this). Work in flight is left as a crash would
-// leave it: mirrors stay usable (libgit2 writes atomically) and the build dir
-// resumable.
+// archbuild's one SIGINT/SIGTERM handler, installed once at start by main().
+// Outside a build's run, a signal ends archbuild with exit code 130. Work in
+// flight is left as a crash would leave it: mirrors stay usable (libgit2
+// writes atomically) and the build dir resumable. While any build runs (an
+// InterruptibleScope is alive, in any thread), the handler only records the
+// signal; every running build sees it on its next tick, stops its own process
+// group and returns, and the caller exits 130 once it has said so.
 void install_interrupt_exit();
+
+// The signal recorded while a build ran (SIGINT or SIGTERM), or 0. It stays
+// set: a scheduler checks it before starting more work.
+int pending_interrupt();
+
+// Forgets a recorded signal: for tests that raise one on purpose.
+void clear_pending_interrupt();
+
+// Marks a region where the caller handles interrupts itself by polling
+// pending_interrupt(). Counted, so concurrent builds in threads nest freely.
+class InterruptibleScope {
+ public:
+  InterruptibleScope();
+  ~InterruptibleScope();
+  InterruptibleScope(const InterruptibleScope&) = delete;
+  InterruptibleScope& operator=(const InterruptibleScope&) = delete;
+};
 
 }  // namespace archbuild

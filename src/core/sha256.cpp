@@ -1,9 +1,9 @@
 #include "core/sha256.h"
 
-#include <openssl/evp.h>
-
 #include <fstream>
 #include <memory>
+
+#include <openssl/evp.h>
 
 #include "core/error.h"
 

@@ -24,7 +24,9 @@ bool starts_with_ci(std::string_view text, std::string_view prefix) {
 }
 
 std::string shell_quote(const std::string& word) {
-  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == std::string::npos)
+  if (!word.empty() &&
+      word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") ==
+          std::string::npos)
     return word;
   std::string out = "'";
   for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -67,6 +69,13 @@ std::string markup_escape(std::string_view text) {
     }
   }
   return out;
+}
+
+std::string path_safe(const std::string& text) {
+  std::string out = text;
+  for (auto& c : out)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+  return out.empty() ? "_" : out;
 }
 
 }  // namespace archbuild

@@ -17,5 +17,7 @@ std::string shell_quote(const std::string& word);
 // Text safe inside HTML/XML text and attribute values: & < > " escaped,
 // control characters other than tab and newline (invalid in XML) blanked.
 std::string markup_escape(std::string_view text);
+// "v2.9.1" -> "v2.9.1", "feature/x" -> "feature_x": safe as one path component.
+std::string path_safe(const std::string& text);
 
 }  // namespace archbuild

@@ -71,7 +71,8 @@ std::string rebuild_command(const std::string& package, const std::vector<Comput
     if (!targetable) {
       const ToolkitFacts* newest_that_can = nullptr;
       for (const auto& candidate : in.table->all())
-        if (std::all_of(ccs.begin(), ccs.end(), [&](ComputeCapability cc) { return candidate.can_target(cc, ArchVariant::plain); }))
+        if (std::all_of(ccs.begin(), ccs.end(),
+                        [&](ComputeCapability cc) { return candidate.can_target(cc, ArchVariant::plain); }))
           newest_that_can = &candidate;
       if (newest_that_can) command += " --cuda " + newest_that_can->version.str();
     }
@@ -104,8 +105,7 @@ PackageDiagnosis diagnose_package(const PackageBinaries& package, const Diagnosi
         as_package = PackageVerdict::driver_too_old;
         needs_newer_driver = true;
         out.problems.push_back(file_name(file.path) + " has only PTX for CC " + cc.dotted() + ", built by CUDA " +
-                               package_cuda->str() + ", which driver CUDA " + in.driver_cuda->str() +
-                               " cannot JIT");
+                               package_cuda->str() + ", which driver CUDA " + in.driver_cuda->str() + " cannot JIT");
       } else if (verdict == RunVerdict::no_kernel_image) {
         if (std::find(missing.begin(), missing.end(), cc) == missing.end()) missing.push_back(cc);
         auto sass = file.sass_counts();
@@ -113,8 +113,9 @@ PackageDiagnosis diagnose_package(const PackageBinaries& package, const Diagnosi
         std::string has;
         for (const auto& [name, count] : sass) has += (has.empty() ? "" : " ") + name;
         for (const auto& [name, count] : ptx) has += (has.empty() ? "" : " ") + name;
-        std::string needs = is_tegra_only(cc) ? "sm_" + std::to_string(cc.number()) + " exactly (a Tegra part)"
-                                              : "sm_" + std::to_string(cc.major) + "x with x <= " + std::to_string(cc.minor);
+        std::string needs = is_tegra_only(cc)
+                                ? "sm_" + std::to_string(cc.number()) + " exactly (a Tegra part)"
+                                : "sm_" + std::to_string(cc.major) + "x with x <= " + std::to_string(cc.minor);
         out.problems.push_back(file_name(file.path) + " has no kernel image for CC " + cc.dotted() + " (it has " +
                                (has.empty() ? std::string("nothing") : has) + "; CC " + cc.dotted() + " needs " +
                                needs + ", or PTX <= compute_" + std::to_string(cc.number()) + ")");
@@ -143,43 +144,44 @@ Diagnosis diagnose(const DiagnosisInputs& in) {
   std::optional<CudaVersion> torch_cuda;
   if (python.torch_cuda) torch_cuda = CudaVersion::parse(*python.torch_cuda);
 
-  if (!python.torch_dir)
-    diagnosis.findings.push_back({false, python.interpreter + " has no torch on sys.path", ""});
+  if (!python.torch_dir) diagnosis.findings.push_back({false, python.interpreter + " has no torch on sys.path", ""});
   if (python.torch_dirs.size() > 1) {
     std::string listed;
     for (const auto& dir : python.torch_dirs)
       listed += "\n    " + dir + (python.torch_dir && dir == *python.torch_dir ? "  (imported)" : "  (shadowed)");
-    diagnosis.findings.push_back({false, std::to_string(python.torch_dirs.size()) + " torch installs on sys.path:" + listed,
+    diagnosis.findings.push_back({false,
+                                  std::to_string(python.torch_dirs.size()) + " torch installs on sys.path:" + listed,
                                   "uninstall the ones not imported, or use one virtual environment per torch"});
   }
   if (python.torch_dir && !python.import_ok)
-    diagnosis.findings.push_back({false, "import torch fails: " + python.import_error,
-                                  "the libraries were inspected without importing torch"});
+    diagnosis.findings.push_back(
+        {false, "import torch fails: " + python.import_error, "the libraries were inspected without importing torch"});
   if (python.torch_dir && !torch_cuda)
     diagnosis.findings.push_back({false, "this torch is a CPU-only build (torch.version.cuda is None)",
                                   "install a CUDA build, or: " + rebuild_command("torch", in.devices, in)});
 
   if (torch_cuda && in.driver_cuda && in.driver_cuda->major < torch_cuda->major)
     diagnosis.findings.push_back({true,
-                                  "the driver supports CUDA " + in.driver_cuda->str() + " but torch was built with CUDA " +
-                                      torch_cuda->str() + ": torch cannot initialise CUDA",
+                                  "the driver supports CUDA " + in.driver_cuda->str() +
+                                      " but torch was built with CUDA " + torch_cuda->str() +
+                                      ": torch cannot initialise CUDA",
                                   "install NVIDIA driver " + min_driver_for(in, *torch_cuda) + " or newer"});
   if (torch_cuda && in.nvcc_on_path && in.nvcc_on_path->major != torch_cuda->major)
-    diagnosis.findings.push_back({false,
-                                  "nvcc on PATH is CUDA " + in.nvcc_on_path->str() + " but torch uses CUDA " +
-                                      torch_cuda->str() + ": torch.utils.cpp_extension refuses to build extensions "
-                                      "across CUDA majors",
-                                  "put a CUDA " + std::to_string(torch_cuda->major) + ".x nvcc first on PATH (CUDA_HOME)"});
+    diagnosis.findings.push_back(
+        {false,
+         "nvcc on PATH is CUDA " + in.nvcc_on_path->str() + " but torch uses CUDA " + torch_cuda->str() +
+             ": torch.utils.cpp_extension refuses to build extensions "
+             "across CUDA majors",
+         "put a CUDA " + std::to_string(torch_cuda->major) + ".x nvcc first on PATH (CUDA_HOME)"});
   else if (torch_cuda && in.nvcc_on_path && *in.nvcc_on_path != *torch_cuda)
     diagnosis.findings.push_back({false,
-                                  "nvcc on PATH is CUDA " + in.nvcc_on_path->str() + ", torch uses CUDA " + torch_cuda->str() +
-                                      " (same major: extensions build, with a warning)",
+                                  "nvcc on PATH is CUDA " + in.nvcc_on_path->str() + ", torch uses CUDA " +
+                                      torch_cuda->str() + " (same major: extensions build, with a warning)",
                                   ""});
 
   for (const auto& package : *in.packages) {
     for (const auto& file : package.files)
-      if (file.error)
-        diagnosis.findings.push_back({false, "cannot read " + file.path + ": " + *file.error, ""});
+      if (file.error) diagnosis.findings.push_back({false, "cannot read " + file.path + ": " + *file.error, ""});
     bool vendor = package.name.rfind("nvidia/", 0) == 0 || package.name == "nvidia";
     auto result = diagnose_package(package, in, vendor ? std::nullopt : torch_cuda);
     if (vendor) {

@@ -43,10 +43,10 @@ struct DiagnosisInputs {
   const PythonEnvironment* python = nullptr;
   const std::vector<PackageBinaries>* packages = nullptr;
   std::vector<ComputeCapability> devices;
-  std::optional<CudaVersion> driver_cuda;  // newest CUDA the driver supports, if known
-  std::optional<CudaVersion> nvcc_on_path; // the nvcc a user would build extensions with
+  std::optional<CudaVersion> driver_cuda;   // newest CUDA the driver supports, if known
+  std::optional<CudaVersion> nvcc_on_path;  // the nvcc a user would build extensions with
   const ToolkitTable* table = nullptr;
-  std::optional<CudaVersion> build_cuda;   // the toolkit archbuild would build with
+  std::optional<CudaVersion> build_cuda;  // the toolkit archbuild would build with
 };
 
 // Pure: from what was found to verdicts and fixes. No I/O.

@@ -26,9 +26,8 @@ std::vector<PackageBinaries> scan_packages(const std::vector<std::string>& site_
     walk_binaries(site_dir, {}, [&](const BinaryInventory& inventory) {
       if (!inventory.has_cuda_code() && !inventory.error) return;
       auto name = package_name_for(site_dir, inventory.path);
-      auto it = std::find_if(packages.begin(), packages.end(), [&](const PackageBinaries& p) {
-        return p.name == name && p.site_dir == site_dir;
-      });
+      auto it = std::find_if(packages.begin(), packages.end(),
+                             [&](const PackageBinaries& p) { return p.name == name && p.site_dir == site_dir; });
       if (it == packages.end()) {
         packages.push_back({name, site_dir, {}});
         it = std::prev(packages.end());

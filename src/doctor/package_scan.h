@@ -10,8 +10,8 @@ namespace archbuild {
 // The CUDA binaries of one installed package (a top-level dir of site-packages;
 // for namespace packages such as nvidia/, one level deeper: nvidia/cublas).
 struct PackageBinaries {
-  std::string name;          // "torch", "torchvision", "nvidia/cublas"
-  std::string site_dir;      // the sys.path dir it was found in
+  std::string name;                    // "torch", "torchvision", "nvidia/cublas"
+  std::string site_dir;                // the sys.path dir it was found in
   std::vector<BinaryInventory> files;  // only files with CUDA code or read errors
 };
 

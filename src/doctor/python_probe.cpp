@@ -62,8 +62,9 @@ std::optional<T> optional_field(const nlohmann::json& object, const char* key) {
 PythonEnvironment probe_python(const std::string& interpreter) {
   auto program = find_on_path(interpreter);
   if (!program) fail_environment("Python interpreter '" + interpreter + "' not found");
-  auto result = run_process({program->string(), "-c", kProbeScript},
-                            {.working_dir = "/", .env_overrides = {{"PYTHONWARNINGS", "ignore"}}, .timeout = std::chrono::minutes(3)});
+  auto result = run_process({program->string(), "-c", kProbeScript}, {.working_dir = "/",
+                                                                      .env_overrides = {{"PYTHONWARNINGS", "ignore"}},
+                                                                      .timeout = std::chrono::minutes(3)});
   std::string marker = "ARCHBUILD_PROBE ";
   auto at = result.out.rfind(marker);
   if (at == std::string::npos)

@@ -6,10 +6,9 @@
 #include <iostream>
 #include <regex>
 
-#include "gpu/driver_api.h"
-
 #include "core/error.h"
 #include "core/strings.h"
+#include "gpu/driver_api.h"
 
 namespace archbuild {
 
@@ -33,7 +32,6 @@ std::string read_kernel_driver_version() {
   if (std::regex_search(line, match, version)) return match[1];
   return {};
 }
-
 
 }  // namespace
 
@@ -90,10 +88,8 @@ FakeGpuProbe FakeGpuProbe::from_spec(const std::string& devices, const std::stri
     auto parts = split_any(item, ":");
     std::optional<ComputeCapability> cc;
     if (parts.size() == 3) cc = ComputeCapability::parse_dotted(parts[1]);
-    if (!cc)
-      fail_bad_input("ARCHBUILD_FAKE_GPUS item '" + item + "' is not NAME:M.N:MiB");
-    report.devices.push_back(
-        {index++, parts[0], *cc, static_cast<uint64_t>(std::stoull(parts[2])) << 20});
+    if (!cc) fail_bad_input("ARCHBUILD_FAKE_GPUS item '" + item + "' is not NAME:M.N:MiB");
+    report.devices.push_back({index++, parts[0], *cc, static_cast<uint64_t>(std::stoull(parts[2])) << 20});
   }
   if (report.devices.empty()) report.unavailable_reason = "fake probe with no devices";
   return FakeGpuProbe(report);

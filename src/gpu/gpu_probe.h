@@ -19,10 +19,10 @@ struct GpuDevice {
 };
 
 struct GpuReport {
-  std::optional<CudaVersion> driver_cuda;   // newest CUDA the driver supports
-  std::string driver_version;               // "580.159.04", when readable
+  std::optional<CudaVersion> driver_cuda;  // newest CUDA the driver supports
+  std::string driver_version;              // "580.159.04", when readable
   std::vector<GpuDevice> devices;
-  std::string unavailable_reason;           // set when devices is empty
+  std::string unavailable_reason;  // set when devices is empty
 
   std::vector<ComputeCapability> distinct_ccs() const;
 };

@@ -19,8 +19,12 @@ nlohmann::json ModuleLoadReport::to_json() const {
   auto list = nlohmann::json::array();
   for (const auto& load : loads)
     list.push_back({{"file", load.file}, {"offset", load.offset}, {"device", load.device}, {"status", load.status}});
-  return {{"devices", devices}, {"loads", list}, {"unreadable", unreadable}, {"skipped", skipped},
-          {"unavailable_reason", unavailable_reason}, {"failed", failed()}};
+  return {{"devices", devices},
+          {"loads", list},
+          {"unreadable", unreadable},
+          {"skipped", skipped},
+          {"unavailable_reason", unavailable_reason},
+          {"failed", failed()}};
 }
 
 ModuleLoadReport ModuleLoadReport::from_json(const nlohmann::json& json) {
@@ -30,8 +34,8 @@ ModuleLoadReport ModuleLoadReport::from_json(const nlohmann::json& json) {
   report.unavailable_reason = json.value("unavailable_reason", "");
   report.skipped = json.value("skipped", size_t{0});
   for (const auto& load : json.value("loads", nlohmann::json::array()))
-    report.loads.push_back({load.value("file", ""), load.value("offset", uint64_t{0}), load.value("device", 0),
-                            load.value("status", "")});
+    report.loads.push_back(
+        {load.value("file", ""), load.value("offset", uint64_t{0}), load.value("device", 0), load.value("status", "")});
   return report;
 }
 
@@ -68,13 +72,15 @@ ModuleLoadReport load_fatbins_on_devices(const std::vector<std::filesystem::path
   for (int i = 0; i < count; ++i) {
     CUdevice device;
     CUcontext context;
-    if (api->device_get(&device, i) != CUDA_SUCCESS || api->primary_ctx_retain(&context, device) != CUDA_SUCCESS) continue;
+    if (api->device_get(&device, i) != CUDA_SUCCESS || api->primary_ctx_retain(&context, device) != CUDA_SUCCESS)
+      continue;
     char name[256] = {};
     int major = 0, minor = 0;
     api->device_get_name(name, sizeof name, device);
     api->device_get_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
     api->device_get_attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
-    report.devices.push_back(std::to_string(i) + ": " + name + " (" + std::to_string(major) + "." + std::to_string(minor) + ")");
+    report.devices.push_back(std::to_string(i) + ": " + name + " (" + std::to_string(major) + "." +
+                             std::to_string(minor) + ")");
     contexts.emplace_back(device, context);
     ccs.push_back({major, minor});
   }

@@ -10,10 +10,10 @@ namespace archbuild {
 
 // One fatbin container (or cubin) handed to cuModuleLoadData on one GPU.
 struct ModuleLoad {
-  std::string file;       // "pkg.whl!pkg/lib.so"
-  uint64_t offset = 0;    // of the container in the file
+  std::string file;     // "pkg.whl!pkg/lib.so"
+  uint64_t offset = 0;  // of the container in the file
   int device = 0;
-  std::string status;     // "CUDA_SUCCESS", "CUDA_ERROR_NO_BINARY_FOR_GPU", ...
+  std::string status;  // "CUDA_SUCCESS", "CUDA_ERROR_NO_BINARY_FOR_GPU", ...
   bool ok() const { return status == "CUDA_SUCCESS"; }
 };
 
@@ -21,8 +21,8 @@ struct ModuleLoadReport {
   std::vector<std::string> devices;  // "0: NVIDIA H200 (9.0)"
   std::vector<ModuleLoad> loads;
   std::vector<std::string> unreadable;
-  size_t skipped = 0;                // containers without PTX for the GPU, under CUDA_FORCE_PTX_JIT=1
-  std::string unavailable_reason;    // set when no device could be used
+  size_t skipped = 0;              // containers without PTX for the GPU, under CUDA_FORCE_PTX_JIT=1
+  std::string unavailable_reason;  // set when no device could be used
   size_t failed() const;
   nlohmann::json to_json() const;
   static ModuleLoadReport from_json(const nlohmann::json& json);

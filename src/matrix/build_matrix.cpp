@@ -75,7 +75,7 @@ BuildMatrix load_build_matrix(const std::filesystem::path& file, const RecipeBoo
   std::vector<const Recipe*> ordered;
   std::set<std::string> placed;
   std::function<void(const std::string&, std::vector<std::string>&)> place = [&](const std::string& name,
-                                                                               std::vector<std::string>& stack) {
+                                                                                 std::vector<std::string>& stack) {
     if (placed.count(name)) return;
     if (std::find(stack.begin(), stack.end(), name) != stack.end())
       fail_bad_input(file.string() + ": recipes depend on each other in a cycle through " + name);

@@ -11,9 +11,9 @@ namespace archbuild {
 // One build of a matrix: a recipe at a ref, for an arch set, with a toolkit.
 struct MatrixCell {
   std::string recipe;
-  std::string ref;    // "" = the recipe's default
-  std::string arch;   // an arch spec: "9.0", "8.0;9.0+PTX"
-  std::string cuda;   // "" = the installed toolkit
+  std::string ref;            // "" = the recipe's default
+  std::string arch;           // an arch spec: "9.0", "8.0;9.0+PTX"
+  std::string cuda;           // "" = the installed toolkit
   std::vector<size_t> needs;  // cells that must succeed first (dependencies of the same arch set and toolkit)
   std::string name() const;   // "torchvision v0.24.1 9.0 (CUDA 13.0)"
 };

@@ -7,20 +7,65 @@
 #include <optional>
 #include <thread>
 
-#include "core/self_executable.h"
+#include "core/error.h"
+#include "core/interrupt.h"
 #include "core/strings.h"
-#include "process/run_process.h"
-#include "source/source_target.h"
+#include "pipeline/build_session.h"
+#include "validate/validation_output.h"
 
 namespace archbuild {
 
+std::string to_string(CellState state) {
+  switch (state) {
+    case CellState::pending: return "pending";
+    case CellState::running: return "running";
+    case CellState::ok: return "ok";
+    case CellState::failed: return "failed";
+    case CellState::skipped: return "skipped";
+  }
+  return "pending";
+}
+
 namespace {
 
-std::string last_line(const std::string& text) {
-  auto lines = split_any(text, "\n");
-  for (auto it = lines.rbegin(); it != lines.rend(); ++it)
-    if (it->find("archbuild: error:") != std::string::npos) return trim(*it);
-  return lines.empty() ? "" : trim(lines.back());
+// A cell's pipeline events: stage lines and the status line, plain, in its log.
+class CellLogEvents : public PipelineEvents {
+ public:
+  explicit CellLogEvents(const std::filesystem::path& log)
+      : file_(std::fopen(log.c_str(), "we")), status_(file_ ? file_ : stderr) {
+    if (!file_) fail_environment("cannot write the cell log " + log.string());
+  }
+  ~CellLogEvents() override {
+    status_.clear();
+    if (file_) std::fclose(file_);
+  }
+  void stage(const std::string& stage, const std::string& text, Tone) override {
+    status_.print(stage + std::string(12 - std::min<size_t>(11, stage.size()), ' ') + text);
+  }
+  void validation(const WheelValidation& validation) override {
+    print_validation(
+        validation, [&](const std::string& text) { stage("", text, Tone::plain); }, file_ ? file_ : stderr);
+  }
+  StatusLine& status() override { return status_; }
+
+ private:
+  std::FILE* file_;
+  StatusLine status_;
+};
+
+BuildRequest cell_request(const MatrixCell& cell, const MatrixRunOptions& options, const std::filesystem::path& out) {
+  BuildRequest request;
+  request.what = cell.recipe;
+  request.arch = cell.arch;
+  request.ref = cell.ref;
+  request.cuda = cell.cuda;
+  request.out = out;
+  request.mirrors = options.mirrors;
+  request.setting_flags = {{"cache_dir", options.cache_dir.string()},
+                           {"jobs", std::to_string(options.jobs_per_cell)},
+                           {"python", options.python},
+                           {"offline", options.offline ? "true" : ""}};
+  return request;
 }
 
 }  // namespace
@@ -32,24 +77,27 @@ std::vector<CellResult> run_build_matrix(const BuildMatrix& matrix, const Matrix
   std::condition_variable changed;
   const auto start = std::chrono::steady_clock::now();
   auto now = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  const std::string self = self_executable();
-
   // The next cell to run, or none; cells whose dependency failed become skipped here.
   auto pick = [&](std::unique_lock<std::mutex>& lock) -> std::optional<size_t> {
     while (true) {
       bool waiting = false;
       for (size_t i = 0; i < results.size(); ++i) {
-        if (results[i].status != "pending") continue;
+        if (results[i].status != CellState::pending) continue;
         bool ready = true;
         std::string broken;
         for (size_t need : matrix.cells[i].needs) {
-          const auto& status = results[need].status;
-          if (status == "failed" || status == "skipped") broken = matrix.cells[need].name();
-          else if (status != "ok") ready = false;
+          const auto state = results[need].status;
+          if (state == CellState::failed || state == CellState::skipped)
+            broken = matrix.cells[need].name();
+          else if (state != CellState::ok)
+            ready = false;
         }
+        // Ctrl-C stops the running cells (their builds see it) and starts no new one.
+        if (pending_interrupt() && broken.empty()) broken = "an interrupt";
         if (!broken.empty()) {
-          results[i].status = "skipped";
-          results[i].message = "needs " + broken + ", which did not build";
+          results[i].status = CellState::skipped;
+          results[i].message = pending_interrupt() ? "not started: archbuild was interrupted"
+                                                   : "needs " + broken + ", which did not build";
           results[i].started = results[i].finished = now();
           on_change(i, results[i]);
           changed.notify_all();
@@ -68,36 +116,54 @@ std::vector<CellResult> run_build_matrix(const BuildMatrix& matrix, const Matrix
     while (auto index = pick(lock)) {
       const auto& cell = matrix.cells[*index];
       auto& result = results[*index];
-      result.status = "running";
+      result.status = CellState::running;
       result.started = now();
-      auto out = options.out_dir / (std::to_string(*index + 1) + "-" + path_safe(cell.recipe + "-" + cell.ref + "-" + cell.arch + "-" + cell.cuda));
+      auto out = options.out_dir / (std::to_string(*index + 1) + "-" +
+                                    path_safe(cell.recipe + "-" + cell.ref + "-" + cell.arch + "-" + cell.cuda));
       result.log = out / "archbuild.log";
       on_change(*index, result);
       lock.unlock();
 
-      std::vector<std::string> argv = {self, "build", cell.recipe, "--arch", cell.arch, "--jobs",
-                                       std::to_string(options.jobs_per_cell), "--cache-dir", options.cache_dir.string(),
-                                       "--out", out.string(), "--json"};
-      if (!cell.ref.empty()) argv.insert(argv.end(), {"--ref", cell.ref});
-      if (!cell.cuda.empty()) argv.insert(argv.end(), {"--cuda", cell.cuda});
-      argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
-      std::filesystem::create_directories(out);
-      ProcessOptions process;
-      process.env_overrides["NO_COLOR"] = "1";
-      auto run = run_process(argv, process);
-      std::ofstream(result.log) << "$ " << join(argv, " ") << "\n" << run.err;
-      auto report = nlohmann::json::parse(run.out, nullptr, false);
+      const auto request = cell_request(cell, options, out);
+      CellState state = CellState::failed;
+      int exit_code = to_int(ExitCode::work_failed);
+      std::string message;
+      bool cache_hit = false;
+      std::vector<std::string> wheels;
+      // Nothing may escape a worker thread: it would end the whole matrix
+      // (std::terminate) with other cells' builds still running.
+      try {
+        std::filesystem::create_directories(out);
+        CellLogEvents events(result.log);
+        try {
+          auto outcome = run_build(request, events);
+          exit_code = to_int(outcome.exit);
+          state = outcome.exit == ExitCode::success ? CellState::ok : CellState::failed;
+          cache_hit = outcome.report.cache_hit;
+          for (const auto& wheel : outcome.report.wheels) wheels.push_back(wheel.file);
+          if (state != CellState::ok)
+            message = outcome.exit == ExitCode::interrupted ? "interrupted"
+                      : !outcome.result.error_excerpt.empty()
+                          ? outcome.result.error_excerpt.front()
+                          : "the build or its validation failed (see " + result.log.string() + ")";
+        } catch (const UserError& error) {
+          exit_code = to_int(error.code());
+          message = std::string("archbuild: error: ") + error.what();  // as `archbuild build` says it
+          events.stage("error", error.what(), Tone::failure);
+        }
+      } catch (const std::exception& error) {
+        message = std::string("archbuild: internal error: ") + error.what();
+      } catch (...) {
+        message = "archbuild: internal error";
+      }
 
       lock.lock();
       result.finished = now();
-      result.exit_code = run.signaled ? 128 + run.signal : run.exit_code;
-      result.status = run.succeeded() ? "ok" : "failed";
-      if (report.is_object()) {
-        result.cache_hit = report.value("cache_hit", false);
-        for (const auto& wheel : report.value("wheels", nlohmann::json::array()))
-          if (wheel.is_object()) result.wheels.push_back(wheel.value("file", ""));
-      }
-      if (!run.succeeded()) result.message = run.describe_status() + ": " + last_line(run.err);
+      result.exit_code = exit_code;
+      result.status = state;
+      result.cache_hit = cache_hit;
+      result.wheels = wheels;
+      if (state != CellState::ok) result.message = "exit " + std::to_string(exit_code) + ": " + message;
       on_change(*index, result);
       changed.notify_all();
     }
@@ -114,13 +180,23 @@ nlohmann::json matrix_report_json(const BuildMatrix& matrix, const std::vector<C
   for (size_t i = 0; i < results.size(); ++i) {
     const auto& cell = matrix.cells[i];
     const auto& result = results[i];
-    failed += result.status != "ok";
+    failed += result.status != CellState::ok;
     std::vector<std::string> needs;
     for (size_t need : cell.needs) needs.push_back(matrix.cells[need].name());
-    cells.push_back({{"name", cell.name()}, {"recipe", cell.recipe}, {"ref", cell.ref}, {"arch", cell.arch},
-                     {"cuda", cell.cuda}, {"needs", needs}, {"status", result.status}, {"exit_code", result.exit_code},
-                     {"started", result.started}, {"finished", result.finished}, {"seconds", result.seconds()},
-                     {"cache_hit", result.cache_hit}, {"wheels", result.wheels}, {"message", result.message},
+    cells.push_back({{"name", cell.name()},
+                     {"recipe", cell.recipe},
+                     {"ref", cell.ref},
+                     {"arch", cell.arch},
+                     {"cuda", cell.cuda},
+                     {"needs", needs},
+                     {"status", to_string(result.status)},
+                     {"exit_code", result.exit_code},
+                     {"started", result.started},
+                     {"finished", result.finished},
+                     {"seconds", result.seconds()},
+                     {"cache_hit", result.cache_hit},
+                     {"wheels", result.wheels},
+                     {"message", result.message},
                      {"log", result.log.string()}});
   }
   return {{"ok", failed == 0}, {"cells", cells}, {"failed", failed}};
@@ -137,11 +213,11 @@ std::string matrix_junit_xml(const BuildMatrix& matrix, const std::vector<CellRe
     std::snprintf(seconds, sizeof seconds, "%.3f", result.seconds());
     cases += "    <testcase classname=\"archbuild." + markup_escape(matrix.cells[i].recipe) + "\" name=\"" +
              markup_escape(matrix.cells[i].name()) + "\" time=\"" + seconds + "\">";
-    if (result.status == "failed") {
+    if (result.status == CellState::failed) {
       ++failures;
-      cases += "\n      <failure message=\"" + markup_escape(result.message) + "\">log: " + markup_escape(result.log.string()) +
-               "</failure>\n    ";
-    } else if (result.status == "skipped") {
+      cases += "\n      <failure message=\"" + markup_escape(result.message) +
+               "\">log: " + markup_escape(result.log.string()) + "</failure>\n    ";
+    } else if (result.status == CellState::skipped) {
       ++skipped;
       cases += "\n      <skipped message=\"" + markup_escape(result.message) + "\"/>\n    ";
     } else if (!result.wheels.empty()) {

@@ -11,11 +11,14 @@
 
 namespace archbuild {
 
+enum class CellState { pending, running, ok, failed, skipped };
+std::string to_string(CellState state);  // "pending", "running", "ok", "failed", "skipped"
+
 struct CellResult {
-  std::string status = "pending";  // pending, running, ok, failed, skipped
+  CellState status = CellState::pending;
   int exit_code = 0;
   double started = 0, finished = 0;  // seconds since the matrix started
-  std::string message;             // why it failed or was skipped
+  std::string message;               // why it failed or was skipped
   std::vector<std::string> wheels;
   bool cache_hit = false;
   std::filesystem::path log;
@@ -24,16 +27,20 @@ struct CellResult {
 
 struct MatrixRunOptions {
   std::filesystem::path cache_dir;
-  std::filesystem::path out_dir;          // one dir per cell: its build.log, report.json, archbuild's own output
-  unsigned parallel = 1;                  // cells at once
-  unsigned jobs_per_cell = 1;             // the global budget split between them
-  std::vector<std::string> extra_args;    // passed to every `archbuild build`
+  std::filesystem::path out_dir;     // one dir per cell: its build.log, report.json, archbuild's own output
+  unsigned parallel = 1;             // cells at once
+  unsigned jobs_per_cell = 1;        // the global budget split between them
+  std::string python;                // --python for every cell ("" : the setting)
+  std::vector<std::string> mirrors;  // --mirror rules for every cell
+  bool offline = false;
 };
 
-// Runs every cell as its own `archbuild build` child process, up to
-// `parallel` at once, a cell only after the cells it needs succeeded (one
-// whose dependency failed is skipped, naming it); a failed cell never stops
-// the others. `on_change` sees each cell start and finish.
+// Runs every cell through the build pipeline in this process, up to
+// `parallel` at once (one thread each; each build is its own process group,
+// so an interrupt stops them all), a cell only after the cells it needs
+// succeeded (one whose dependency failed is skipped, naming it); a failed
+// cell never stops the others. Each cell's stage lines and status go to its
+// archbuild.log. `on_change` sees each cell start and finish.
 std::vector<CellResult> run_build_matrix(const BuildMatrix& matrix, const MatrixRunOptions& options,
                                          const std::function<void(size_t, const CellResult&)>& on_change);
 

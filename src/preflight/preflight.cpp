@@ -18,8 +18,7 @@ std::string first_error_line(const std::string& output) {
   std::string line, first_nonempty;
   while (std::getline(lines, line)) {
     auto lowered = to_lower(line);
-    if (lowered.find("error") != std::string::npos || lowered.find("fatal") != std::string::npos)
-      return trim(line);
+    if (lowered.find("error") != std::string::npos || lowered.find("fatal") != std::string::npos) return trim(line);
     if (first_nonempty.empty() && !trim(line).empty()) first_nonempty = trim(line);
   }
   return first_nonempty;
@@ -39,8 +38,8 @@ PreflightCheck check_driver(const Toolchain& toolchain, const GpuReport& gpus) {
   PreflightCheck check{"driver", Verdict::ok, ""};
   if (!gpus.driver_cuda) {
     check.verdict = Verdict::skip;
-    check.detail = "not checked: " + (gpus.unavailable_reason.empty() ? std::string("no driver")
-                                                                        : gpus.unavailable_reason);
+    check.detail = "not checked: " +
+                   (gpus.unavailable_reason.empty() ? std::string("no driver") : gpus.unavailable_reason);
     return check;
   }
   auto driver = *gpus.driver_cuda;
@@ -53,17 +52,18 @@ PreflightCheck check_driver(const Toolchain& toolchain, const GpuReport& gpus) {
     check.verdict = Verdict::warn;
     check.detail = driver_text + " < toolkit CUDA " + needed.str() +
                    ": SASS runs (minor-version compatibility), but PTX from this toolkit will not "
-                   "JIT; update the driver to " + toolchain.facts.min_driver + " or newer";
+                   "JIT; update the driver to " +
+                   toolchain.facts.min_driver + " or newer";
   } else {
     check.verdict = Verdict::fail;
-    check.detail = driver_text + ", too old for toolkit CUDA " + needed.str() +
-                   ": install driver " + toolchain.facts.min_driver + " or newer";
+    check.detail = driver_text + ", too old for toolkit CUDA " + needed.str() + ": install driver " +
+                   toolchain.facts.min_driver + " or newer";
   }
   return check;
 }
 
-PreflightCheck check_compile(const Toolchain& toolchain, const HostCompiler& host,
-                             const ArchTarget& target, const std::filesystem::path& scratch) {
+PreflightCheck check_compile(const Toolchain& toolchain, const HostCompiler& host, const ArchTarget& target,
+                             const std::filesystem::path& scratch) {
   std::string arch = "compute_" + std::to_string(target.cc.number()) + variant_suffix(target.variant);
   std::string sm = "sm_" + std::to_string(target.cc.number()) + variant_suffix(target.variant);
   std::string code = target.sass && target.ptx ? "[" + sm + "," + arch + "]" : target.sass ? sm : arch;
@@ -71,9 +71,14 @@ PreflightCheck check_compile(const Toolchain& toolchain, const HostCompiler& hos
   auto source = scratch / "probe.cu";
   auto object = scratch / (target.gpu_code_name() + (target.ptx ? "_ptx" : "") + ".o");
   std::vector<std::string> argv = {toolchain.installed->nvcc.string(),
-                                   "-ccbin", host.path.string(),
-                                   "-gencode", "arch=" + arch + ",code=" + code,
-                                   "-c", source.string(), "-o", object.string()};
+                                   "-ccbin",
+                                   host.path.string(),
+                                   "-gencode",
+                                   "arch=" + arch + ",code=" + code,
+                                   "-c",
+                                   source.string(),
+                                   "-o",
+                                   object.string()};
   auto result = run_process(argv, {.timeout = std::chrono::minutes(5)});
   if (result.succeeded()) {
     check.detail = "nvcc " + toolchain.installed->release + " + " + host.kind + " " + host.version +
@@ -90,8 +95,7 @@ namespace {
 PreflightCheck check_disk(const std::string& name, const std::filesystem::path& dir, uint64_t needed) {
   uint64_t free_bytes = free_disk_bytes(dir);
   PreflightCheck check{name, Verdict::ok, ""};
-  check.detail = format_bytes(free_bytes) + " free at " + dir.string() + " (needs " +
-                 format_bytes(needed) + ")";
+  check.detail = format_bytes(free_bytes) + " free at " + dir.string() + " (needs " + format_bytes(needed) + ")";
   if (free_bytes < needed) check.verdict = Verdict::fail;
   return check;
 }
@@ -105,9 +109,8 @@ PreflightCheck check_memory(uint64_t job_bytes) {
     return check;
   }
   uint64_t jobs = job_bytes ? *available / job_bytes : cpu_count();
-  check.detail = format_bytes(*available) + " available: room for " + std::to_string(jobs) +
-                 " compile jobs of " + format_bytes(job_bytes) + " (" + std::to_string(cpu_count()) +
-                 " cores)";
+  check.detail = format_bytes(*available) + " available: room for " + std::to_string(jobs) + " compile jobs of " +
+                 format_bytes(job_bytes) + " (" + std::to_string(cpu_count()) + " cores)";
   if (jobs == 0) check.verdict = Verdict::fail;
   return check;
 }
@@ -156,9 +159,8 @@ std::vector<PreflightCheck> run_preflight(const PreflightInputs& in) {
     // nvcc runs are independent: one per target, in parallel.
     std::vector<std::future<PreflightCheck>> compiles;
     for (const auto& target : in.archs->targets())
-      compiles.push_back(std::async(std::launch::async, [&, target] {
-        return check_compile(toolchain, *host, target, scratch);
-      }));
+      compiles.push_back(
+          std::async(std::launch::async, [&, target] { return check_compile(toolchain, *host, target, scratch); }));
     for (auto& compile : compiles) checks.push_back(compile.get());
     std::error_code ec;
     std::filesystem::remove_all(scratch, ec);

@@ -14,9 +14,9 @@
 namespace archbuild {
 
 struct PreflightCheck {
-  std::string name;     // "compile sm_90", "host compiler", "driver", ...
+  std::string name;  // "compile sm_90", "host compiler", "driver", ...
   Verdict verdict = Verdict::ok;
-  std::string detail;   // one line a user can act on
+  std::string detail;  // one line a user can act on
 };
 
 struct PreflightInputs {
@@ -35,8 +35,8 @@ std::vector<PreflightCheck> run_preflight(const PreflightInputs& inputs);
 
 // Pieces exposed for tests.
 PreflightCheck check_driver(const Toolchain& toolchain, const GpuReport& gpus);
-PreflightCheck check_compile(const Toolchain& toolchain, const HostCompiler& host,
-                             const ArchTarget& target, const std::filesystem::path& scratch);
+PreflightCheck check_compile(const Toolchain& toolchain, const HostCompiler& host, const ArchTarget& target,
+                             const std::filesystem::path& scratch);
 // The first line of compiler output that says what went wrong.
 std::string first_error_line(const std::string& output);
 // "580.65.06" < "580.159.04", compared numerically part by part.

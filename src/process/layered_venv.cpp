@@ -24,8 +24,8 @@ std::string make_layered_venv(const std::string& python, const std::filesystem::
   if (!run_process({venv_python, "-m", "pip", "--version"}).succeeded()) {
     auto pip = run_process({venv_python, "-m", "ensurepip", "--default-pip"});
     if (!pip.succeeded())
-      fail_environment("no pip for the venv at " + dir.string() + " (" + python + " has none, and ensurepip failed: " +
-                       trim(pip.err) + ")");
+      fail_environment("no pip for the venv at " + dir.string() + " (" + python +
+                       " has none, and ensurepip failed: " + trim(pip.err) + ")");
   }
   return venv_python;
 }

@@ -1,14 +1,12 @@
 #include "process/run_process.h"
 
-#include <sys/wait.h>
 #include <unistd.h>
+
+#include <future>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/process.hpp>
-#include <csignal>
-#include <cstring>
-#include <future>
 
 #include "core/error.h"
 
@@ -16,10 +14,11 @@ namespace bp = boost::process;
 
 namespace archbuild {
 
-std::string ProcessResult::describe_status() const {
-  if (timed_out) return "timed out";
-  if (signaled) return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
-  return "exit " + std::to_string(exit_code);
+std::string ProcessResult::describe_status() const { return timed_out ? "timed out" : status.describe(); }
+
+std::mutex& child_launch_mutex() {
+  static std::mutex mutex;
+  return mutex;
 }
 
 std::optional<std::filesystem::path> find_on_path(const std::string& program) {
@@ -50,10 +49,12 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   std::future<std::string> out, err;
   ProcessResult result;
   try {
+    std::unique_lock launching(child_launch_mutex());
     bp::child child(bp::exe = program->string(), bp::args = args, bp::env = env,
                     bp::start_dir = options.working_dir ? options.working_dir->string()
                                                         : std::filesystem::current_path().string(),
                     bp::std_out > out, bp::std_err > err, bp::std_in < bp::null, io);
+    launching.unlock();
     boost::asio::steady_timer timer(io);
     if (options.timeout) {
       timer.expires_after(*options.timeout);
@@ -73,13 +74,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     }
     timer.cancel();
     child.wait();
-    int status = child.native_exit_code();
-    if (WIFSIGNALED(status)) {
-      result.signaled = true;
-      result.signal = WTERMSIG(status);
-    } else {
-      result.exit_code = WEXITSTATUS(status);
-    }
+    result.status = ExitStatus::from_wait_status(child.native_exit_code());
   } catch (const bp::process_error& e) {
     fail_environment("cannot run '" + argv[0] + "': " + e.what());
   }

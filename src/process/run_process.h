@@ -3,20 +3,21 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "process/exit_status.h"
+
 namespace archbuild {
 
 struct ProcessResult {
-  int exit_code = -1;        // valid when !signaled
-  bool signaled = false;
-  int signal = 0;            // valid when signaled
+  ExitStatus status;
   bool timed_out = false;
   std::string out;
   std::string err;
-  bool succeeded() const { return !signaled && !timed_out && exit_code == 0; }
+  bool succeeded() const { return !timed_out && status.succeeded(); }
   // "exit 2", "killed by signal 9 (Killed)", "timed out"
   std::string describe_status() const;
 };
@@ -33,6 +34,13 @@ struct ProcessOptions {
 // deadlock of reading one while the other fills (asio pipes). Throws
 // UserError(environment) when the program cannot be started.
 ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options = {});
+
+// Held while a child is started. Boost.Process makes its pipes without
+// close-on-exec, so a child forked by another thread between a pipe's
+// creation and its parent-side close would inherit the write end and keep
+// the first child's output open (its reader would wait for the wrong
+// process). Both runners make their pipes and fork under this lock.
+std::mutex& child_launch_mutex();
 
 // The full path of a program on PATH, if any.
 std::optional<std::filesystem::path> find_on_path(const std::string& program);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+
 #include <toml++/toml.h>
 
 #include "core/data_dir.h"
@@ -23,7 +24,8 @@ class RecipeParser {
     try {
       root = toml::parse_file(file_.string());
     } catch (const toml::parse_error& e) {
-      fail_bad_input(file_.string() + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
+      fail_bad_input(file_.string() + ":" + std::to_string(e.source().begin.line) + ": " +
+                     std::string(e.description()));
     }
     only_keys(root, {"name", "description", "repository", "default_ref", "submodules", "arch_dialect", "job_memory_gb",
                      "depends_on", "kernel_test", "build", "patches"});
@@ -84,7 +86,8 @@ class RecipeParser {
         PatchRule rule{range(*table, "patches.versions"), strings(*table, "files", "patches.")};
         for (const auto& name : rule.files)
           if (!std::filesystem::is_regular_file(patches_dir_ / name))
-            bad(table->get("files")->source(), "patches.files", "patch '" + name + "' not found in " + patches_dir_.string());
+            bad(table->get("files")->source(), "patches.files",
+                "patch '" + name + "' not found in " + patches_dir_.string());
         recipe.patches.push_back(std::move(rule));
       }
     } else if (root.get("patches")) {
@@ -173,7 +176,8 @@ RecipeBook RecipeBook::load(const std::filesystem::path& recipes_dir, const std:
   if (!std::filesystem::is_directory(recipes_dir, ec)) fail_environment("recipes not found: " + recipes_dir.string());
   for (const auto& entry : std::filesystem::directory_iterator(recipes_dir))
     if (entry.path().extension() == ".toml") book.recipes_.push_back(parse_file(entry.path(), patches_dir));
-  std::sort(book.recipes_.begin(), book.recipes_.end(), [](const Recipe& a, const Recipe& b) { return a.name < b.name; });
+  std::sort(book.recipes_.begin(), book.recipes_.end(),
+            [](const Recipe& a, const Recipe& b) { return a.name < b.name; });
   for (const auto& recipe : book.recipes_)
     for (const auto& dependency : recipe.depends_on)
       if (!book.find(dependency))
@@ -202,7 +206,8 @@ ResolvedRecipe RecipeBook::resolve(const Recipe& recipe, const std::string& ref)
   if (!resolved.build) {
     std::vector<std::string> ranges;
     for (const auto& step : recipe.builds) ranges.push_back(step.versions.text().empty() ? "*" : step.versions.text());
-    fail_bad_input("recipe " + recipe.name + " has no build for ref '" + resolved.ref + "' (its ranges: " + join(ranges, "; ") + ")");
+    fail_bad_input("recipe " + recipe.name + " has no build for ref '" + resolved.ref +
+                   "' (its ranges: " + join(ranges, "; ") + ")");
   }
   for (const auto& rule : recipe.patches)
     if (rule.versions.contains(resolved.version))

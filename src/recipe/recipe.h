@@ -29,13 +29,13 @@ struct PatchRule {
 struct Recipe {
   std::string name;
   std::string description;
-  std::string repository;      // empty for the generic recipe (the user gives PATH or URL)
+  std::string repository;  // empty for the generic recipe (the user gives PATH or URL)
   std::string default_ref;
   bool submodules = false;
   ArchDialect dialect = ArchDialect::extension;
   double job_memory_gb = 2.0;
   std::vector<std::string> depends_on;
-  std::string kernel_test;     // relative to the data dir
+  std::string kernel_test;  // relative to the data dir
   std::vector<BuildStep> builds;
   std::vector<PatchRule> patches;
   std::filesystem::path file;

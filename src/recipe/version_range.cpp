@@ -16,8 +16,10 @@ std::optional<std::vector<int>> parse_numbers(const std::string& text) {
     int value = 0;
     while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) value = value * 10 + (text[i++] - '0');
     parts.push_back(value);
-    if (i < text.size() && text[i] == '.') ++i;
-    else break;
+    if (i < text.size() && text[i] == '.')
+      ++i;
+    else
+      break;
   }
   if (parts.empty()) return std::nullopt;
   return parts;
@@ -67,7 +69,11 @@ bool VersionRange::contains(const std::optional<std::vector<int>>& version) cons
       continue;
     }
     int c = compare(*version, clause.version);
-    bool ok = clause.op == ">=" ? c >= 0 : clause.op == ">" ? c > 0 : clause.op == "<=" ? c <= 0 : clause.op == "<" ? c < 0 : c == 0;
+    bool ok = clause.op == ">="   ? c >= 0
+              : clause.op == ">"  ? c > 0
+              : clause.op == "<=" ? c <= 0
+              : clause.op == "<"  ? c < 0
+                                  : c == 0;
     if (!ok) return false;
   }
   return true;

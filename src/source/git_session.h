@@ -1,9 +1,9 @@
 #pragma once
 
-#include <git2.h>
-
 #include <memory>
 #include <string>
+
+#include <git2.h>
 
 namespace archbuild {
 

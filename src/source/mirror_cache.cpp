@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "core/cache_layout.h"
 #include "core/error.h"
 #include "core/file_lock.h"
 #include "core/sha256.h"
@@ -19,7 +20,6 @@ namespace archbuild {
 namespace {
 
 constexpr int kFetchAttempts = 3;
-
 
 }  // namespace
 
@@ -140,7 +140,7 @@ std::vector<std::string> closest_names(const std::string& wanted, const std::vec
 }
 
 MirrorCache::MirrorCache(std::filesystem::path cache_dir, ProgressSink progress)
-    : root_(std::move(cache_dir) / "mirrors"), progress_(std::move(progress)) {}
+    : root_(CacheLayout(cache_dir).mirrors()), progress_(std::move(progress)) {}
 
 std::filesystem::path MirrorCache::path_for(const std::string& url) const {
   return root_ / (repository_short_name(url) + "-" + sha256_hex(url).substr(0, 12) + ".git");
@@ -190,7 +190,8 @@ MirrorResult MirrorCache::ensure(const MirrorRequest& request) const {
 
   git_repository* raw = nullptr;
   if (git_repository_open_bare(&raw, result.path.c_str()) != 0)
-    git_check(git_repository_init(&raw, result.path.c_str(), /*is_bare=*/1), "cannot create mirror " + result.path.string());
+    git_check(git_repository_init(&raw, result.path.c_str(), /*is_bare=*/1),
+              "cannot create mirror " + result.path.string());
   Repository repo(raw);
 
   std::string wanted = request.commit ? "commit " + *request.commit : "ref '" + *request.ref + "'";
@@ -225,7 +226,8 @@ MirrorResult MirrorCache::ensure(const MirrorRequest& request) const {
     }
   }
   if (!fetched && !resolve(repo.get(), request))
-    fail_environment("cannot fetch " + request.url + " after " + std::to_string(kFetchAttempts) + " attempts: " + last_error);
+    fail_environment("cannot fetch " + request.url + " after " + std::to_string(kFetchAttempts) +
+                     " attempts: " + last_error);
   result.fetched = fetched;
   auto found = resolve(repo.get(), request);
   if (!found) {

@@ -8,7 +8,7 @@
 namespace archbuild {
 
 struct FetchProgress {
-  std::string name;            // short repository name
+  std::string name;  // short repository name
   unsigned received_objects = 0;
   unsigned total_objects = 0;
   size_t received_bytes = 0;
@@ -16,18 +16,18 @@ struct FetchProgress {
 using ProgressSink = std::function<void(const FetchProgress&)>;
 
 struct MirrorRequest {
-  std::string url;                   // after URL rewriting
-  std::optional<std::string> ref;    // tag, branch, or commit (full or abbreviated)
-  std::optional<std::string> commit; // an exact commit (submodules)
-  bool offline = false;              // never fetch
-  bool refresh = false;              // fetch even when the ref is present
+  std::string url;                    // after URL rewriting
+  std::optional<std::string> ref;     // tag, branch, or commit (full or abbreviated)
+  std::optional<std::string> commit;  // an exact commit (submodules)
+  bool offline = false;               // never fetch
+  bool refresh = false;               // fetch even when the ref is present
 };
 
 struct MirrorResult {
-  std::filesystem::path path;   // the bare mirror
-  std::string commit;           // full hex id
-  std::string ref_kind;         // "tag", "branch", "commit"
-  bool fetched = false;         // false: served from the mirror as it was (works offline)
+  std::filesystem::path path;  // the bare mirror
+  std::string commit;          // full hex id
+  std::string ref_kind;        // "tag", "branch", "commit"
+  bool fetched = false;        // false: served from the mirror as it was (works offline)
 };
 
 // One bare mirror per repository URL under <cache>/mirrors, fetched only when

@@ -51,7 +51,8 @@ int on_delta(const git_diff_delta* delta, void* payload) {
 int on_hunk(const git_diff_hunk* hunk, void* payload) {
   auto* tracker = static_cast<HunkTracker*>(payload);
   tracker->hunk.assign(hunk->header, hunk->header_len);
-  while (!tracker->hunk.empty() && (tracker->hunk.back() == '\n' || tracker->hunk.back() == '\r')) tracker->hunk.pop_back();
+  while (!tracker->hunk.empty() && (tracker->hunk.back() == '\n' || tracker->hunk.back() == '\r'))
+    tracker->hunk.pop_back();
   ++tracker->hunk_index;
   return 0;
 }
@@ -66,7 +67,8 @@ git_apply_options tracking_options(HunkTracker& tracker) {
 
 [[noreturn]] void apply_failed(const LoadedPatch& patch, const HunkTracker& tracker) {
   std::string where = tracker.file.empty() ? "" : " in " + tracker.file;
-  if (tracker.hunk_index > 0) where = ", hunk #" + std::to_string(tracker.hunk_index) + " (" + tracker.hunk + ")" + where;
+  if (tracker.hunk_index > 0)
+    where = ", hunk #" + std::to_string(tracker.hunk_index) + " (" + tracker.hunk + ")" + where;
   fail_bad_input("patch " + patch.file.path.string() + " does not apply" + where + ": " + git_last_error());
 }
 
@@ -88,8 +90,8 @@ std::vector<AppliedPatch> apply_patches(git_repository* repo, const std::vector<
     LoadedPatch patch{file, buffer.str(), nullptr};
     git_diff* diff = nullptr;
     if (git_diff_from_buffer(&diff, patch.text.data(), patch.text.size()) != 0)
-      fail_bad_input("patch " + file.path.string() + " is not a git-format patch (git diff / git format-patch): " +
-                     git_last_error());
+      fail_bad_input("patch " + file.path.string() +
+                     " is not a git-format patch (git diff / git format-patch): " + git_last_error());
     patch.diff.reset(diff);
     if (git_diff_num_deltas(diff) == 0) fail_bad_input("patch " + file.path.string() + " changes nothing");
     for (size_t i = 0; i < git_diff_num_deltas(diff); ++i) {

@@ -14,10 +14,10 @@ struct PatchFile {
 };
 
 struct AppliedPatch {
-  std::string file;                 // as given
+  std::string file;  // as given
   std::string origin;
-  std::string sha256;               // feeds the cache key
-  std::vector<std::string> created; // files the patch adds (removed before a re-apply)
+  std::string sha256;                // feeds the cache key
+  std::vector<std::string> created;  // files the patch adds (removed before a re-apply)
 };
 
 // Applies git-format patches (git diff / git format-patch) to the work tree,

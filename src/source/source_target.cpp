@@ -7,13 +7,6 @@
 
 namespace archbuild {
 
-std::string path_safe(const std::string& text) {
-  std::string out = text;
-  for (auto& c : out)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
-  return out.empty() ? "_" : out;
-}
-
 namespace {
 bool looks_like_url(const std::string& text) {
   if (text.find("://") != std::string::npos) return true;
@@ -45,7 +38,8 @@ SourceTarget resolve_source_target(const std::string& what, const std::string& r
     if (std::filesystem::is_directory(what, ec)) {
       auto dir = std::filesystem::absolute(what).lexically_normal();
       if (!std::filesystem::exists(dir / ".git", ec) && !std::filesystem::exists(dir / "HEAD", ec))
-        fail_bad_input("'" + what + "' is a directory but not a git repository (archbuild checks out commits, "
+        fail_bad_input("'" + what +
+                       "' is a directory but not a git repository (archbuild checks out commits, "
                        "so a source tree needs its history; run `git init && git add -A && git commit` there)");
       target.url = dir.string();
     } else if (looks_like_url(what)) {
@@ -68,7 +62,8 @@ SourceTarget resolve_source_target(const std::string& what, const std::string& r
   else
     target.ref = mirrors.default_branch(target.url, offline);
   if (target.recipe)
-    for (const auto& file : book.resolve(*target.recipe, target.ref).patch_files) target.patches.push_back({file, "recipe"});
+    for (const auto& file : book.resolve(*target.recipe, target.ref).patch_files)
+      target.patches.push_back({file, "recipe"});
   return target;
 }
 

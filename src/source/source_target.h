@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "core/strings.h"
 #include "recipe/recipe.h"
 #include "source/mirror_cache.h"
 #include "source/patch_apply.h"
@@ -12,9 +13,9 @@ namespace archbuild {
 // What `archbuild source|build X` means by X: a recipe name, a local git
 // repository, or a git URL (then the generic cpp-extension recipe applies).
 struct SourceTarget {
-  std::string name;           // recipe name, or the repository's name
-  std::string url;            // as the user or recipe gives it
-  std::string ref;            // resolved: --ref, the recipe's default, or the remote's default branch
+  std::string name;  // recipe name, or the repository's name
+  std::string url;   // as the user or recipe gives it
+  std::string ref;   // resolved: --ref, the recipe's default, or the remote's default branch
   bool submodules = true;
   const Recipe* recipe = nullptr;
   std::vector<PatchFile> patches;  // the recipe's for this ref
@@ -25,8 +26,5 @@ struct SourceTarget {
 // one: a fork of PyTorch with the torch recipe.
 SourceTarget resolve_source_target(const std::string& what, const std::string& ref_option, const RecipeBook& book,
                                    const MirrorCache& mirrors, bool offline, const std::string& recipe_option = "");
-
-// "v2.9.1" -> "v2.9.1", "feature/x" -> "feature_x": safe as one path component.
-std::string path_safe(const std::string& text);
 
 }  // namespace archbuild

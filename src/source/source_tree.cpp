@@ -18,9 +18,11 @@ nlohmann::json SourceTree::to_json() const {
   for (const auto& sub : submodules) subs.push_back({{"path", sub.path}, {"url", sub.url}, {"commit", sub.commit}});
   auto applied = nlohmann::json::array();
   for (const auto& patch : patches)
-    applied.push_back({{"file", patch.file}, {"origin", patch.origin}, {"sha256", patch.sha256}, {"created", patch.created}});
-  return {{"dir", dir.string()}, {"url", url},   {"fetch_url", fetch_url}, {"ref", ref},       {"ref_kind", ref_kind},
-          {"commit", commit},    {"submodules", subs}, {"patches", applied}, {"fetched", fetched}, {"reused", reused}};
+    applied.push_back(
+        {{"file", patch.file}, {"origin", patch.origin}, {"sha256", patch.sha256}, {"created", patch.created}});
+  return {{"dir", dir.string()},  {"url", url},       {"fetch_url", fetch_url}, {"ref", ref},
+          {"ref_kind", ref_kind}, {"commit", commit}, {"submodules", subs},     {"patches", applied},
+          {"fetched", fetched},   {"reused", reused}};
 }
 
 SourceTree SourceTree::from_json(const nlohmann::json& json) {
@@ -84,14 +86,14 @@ struct PendingSubmodule {
   std::string name;
   std::string path;  // relative to the top
   std::filesystem::path dir;
-  std::string url;   // after relative resolution and rewriting
+  std::string url;  // after relative resolution and rewriting
   std::string commit;
 };
 
 struct Parent {
   std::filesystem::path dir;
-  std::string relative;   // "" for the top
-  std::string url;        // its URL before rewriting (relative submodule URLs resolve against it)
+  std::string relative;  // "" for the top
+  std::string url;       // its URL before rewriting (relative submodule URLs resolve against it)
 };
 
 struct CollectPayload {
@@ -114,8 +116,8 @@ int collect(git_submodule* sm, const char* name, void* payload) {
   git_submodule_init(sm, /*overwrite=*/1);  // records it in .git/config, as `git submodule init` does
   std::string path = git_submodule_path(sm);
   std::string resolved = resolve_submodule_url(p->parent->url, url);
-  p->out->push_back({name, p->parent->relative.empty() ? path : p->parent->relative + "/" + path,
-                     p->parent->dir / path, resolved, oid_hex(*head)});
+  p->out->push_back({name, p->parent->relative.empty() ? path : p->parent->relative + "/" + path, p->parent->dir / path,
+                     resolved, oid_hex(*head)});
   return 0;
 }
 
@@ -149,7 +151,8 @@ SourceTree checkout_source(const CheckoutRequest& request, const MirrorCache& mi
   if (std::filesystem::exists(tree.dir, ec) && !std::filesystem::is_empty(tree.dir, ec)) {
     std::ifstream manifest(source_manifest_path(tree.dir));
     if (!manifest)
-      fail_bad_input("--dest " + tree.dir.string() + " exists and is not a work tree archbuild made; "
+      fail_bad_input("--dest " + tree.dir.string() +
+                     " exists and is not a work tree archbuild made; "
                      "choose an empty or new directory");
     try {
       previous = SourceTree::from_json(nlohmann::json::parse(manifest));
@@ -200,7 +203,8 @@ SourceTree checkout_into(SourceTree tree, const std::optional<SourceTree>& previ
         git_check(git_submodule_foreach(handle, collect, &payload),
                   "cannot read the submodules of " + parent.dir.string());
         if (!payload.unresolved_urls.empty())
-          fail_bad_input("submodule '" + payload.unresolved_urls.front() + "' of " + parent.dir.string() + " has no URL");
+          fail_bad_input("submodule '" + payload.unresolved_urls.front() + "' of " + parent.dir.string() +
+                         " has no URL");
       }
       for (const auto& sub : pending) all_paths.push_back(sub.path);
       if (previous) remove_stale_submodules(*previous, all_paths, tree.dir);
@@ -235,7 +239,8 @@ SourceTree checkout_into(SourceTree tree, const std::optional<SourceTree>& previ
       unsigned thread_count = std::max(1u, std::min<unsigned>(request.threads, pending.size()));
       for (unsigned i = 0; i < thread_count; ++i) jobs.push_back(std::async(std::launch::async, worker));
       for (auto& job : jobs) job.get();  // rethrows the first failure
-      for (const auto& sub : pending) tree.submodules.push_back({sub.path, request.rewriter.apply(sub.url), sub.commit});
+      for (const auto& sub : pending)
+        tree.submodules.push_back({sub.path, request.rewriter.apply(sub.url), sub.commit});
       std::sort(next.begin(), next.end(), [](const Parent& a, const Parent& b) { return a.relative < b.relative; });
       level = std::move(next);
     }

@@ -13,23 +13,23 @@
 namespace archbuild {
 
 struct SubmoduleCheckout {
-  std::string path;    // relative to the top of the tree, nested ones included
-  std::string url;     // as fetched (after rewriting)
+  std::string path;  // relative to the top of the tree, nested ones included
+  std::string url;   // as fetched (after rewriting)
   std::string commit;
 };
 
 // The exact source a build uses: what the manifest records and the cache key hashes.
 struct SourceTree {
   std::filesystem::path dir;
-  std::string url;          // as asked
-  std::string fetch_url;    // after rewriting
+  std::string url;        // as asked
+  std::string fetch_url;  // after rewriting
   std::string ref;
-  std::string ref_kind;     // tag, branch, commit
+  std::string ref_kind;  // tag, branch, commit
   std::string commit;
   std::vector<SubmoduleCheckout> submodules;
   std::vector<AppliedPatch> patches;
-  bool fetched = false;     // false: everything came from the mirrors (works offline)
-  bool reused = false;      // an existing work tree was updated in place
+  bool fetched = false;  // false: everything came from the mirrors (works offline)
+  bool reused = false;   // an existing work tree was updated in place
 
   nlohmann::json to_json() const;
   static SourceTree from_json(const nlohmann::json& json);
@@ -44,7 +44,7 @@ struct CheckoutRequest {
   bool refresh = false;
   UrlRewriter rewriter;
   std::vector<PatchFile> patches;
-  unsigned threads = 8;     // submodule fetches/checkouts in parallel
+  unsigned threads = 8;  // submodule fetches/checkouts in parallel
 };
 
 // Mirror -> work tree at the commit -> recursive submodules, each from its own

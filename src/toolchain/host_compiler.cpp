@@ -43,8 +43,7 @@ HostCompiler detect_host_compiler(const Toolchain& toolchain) {
   auto banner = run_process({compiler.path.string(), "--version"});
   compiler.kind = banner.out.find("clang") != std::string::npos ? "clang" : "gcc";
   auto version = run_process(compiler.kind == "gcc"
-                                 ? std::vector<std::string>{compiler.path.string(), "-dumpfullversion",
-                                                            "-dumpversion"}
+                                 ? std::vector<std::string>{compiler.path.string(), "-dumpfullversion", "-dumpversion"}
                                  : std::vector<std::string>{compiler.path.string(), "-dumpversion"});
   compiler.version = trim(version.out);
   compiler.major = std::atoi(compiler.version.c_str());
@@ -60,8 +59,7 @@ HostCompiler detect_host_compiler(const Toolchain& toolchain) {
     }
   }
   if (!compiler.max_major) {
-    compiler.max_major =
-        compiler.kind == "gcc" ? toolchain.facts.max_gcc_major : toolchain.facts.max_clang_major;
+    compiler.max_major = compiler.kind == "gcc" ? toolchain.facts.max_gcc_major : toolchain.facts.max_clang_major;
     if (compiler.max_major) compiler.limit_source = toolchain.facts.source.string();
   }
   return compiler;

@@ -11,12 +11,12 @@ namespace archbuild {
 // The C++ compiler nvcc will call for host code, and whether that nvcc accepts it.
 struct HostCompiler {
   std::filesystem::path path;
-  std::string how_chosen;            // "CUDAHOSTCXX", "g++ on PATH"
-  std::string kind;                  // "gcc" or "clang"
-  std::string version;               // "12.2.0"
+  std::string how_chosen;  // "CUDAHOSTCXX", "g++ on PATH"
+  std::string kind;        // "gcc" or "clang"
+  std::string version;     // "12.2.0"
   int major = 0;
-  std::optional<int> max_major;      // newest major this nvcc accepts
-  std::string limit_source;          // ".../crt/host_config.h" or the table file
+  std::optional<int> max_major;  // newest major this nvcc accepts
+  std::string limit_source;      // ".../crt/host_config.h" or the table file
 
   bool accepted() const { return !max_major || major <= *max_major; }
 };

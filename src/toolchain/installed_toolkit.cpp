@@ -34,8 +34,7 @@ InstalledToolkit describe_toolkit(const std::filesystem::path& nvcc) {
   auto run = [&](const std::string& flag) {
     auto result = run_process({nvcc.string(), flag}, {.timeout = std::chrono::seconds(60)});
     if (!result.succeeded())
-      fail_environment(nvcc.string() + " " + flag + " failed (" + result.describe_status() +
-                       "): " + trim(result.err));
+      fail_environment(nvcc.string() + " " + flag + " failed (" + result.describe_status() + "): " + trim(result.err));
     return result.out;
   };
   InstalledToolkit toolkit;

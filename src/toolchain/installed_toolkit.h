@@ -11,13 +11,13 @@ namespace archbuild {
 
 // A CUDA toolkit found on this machine, described by its own nvcc.
 struct InstalledToolkit {
-  std::filesystem::path root;          // the dir holding bin/nvcc
+  std::filesystem::path root;  // the dir holding bin/nvcc
   std::filesystem::path nvcc;
   CudaVersion version;
-  std::string release;                 // "13.0.88" (nvcc's V-line)
+  std::string release;                          // "13.0.88" (nvcc's V-line)
   std::vector<ComputeCapability> sass_targets;  // nvcc --list-gpu-code
   std::vector<ComputeCapability> ptx_targets;   // nvcc --list-gpu-arch
-  std::vector<std::string> found_via;  // "CUDA_HOME", "PATH", "/usr/local/cuda", ...
+  std::vector<std::string> found_via;           // "CUDA_HOME", "PATH", "/usr/local/cuda", ...
 };
 
 // Where to look: $CUDA_HOME, $CUDA_PATH, nvcc on PATH, /usr/local/cuda,

@@ -31,8 +31,8 @@ Toolchain toolchain_from_installed(const InstalledToolkit& toolkit, const Toolki
     base = table.newest_at_or_below(toolkit.version);
     if (base)
       chain.notes.push_back("archbuild has no table for CUDA " + toolkit.version.str() +
-                            "; driver minimum and a/f variants taken from CUDA " +
-                            base->version.str() + "'s (" + base->source.filename().string() + ")");
+                            "; driver minimum and a/f variants taken from CUDA " + base->version.str() + "'s (" +
+                            base->source.filename().string() + ")");
     else
       chain.notes.push_back("archbuild has no table for CUDA " + toolkit.version.str() +
                             " or older; only what nvcc reports is known");
@@ -62,13 +62,14 @@ Toolchain select_toolchain(const std::vector<InstalledToolkit>& installed, const
   if (!facts) {
     std::string known;
     for (const auto& f : table.all()) known += (known.empty() ? "" : ", ") + f.version.str();
-    fail_bad_input("--cuda " + requested->str() + ": not installed here and not in archbuild's "
-                   "tables (known: " + known + ")");
+    fail_bad_input("--cuda " + requested->str() +
+                   ": not installed here and not in archbuild's "
+                   "tables (known: " +
+                   known + ")");
   }
   Toolchain chain;
   chain.facts = *facts;
-  chain.notes.push_back("CUDA " + requested->str() +
-                        " is not installed here: using archbuild's table " +
+  chain.notes.push_back("CUDA " + requested->str() + " is not installed here: using archbuild's table " +
                         facts->source.filename().string());
   return chain;
 }

@@ -14,7 +14,7 @@ namespace archbuild {
 // the table's facts alone.
 struct Toolchain {
   std::optional<InstalledToolkit> installed;
-  ToolkitFacts facts;          // effective facts
+  ToolkitFacts facts;              // effective facts
   std::vector<std::string> notes;  // where facts came from, when not obvious
 
   CudaVersion version() const { return facts.version; }

@@ -1,6 +1,7 @@
 #include "toolchain/toolkit_facts.h"
 
 #include <algorithm>
+
 #include <toml++/toml.h>
 
 #include "core/data_dir.h"
@@ -22,14 +23,13 @@ bool ToolkitFacts::can_target(ComputeCapability cc, ArchVariant variant) const {
 
 namespace {
 
-[[noreturn]] void bad_entry(const std::filesystem::path& file, const toml::source_region& where,
-                            std::string_view key, std::string_view why) {
-  fail_bad_input(file.string() + ":" + std::to_string(where.begin.line) + ": key '" +
-                 std::string(key) + "': " + std::string(why));
+[[noreturn]] void bad_entry(const std::filesystem::path& file, const toml::source_region& where, std::string_view key,
+                            std::string_view why) {
+  fail_bad_input(file.string() + ":" + std::to_string(where.begin.line) + ": key '" + std::string(key) +
+                 "': " + std::string(why));
 }
 
-std::string required_string(const toml::table& table, const std::filesystem::path& file,
-                            std::string_view key) {
+std::string required_string(const toml::table& table, const std::filesystem::path& file, std::string_view key) {
   auto node = table.get(key);
   if (!node) bad_entry(file, table.source(), key, "missing");
   auto value = node->value<std::string>();
@@ -57,8 +57,7 @@ std::vector<ComputeCapability> cc_array(const toml::table& table, const std::fil
   return out;
 }
 
-std::optional<int> optional_int(const toml::table& table, const std::filesystem::path& file,
-                                std::string_view key) {
+std::optional<int> optional_int(const toml::table& table, const std::filesystem::path& file, std::string_view key) {
   auto node = table.get(key);
   if (!node) return std::nullopt;
   auto value = node->value<int64_t>();
@@ -71,8 +70,7 @@ ToolkitFacts parse_facts(const std::filesystem::path& file) {
   try {
     table = toml::parse_file(file.string());
   } catch (const toml::parse_error& e) {
-    fail_bad_input(file.string() + ":" + std::to_string(e.source().begin.line) + ": " +
-                   std::string(e.description()));
+    fail_bad_input(file.string() + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
   }
   ToolkitFacts facts;
   facts.source = file;
@@ -125,8 +123,7 @@ const ToolkitFacts* ToolkitTable::newest_at_or_below(CudaVersion version) const 
 }
 
 bool ToolkitTable::knows(ComputeCapability cc, ArchVariant variant) const {
-  return std::any_of(facts_.begin(), facts_.end(),
-                     [&](const ToolkitFacts& f) { return f.can_target(cc, variant); });
+  return std::any_of(facts_.begin(), facts_.end(), [&](const ToolkitFacts& f) { return f.can_target(cc, variant); });
 }
 
 }  // namespace archbuild

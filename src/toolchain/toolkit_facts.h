@@ -14,14 +14,14 @@ namespace archbuild {
 // nvcc overrides the arch lists when present (see Toolchain).
 struct ToolkitFacts {
   CudaVersion version;
-  std::string min_driver;                              // "580.65.06"
-  std::vector<ComputeCapability> targets;              // sm_XY / compute_XY
-  std::vector<ComputeCapability> arch_specific;        // sm_XYa
-  std::vector<ComputeCapability> family_specific;      // sm_XYf
-  std::optional<std::string> torch_official_arch_list; // PyTorch's release list
+  std::string min_driver;                               // "580.65.06"
+  std::vector<ComputeCapability> targets;               // sm_XY / compute_XY
+  std::vector<ComputeCapability> arch_specific;         // sm_XYa
+  std::vector<ComputeCapability> family_specific;       // sm_XYf
+  std::optional<std::string> torch_official_arch_list;  // PyTorch's release list
   std::optional<int> max_gcc_major;
   std::optional<int> max_clang_major;
-  std::filesystem::path source;                        // the TOML file
+  std::filesystem::path source;  // the TOML file
 
   bool can_target(ComputeCapability cc, ArchVariant variant) const;
 };

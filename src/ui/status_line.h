@@ -12,8 +12,7 @@ namespace archbuild {
 // most every `plain_interval`, with no control characters. Thread-safe.
 class StatusLine {
  public:
-  explicit StatusLine(std::FILE* stream = stderr,
-                      std::chrono::milliseconds plain_interval = std::chrono::seconds(5));
+  explicit StatusLine(std::FILE* stream = stderr, std::chrono::milliseconds plain_interval = std::chrono::seconds(5));
   ~StatusLine();
   void update(const std::string& text);
   // Prints a permanent line (clearing the live one first).

@@ -22,8 +22,11 @@ bool DeviceValidation::ok() const {
 nlohmann::json DeviceValidation::to_json() const {
   auto list = nlohmann::json::array();
   for (const auto& check : checks)
-    list.push_back({{"name", check.name}, {"ok", check.ok}, {"detail", check.detail},
-                    {"log", check.log.string()}, {"seconds", check.seconds}});
+    list.push_back({{"name", check.name},
+                    {"ok", check.ok},
+                    {"detail", check.detail},
+                    {"log", check.log.string()},
+                    {"seconds", check.seconds}});
   return {{"ran", ran}, {"skipped_reason", skipped_reason}, {"ok", ok()}, {"checks", list}};
 }
 
@@ -32,9 +35,13 @@ namespace {
 using Env = std::map<std::string, std::optional<std::string>>;
 
 // Native SASS only: a missing arch fails instead of hiding behind the JIT.
-const Env kNativeOnly = {{"CUDA_DISABLE_PTX_JIT", "1"}, {"CUDA_FORCE_PTX_JIT", std::nullopt}, {"CUDA_LAUNCH_BLOCKING", "1"}};
+const Env kNativeOnly = {{"CUDA_DISABLE_PTX_JIT", "1"},
+                         {"CUDA_FORCE_PTX_JIT", std::nullopt},
+                         {"CUDA_LAUNCH_BLOCKING", "1"}};
 // PTX only: proves the embedded PTX JIT-compiles and runs.
-const Env kPtxOnly = {{"CUDA_FORCE_PTX_JIT", "1"}, {"CUDA_DISABLE_PTX_JIT", std::nullopt}, {"CUDA_LAUNCH_BLOCKING", "1"},
+const Env kPtxOnly = {{"CUDA_FORCE_PTX_JIT", "1"},
+                      {"CUDA_DISABLE_PTX_JIT", std::nullopt},
+                      {"CUDA_LAUNCH_BLOCKING", "1"},
                       {"CUDA_CACHE_DISABLE", "1"}};
 
 std::string last_lines(const std::string& text, size_t count) {
@@ -65,7 +72,8 @@ Step run_step(const std::string& name, const std::vector<std::string>& argv, con
   std::ofstream(step.check.log) << "$ " << join(argv, " ") << "\n" << step.result.out << step.result.err;
   step.check.ok = step.result.succeeded();
   if (!step.check.ok)
-    step.check.detail = step.result.describe_status() + ": " + last_lines(step.result.err.empty() ? step.result.out : step.result.err, 3);
+    step.check.detail = step.result.describe_status() + ": " +
+                        last_lines(step.result.err.empty() ? step.result.out : step.result.err, 3);
   return step;
 }
 
@@ -84,13 +92,15 @@ DeviceCheck load_check(const std::string& name, const std::filesystem::path& whe
   step.check.ok = step.result.succeeded() && failed == 0 && !report.loads.empty();
   if (report.loads.empty() && report.unreadable.empty()) {
     step.check.ok = false;
-    step.check.detail = report.unavailable_reason.empty() ? "the wheel has no loadable fatbin" : report.unavailable_reason;
+    step.check.detail = report.unavailable_reason.empty() ? "the wheel has no loadable fatbin"
+                                                          : report.unavailable_reason;
     return step.check;
   }
   step.check.detail = std::to_string(report.loads.size() - (failed - report.unreadable.size())) + "/" +
                       std::to_string(report.loads.size()) + " module loads ok on " +
                       std::to_string(report.devices.size()) + " GPU" + (report.devices.size() == 1 ? "" : "s") +
-                      (report.skipped ? " (" + std::to_string(report.skipped) + " without PTX for the GPU skipped)" : "");
+                      (report.skipped ? " (" + std::to_string(report.skipped) + " without PTX for the GPU skipped)"
+                                      : "");
   for (const auto& load : report.loads)
     if (!load.ok()) {
       step.check.detail += "; first failure: " + load.file + " container at offset " + std::to_string(load.offset) +
@@ -131,7 +141,8 @@ DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
   // installed copy (--system-site-packages alone would give the base
   // interpreter's, not a parent venv's).
   auto venv = request.work_dir / "venv";
-  DeviceCheck venv_check{"fresh venv", true, venv.string() + " (with " + request.python + "'s site-packages behind it)", {}, 0};
+  DeviceCheck venv_check{
+      "fresh venv", true, venv.string() + " (with " + request.python + "'s site-packages behind it)", {}, 0};
   std::string venv_python;
   auto started = std::chrono::steady_clock::now();
   try {
@@ -163,7 +174,8 @@ DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
   if (native.check.ok) native.check.detail = last_lines(native.result.out, 1);
   checks.push_back(native.check);
   if (request.ptx_requested) {
-    auto ptx = run_step("kernel test (CUDA_FORCE_PTX_JIT=1)", argv, on_targets(kPtxOnly), request.work_dir, "kernel-test-ptx.log");
+    auto ptx = run_step("kernel test (CUDA_FORCE_PTX_JIT=1)", argv, on_targets(kPtxOnly), request.work_dir,
+                        "kernel-test-ptx.log");
     if (ptx.check.ok) ptx.check.detail = last_lines(ptx.result.out, 1);
     checks.push_back(ptx.check);
   }

@@ -12,19 +12,19 @@ namespace archbuild {
 
 struct DeviceValidationRequest {
   std::filesystem::path wheel;
-  std::string python;                     // its site-packages lend the dependencies (offline machines)
-  std::filesystem::path kernel_test;      // the recipe's script; empty: none
-  std::vector<std::string> packages;      // top-level names the wheel installs, passed to the script
-  bool ptx_requested = false;             // some target asked for +PTX: run again with the JIT forced
-  GpuReport gpus;                         // the GPUs to prove it on
-  std::string visible_devices;            // CUDA_VISIBLE_DEVICES for the checks when only some GPUs are targets
-  std::filesystem::path work_dir;         // venv, logs
+  std::string python;                 // its site-packages lend the dependencies (offline machines)
+  std::filesystem::path kernel_test;  // the recipe's script; empty: none
+  std::vector<std::string> packages;  // top-level names the wheel installs, passed to the script
+  bool ptx_requested = false;         // some target asked for +PTX: run again with the JIT forced
+  GpuReport gpus;                     // the GPUs to prove it on
+  std::string visible_devices;        // CUDA_VISIBLE_DEVICES for the checks when only some GPUs are targets
+  std::filesystem::path work_dir;     // venv, logs
 };
 
 struct DeviceCheck {
-  std::string name;     // "fatbins load natively", "kernel test (native SASS)", ...
+  std::string name;  // "fatbins load natively", "kernel test (native SASS)", ...
   bool ok = false;
-  std::string detail;   // one line: what passed, or what failed and where
+  std::string detail;  // one line: what passed, or what failed and where
   std::filesystem::path log;
   double seconds = 0;
 };
@@ -33,7 +33,7 @@ struct DeviceValidation {
   bool ran = false;
   std::string skipped_reason;  // why not, when !ran
   std::vector<DeviceCheck> checks;
-  bool ok() const;             // ran and every check passed
+  bool ok() const;  // ran and every check passed
   nlohmann::json to_json() const;
 };
 

@@ -6,7 +6,8 @@ namespace archbuild {
 
 nlohmann::json StaticValidation::to_json() const {
   auto gap_list = nlohmann::json::array();
-  for (const auto& gap : gaps) gap_list.push_back({{"file", gap.file}, {"target", gap.target}, {"missing", gap.missing}});
+  for (const auto& gap : gaps)
+    gap_list.push_back({{"file", gap.file}, {"target", gap.target}, {"missing", gap.missing}});
   auto libs = nlohmann::json::array();
   for (const auto& lib : libraries) {
     nlohmann::json sass = nlohmann::json::object(), ptx = nlohmann::json::object();
@@ -41,13 +42,15 @@ StaticValidation validate_wheel_static(const std::filesystem::path& wheel, const
         auto verdict = can_run(entry.image, target.cc);
         // an arch-specific target (9.0a) needs that exact image
         bool right_variant = target.variant == ArchVariant::plain || entry.image.variant == target.variant;
-        if (entry.image.kind == KernelImage::Kind::sass && verdict == RunVerdict::native && right_variant) native = true;
+        if (entry.image.kind == KernelImage::Kind::sass && verdict == RunVerdict::native && right_variant)
+          native = true;
         if (entry.image.kind == KernelImage::Kind::ptx && verdict == RunVerdict::ptx_jit) jit = true;
       }
       if (target.sass && !native)
-        result.gaps.push_back({member, target.canonical(), "SASS that runs natively on " + target.cc.dotted() +
-                                                               variant_suffix(target.variant)});
-      if (target.ptx && !jit) result.gaps.push_back({member, target.canonical(), "PTX that JIT-compiles for " + target.cc.dotted()});
+        result.gaps.push_back({member, target.canonical(),
+                               "SASS that runs natively on " + target.cc.dotted() + variant_suffix(target.variant)});
+      if (target.ptx && !jit)
+        result.gaps.push_back({member, target.canonical(), "PTX that JIT-compiles for " + target.cc.dotted()});
     }
   }
   return result;

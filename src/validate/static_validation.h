@@ -13,9 +13,9 @@
 namespace archbuild {
 
 struct ArchGap {
-  std::string file;    // wheel member
-  std::string target;  // "9.0", "12.0+PTX"
-  std::string missing; // "SASS that runs on 9.0", "PTX"
+  std::string file;     // wheel member
+  std::string target;   // "9.0", "12.0+PTX"
+  std::string missing;  // "SASS that runs on 9.0", "PTX"
 };
 
 // What can be proved without a GPU: RECORD, and for each CUDA library in the

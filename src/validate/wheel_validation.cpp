@@ -37,8 +37,10 @@ WheelValidation validate_wheel(const WheelValidationRequest& request) {
   device.gpus.devices.clear();
   for (const auto& gpu : request.gpus.devices)
     for (const auto& target : request.targets.targets()) {
-      bool native = target.sass && can_run({KernelImage::Kind::sass, target.cc, target.variant}, gpu.cc) == RunVerdict::native;
-      bool jit = target.ptx && can_run({KernelImage::Kind::ptx, target.cc, target.variant}, gpu.cc) == RunVerdict::ptx_jit;
+      bool native = target.sass &&
+                    can_run({KernelImage::Kind::sass, target.cc, target.variant}, gpu.cc) == RunVerdict::native;
+      bool jit = target.ptx &&
+                 can_run({KernelImage::Kind::ptx, target.cc, target.variant}, gpu.cc) == RunVerdict::ptx_jit;
       if (native || jit) {
         device.gpus.devices.push_back(gpu);
         break;
@@ -51,7 +53,8 @@ WheelValidation validate_wheel(const WheelValidationRequest& request) {
         device.ptx_requested = true;
   if (device.gpus.devices.empty() && !request.gpus.devices.empty()) {
     std::string seen;
-    for (const auto& gpu : request.gpus.devices) seen += (seen.empty() ? "" : ", ") + gpu.name + " (" + gpu.cc.dotted() + ")";
+    for (const auto& gpu : request.gpus.devices)
+      seen += (seen.empty() ? "" : ", ") + gpu.name + " (" + gpu.cc.dotted() + ")";
     device.gpus.unavailable_reason = "no visible GPU is a target of " + request.targets.canonical() + ": " + seen;
   }
   if (device.gpus.devices.size() < request.gpus.devices.size())

@@ -1,12 +1,12 @@
 #include "wheel/wheel_archive.h"
 
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+
 #include <openssl/evp.h>
 #include <zip.h>
-
-#include <map>
-#include <set>
-#include <memory>
-#include <sstream>
 
 #include "core/error.h"
 #include "core/strings.h"
@@ -58,9 +58,12 @@ std::vector<std::string> record_row(const std::string& line) {
   for (size_t i = 0; i < line.size(); ++i) {
     char c = line[i];
     if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') fields.back() += '"', ++i;
-      else if (c == '"') quoted = false;
-      else fields.back() += c;
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"')
+        fields.back() += '"', ++i;
+      else if (c == '"')
+        quoted = false;
+      else
+        fields.back() += c;
     } else if (c == '"') {
       quoted = true;
     } else if (c == ',') {
@@ -102,7 +105,8 @@ std::string find_dist_info(zip_t* archive) {
 RecordCheck verify_record(const std::filesystem::path& wheel) {
   int error_code = 0;
   zip_t* archive = zip_open(wheel.c_str(), ZIP_RDONLY, &error_code);
-  if (!archive) fail_bad_input(wheel.string() + " is not a readable wheel (zip error " + std::to_string(error_code) + ")");
+  if (!archive)
+    fail_bad_input(wheel.string() + " is not a readable wheel (zip error " + std::to_string(error_code) + ")");
   std::unique_ptr<zip_t, decltype(&zip_discard)> guard(archive, zip_discard);
   std::map<std::string, zip_int64_t> members;
   for (zip_int64_t i = 0; i < zip_get_num_entries(archive, 0); ++i) {
@@ -144,7 +148,8 @@ RecordCheck verify_record(const std::filesystem::path& wheel) {
       check.errors.push_back(path + ": size " + std::to_string(bytes.size()) + " does not match RECORD's " + fields[2]);
   }
   for (const auto& [name, index] : members) {
-    bool signature = name.size() > 4 && (name.substr(name.size() - 4) == ".jws" || name.substr(name.size() - 4) == ".p7s");
+    bool signature = name.size() > 4 &&
+                     (name.substr(name.size() - 4) == ".jws" || name.substr(name.size() - 4) == ".p7s");
     if (!listed.count(name) && name != record_name && !signature)
       check.errors.push_back(name + ": in the wheel but not in RECORD");
   }
@@ -154,7 +159,8 @@ RecordCheck verify_record(const std::filesystem::path& wheel) {
 std::vector<std::string> wheel_top_level_names(const std::filesystem::path& wheel) {
   int error_code = 0;
   zip_t* archive = zip_open(wheel.c_str(), ZIP_RDONLY, &error_code);
-  if (!archive) fail_bad_input(wheel.string() + " is not a readable wheel (zip error " + std::to_string(error_code) + ")");
+  if (!archive)
+    fail_bad_input(wheel.string() + " is not a readable wheel (zip error " + std::to_string(error_code) + ")");
   std::unique_ptr<zip_t, decltype(&zip_discard)> guard(archive, zip_discard);
   std::set<std::string> names;
   for (zip_int64_t i = 0; i < zip_get_num_entries(archive, 0); ++i) {
@@ -162,7 +168,8 @@ std::vector<std::string> wheel_top_level_names(const std::filesystem::path& whee
     auto slash = name.find('/');
     if (slash != std::string::npos) {
       auto top = name.substr(0, slash);
-      if (!top.ends_with(".dist-info") && !top.ends_with(".data") && name.substr(slash + 1) == "__init__.py") names.insert(top);
+      if (!top.ends_with(".dist-info") && !top.ends_with(".data") && name.substr(slash + 1) == "__init__.py")
+        names.insert(top);
     } else if (name.ends_with(".py") || name.ends_with(".so")) {
       names.insert(name.substr(0, name.find('.')));  // module.py, _ext.cpython-311-x86_64-linux-gnu.so
     }

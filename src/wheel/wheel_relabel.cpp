@@ -1,10 +1,11 @@
 #include "wheel/wheel_relabel.h"
 
 #include <unistd.h>
-#include <zip.h>
 
 #include <memory>
 #include <sstream>
+
+#include <zip.h>
 
 #include "core/error.h"
 #include "wheel/wheel_archive.h"
@@ -14,7 +15,8 @@ namespace archbuild {
 std::string local_version_label(const CudaVersion& cuda, const ArchList& archs) {
   std::string label = "cu" + std::to_string(cuda.major) + std::to_string(cuda.minor);
   for (const auto& target : archs.targets()) {
-    std::string digits = std::to_string(target.cc.major) + std::to_string(target.cc.minor) + variant_suffix(target.variant);
+    std::string digits = std::to_string(target.cc.major) + std::to_string(target.cc.minor) +
+                         variant_suffix(target.variant);
     label += target.sass ? ".sm" + digits + (target.ptx ? "ptx" : "") : ".compute" + digits;
   }
   return label;
@@ -70,7 +72,8 @@ RelabeledWheel relabel_wheel(const std::filesystem::path& wheel, const std::stri
     if (old_dist_info.empty()) fail_bad_input(wheel.string() + " has no *.dist-info/RECORD: not a wheel");
     const auto old_prefix = old_dist_info.substr(0, old_dist_info.size() - std::string(".dist-info").size());
     auto dash = old_prefix.rfind('-');
-    if (dash == std::string::npos) fail_bad_input(wheel.string() + ": dist-info directory '" + old_dist_info + "' is not NAME-VERSION");
+    if (dash == std::string::npos)
+      fail_bad_input(wheel.string() + ": dist-info directory '" + old_dist_info + "' is not NAME-VERSION");
     const auto new_prefix = old_prefix.substr(0, dash + 1) + escape_component(version);
     auto renamed = [&](const std::string& path) {
       for (const char* suffix : {".dist-info/", ".data/"}) {
@@ -107,7 +110,8 @@ RelabeledWheel relabel_wheel(const std::filesystem::path& wheel, const std::stri
       auto fields = record_row(line);
       if (fields.size() != 3) fail_bad_input(wheel.string() + ": RECORD line is not path,hash,size: " + line);
       if (fields[0] == record_name) continue;
-      if (fields[0] == metadata_name) fields = {metadata_name, "sha256=" + record_digest(metadata), std::to_string(metadata.size())};
+      if (fields[0] == metadata_name)
+        fields = {metadata_name, "sha256=" + record_digest(metadata), std::to_string(metadata.size())};
       fields[0] = renamed(fields[0]);
       record += record_row_text(fields) + "\n";
     }

@@ -52,6 +52,26 @@ class Build(unittest.TestCase):
         (entry,) = json.loads(result.stdout)["files"]
         return entry["sass"], entry["ptx"]
 
+    def test_plan_writes_nothing_and_is_what_the_build_runs(self):
+        result = run("plan", "fixture", "--arch", "8.0;9.0+PTX", "--jobs", "2", "--cache-dir", str(self.cache),
+                     "--out", str(self.dir / "out"), "--json", env=self.env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        planned = json.loads(result.stdout)
+        # planning checks nothing out, makes no launcher shims, writes no file
+        self.assertFalse(self.cache.exists(), sorted(str(p) for p in self.cache.rglob("*")))
+        self.assertIn("_launch", planned["env"]["CMAKE_CUDA_COMPILER_LAUNCHER"])  # the step launcher is in the plan
+        result = self.build("--arch", "8.0;9.0+PTX", "--jobs", "2")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        built = self.report()["plan"]
+        self.assertEqual(planned["env"], built["env"])
+        self.assertEqual(planned["argv"], built["argv"])
+        # and the build's own process saw exactly those values
+        seen = dict(line.split("-- fixture env ", 1)[1].split("=", 1)
+                    for line in (self.dir / "out" / "build.log").read_text().splitlines() if "-- fixture env " in line)
+        self.assertEqual(len(seen), 9)
+        for name, value in seen.items():
+            self.assertEqual(value, built["env"].get(name, ""), name)
+
     def test_plan_prints_the_environment_and_command(self):
         result = run("plan", "fixture", "--arch", "8.0;9.0+PTX", "--cache-dir", str(self.cache), "--json",
                      "--jobs", "3", env=self.env)

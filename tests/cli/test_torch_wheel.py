@@ -21,7 +21,7 @@ class TorchWheel(unittest.TestCase):
                          {"torch/lib/libtorch_cuda.so", "torch/lib/libtorch_cuda_linalg.so",
                           "torch/lib/libtorch_nvshmem.so"})
         cuda = self.files["torch/lib/libtorch_cuda.so"]
-        # REFERENCE.md §6, measured with cuobjdump on the GPU machine
+        # docs/CUDA_FACTS.md#torch-baseline, measured with cuobjdump on the GPU machine
         self.assertEqual(cuda["containers"], 444)
         self.assertEqual(cuda["entry_count"], 2789)
         self.assertEqual(cuda["sass"]["sm_90"] + cuda["sass"]["sm_90a"], 448)

@@ -1,0 +1,270 @@
+#include "builder/build_executor.h"
+
+#include <sys/resource.h>
+
+#include <csignal>
+#include <fstream>
+
+#include "builder/build_log.h"
+#include "builder/progress.h"
+#include "builder/step_launcher.h"
+#include "core/error.h"
+#include "core/interrupt.h"
+#include "core/strings.h"
+#include "ui/terminal.h"
+
+namespace archbuild {
+
+namespace {
+
+// Reads the step launcher's start events appended since the last call.
+class StepLog {
+ public:
+  explicit StepLog(std::filesystem::path path) : path_(std::move(path)) { std::filesystem::remove(path_, ignored_); }
+  const std::filesystem::path& path() const { return path_; }
+  void poll(ProgressState& state) {
+    std::ifstream in(path_);
+    if (!in) return;
+    in.seekg(static_cast<std::streamoff>(offset_));
+    std::string line;
+    auto now_steady = std::chrono::steady_clock::now();
+    long long now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+    while (std::getline(in, line)) {
+      if (in.eof()) break;  // a partial line: read it next time
+      offset_ += line.size() + 1;
+      auto tab = line.find('\t');
+      if (tab == std::string::npos || tab + 1 >= line.size()) continue;
+      long long started_ms = std::atoll(line.substr(0, tab).c_str());
+      state.running[line.substr(tab + 1)] = now_steady - std::chrono::milliseconds(std::max(0LL, now_ms - started_ms));
+      if (state.phase == BuildPhase::starting || state.phase == BuildPhase::configure)
+        state.phase = BuildPhase::compile;
+    }
+  }
+
+ private:
+  std::filesystem::path path_;
+  uint64_t offset_ = 0;
+  std::error_code ignored_;
+};
+
+double cpu_seconds(int who) {
+  rusage usage{};
+  getrusage(who, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+std::vector<std::string> wheels_in(const std::filesystem::path& dir, std::filesystem::file_time_type since) {
+  std::vector<std::string> wheels;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+    if (entry.path().extension() == ".whl" && entry.last_write_time(ec) >= since)
+      wheels.push_back(entry.path().string());
+  std::sort(wheels.begin(), wheels.end());
+  return wheels;
+}
+
+// The step log the plan's launchers write to.
+std::filesystem::path step_log_path(const BuildPlan& plan) {
+  auto it = plan.env.find("ARCHBUILD_STEP_LOG");
+  return it != plan.env.end() ? std::filesystem::path(it->second) : plan.out_dir / "steps.log";
+}
+
+// A failing compile as the user's build ran it: without the plan's step
+// launcher, which CMake writes into the command as "<self> _launch ".
+std::string without_step_launcher(std::string command, const BuildPlan& plan) {
+  for (const char* lang : {"C", "CXX", "CUDA"}) {
+    auto it = plan.env.find(std::string("CMAKE_") + lang + "_COMPILER_LAUNCHER");
+    if (it == plan.env.end()) continue;
+    auto parts = split_any(it->second, ";");
+    if (parts.size() < 2 || parts[1] != kStepLauncherCommand) continue;
+    std::string prefix = parts[0] + " " + parts[1] + " ";
+    if (command.rfind(prefix, 0) == 0) return command.erase(0, prefix.size());
+  }
+  return command;
+}
+
+}  // namespace
+
+std::string BuildAttempt::describe() const {
+  switch (outcome) {
+    case AttemptOutcome::ok: return "ok";
+    case AttemptOutcome::oom: return "oom";
+    case AttemptOutcome::oom_at_one_job: return "oom at 1 job: " + status;
+    case AttemptOutcome::failed:
+    case AttemptOutcome::interrupted: return status;
+  }
+  return status;
+}
+
+nlohmann::json BuildResult::to_json(const BuildPlan& plan) const {
+  auto attempt_list = nlohmann::json::array();
+  for (const auto& a : attempts)
+    attempt_list.push_back({{"jobs", a.jobs}, {"outcome", a.describe()}, {"seconds", a.seconds}});
+  auto slow = nlohmann::json::array();
+  for (const auto& step : slowest) slow.push_back({{"target", step.target}, {"seconds", step.duration_ms() / 1000.0}});
+  return {{"ok", ok},
+          {"interrupted", interrupted},
+          {"attempts", attempt_list},
+          {"oom_retries", oom_retries},
+          {"wheels", wheels},
+          {"seconds", seconds},
+          {"archbuild_cpu_seconds", archbuild_cpu_seconds},
+          {"build_cpu_seconds", build_cpu_seconds},
+          {"first_error", error_excerpt},
+          {"failing_command", failing_command},
+          {"failed_target", failed_target},
+          {"slowest", slow},
+          {"log", plan.log_path.string()},
+          {"trace", trace_written ? plan.trace_path.string() : ""}};
+}
+
+BuildResult execute_build(const BuildPlan& plan, StatusLine& status) {
+  ProcessGroupRunner runner;
+  return execute_build(plan, status, runner);
+}
+
+BuildResult execute_build(const BuildPlan& plan, StatusLine& status, CommandRunner& runner) {
+  BuildResult result;
+  // Interrupted before anything ran: the work tree stays as it was (stale
+  // outputs kept, no configure stamp for a configure that never happened).
+  if (int signal = pending_interrupt()) {
+    result.interrupted = true;
+    result.attempts.push_back({plan.jobs.jobs, AttemptOutcome::interrupted,
+                               std::string("interrupted by ") + (signal == SIGTERM ? "SIGTERM" : "SIGINT"), 0});
+    return result;
+  }
+  // Wheels of an earlier build in this out dir (published, or quarantined)
+  // must not be taken for this build's.
+  std::error_code ec;
+  std::filesystem::remove_all(plan.wheel_dir, ec);
+  std::filesystem::create_directories(plan.wheel_dir);
+  std::filesystem::create_directories(plan.out_dir / "tmp");
+  std::ofstream log(plan.log_path, std::ios::app);
+  if (!log) fail_environment("cannot write the build log " + plan.log_path.string());
+  auto started = std::chrono::steady_clock::now();
+  auto started_file_time = std::filesystem::file_time_type::clock::now();
+  double self_cpu_before = cpu_seconds(RUSAGE_SELF);
+  double children_cpu_before = cpu_seconds(RUSAGE_CHILDREN);
+
+  auto ninja_logs_before = ninja_log_sizes(plan.source_dir);
+  for (const auto& stale : plan.stale_outputs) {
+    std::filesystem::remove_all(stale, ec);
+    if (ec) fail_environment("cannot remove the stale setuptools output " + stale.string() + ": " + ec.message());
+    log << "==> archbuild: removed " << stale.string() << " (" << plan.cmake_fresh_reason
+        << "; setuptools would reuse it)\n";
+  }
+  // From here on the build dir is configured with these inputs: a rerun with
+  // the same ones resumes incrementally, other ones get CMAKE_FRESH=1.
+  record_configure_inputs(plan);
+  unsigned jobs = plan.jobs.jobs;
+  while (true) {
+    BuildAttempt attempt;
+    attempt.jobs = jobs;
+    auto attempt_start = std::chrono::steady_clock::now();
+    GroupRunSpec spec;
+    spec.argv = plan.argv;
+    spec.env = plan.env;  // exactly what `archbuild plan` prints, launchers and step log included
+    spec.working_dir = plan.source_dir;
+    if (!result.attempts.empty()) {
+      // An OOM retry changes only the jobs, and continues the build: it does not reconfigure.
+      spec.env["MAX_JOBS"] = std::to_string(jobs);
+      spec.env["CMAKE_BUILD_PARALLEL_LEVEL"] = std::to_string(jobs);
+      spec.env.erase("CMAKE_FRESH");
+    }
+    StepLog steps(step_log_path(plan));
+    log << "==> archbuild: running with " << jobs << " jobs in " << plan.source_dir.string() << "\n";
+    log.flush();
+
+    ProgressState progress;
+    progress.start = started;
+    FirstErrorFinder first_error;
+    bool oom = false;
+    auto outcome = runner.run(
+        spec,
+        [&](std::string_view line, bool) {
+          log << line << '\n';
+          feed_progress(line, progress, std::chrono::steady_clock::now());
+          first_error.feed(line);
+          if (is_oom_line(line)) oom = true;
+        },
+        [&] {
+          log.flush();  // the log trails the build by one tick at most (tail -f works)
+          steps.poll(progress);
+          auto now = std::chrono::steady_clock::now();
+          auto line = format_status_line(describe_progress(progress, now),
+                                         static_cast<size_t>(terminal_width(stderr) - 1));
+          if (auto bracket = line.find("] "); status.interactive() && bracket != std::string::npos)
+            line = paint(line.substr(0, bracket + 1), Style::cyan, stderr) +
+                   line.substr(bracket + 1);  // NO_COLOR aware
+          status.update(line);
+        });
+    log.flush();
+    status.clear();
+    oom = oom || (outcome.status.signaled && outcome.status.signal == SIGKILL) || outcome.status.code == 137;
+    attempt.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - attempt_start).count();
+    if (outcome.interrupted) {
+      attempt.outcome = AttemptOutcome::interrupted;
+      attempt.status = outcome.describe();
+      result.attempts.push_back(attempt);
+      result.interrupted = true;
+      log << "==> archbuild: " << outcome.describe()
+          << "; the whole process group was stopped, the build dir is kept\n";
+      break;
+    }
+    bool ok = outcome.succeeded();
+    if (!ok && oom && jobs > 1) {
+      attempt.outcome = AttemptOutcome::oom;
+      attempt.status = outcome.describe();
+      result.attempts.push_back(attempt);
+      ++result.oom_retries;
+      unsigned next = std::max(1u, jobs / 2);
+      log << "==> archbuild: a compiler was killed for lack of memory (OOM) at " << jobs << " jobs; retrying with "
+          << next << " jobs, continuing the incremental build\n";
+      status.print("archbuild: out of memory at " + std::to_string(jobs) + " jobs; retrying with " +
+                   std::to_string(next));
+      jobs = next;
+      continue;
+    }
+    attempt.outcome = ok ? AttemptOutcome::ok : oom ? AttemptOutcome::oom_at_one_job : AttemptOutcome::failed;
+    attempt.status = outcome.describe();
+    result.attempts.push_back(attempt);
+    result.ok = ok;
+    if (!ok) {
+      result.error_excerpt = first_error.excerpt();
+      result.failing_command = without_step_launcher(first_error.failing_command(), plan);
+      result.failed_target = first_error.failed_target();
+    }
+    break;
+  }
+
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  result.archbuild_cpu_seconds = cpu_seconds(RUSAGE_SELF) - self_cpu_before;
+  result.build_cpu_seconds = cpu_seconds(RUSAGE_CHILDREN) - children_cpu_before;
+  if (result.ok) {
+    result.wheels = wheels_in(plan.wheel_dir, started_file_time);
+    if (result.wheels.empty()) {
+      result.ok = false;
+      result.error_excerpt = {"the build succeeded but wrote no wheel to " + plan.wheel_dir.string()};
+    }
+  }
+  std::vector<NinjaStep> steps;
+  for (const auto& ninja_log : find_ninja_logs(plan.source_dir, started_file_time)) {
+    std::error_code ec;
+    auto before = ninja_logs_before.find(ninja_log);
+    uint64_t offset = before != ninja_logs_before.end() && std::filesystem::file_size(ninja_log, ec) >= before->second
+                          ? before->second
+                          : 0;  // new, or rewritten (recompacted) by ninja
+    auto found = read_ninja_log(ninja_log, offset);
+    steps.insert(steps.end(), found.begin(), found.end());
+  }
+  if (!steps.empty()) {
+    std::ofstream(plan.trace_path) << chrome_trace(steps).dump() << "\n";
+    result.trace_written = true;
+    result.slowest = slowest_steps(steps, 10);
+  }
+  return result;
+}
+
+}  // namespace archbuild

@@ -1,0 +1,219 @@
+#include "builder/build_plan.h"
+
+#include <algorithm>
+
+#include "builder/launcher_shims.h"
+#include "builder/step_launcher.h"
+#include "core/cache_layout.h"
+#include "core/strings.h"
+
+namespace archbuild {
+
+namespace {
+
+std::string substitute(std::string word, const PlanInputs& in, const PlanFacts& facts,
+                       const std::filesystem::path& wheel_dir) {
+  auto replace = [&](const std::string& key, const std::string& value) {
+    for (size_t at; (at = word.find(key)) != std::string::npos;) word.replace(at, key.size(), value);
+  };
+  replace("{python}", in.python);
+  replace("{archbuild_data}", facts.data_dir.string());  // recipes/frontends/, shipped with archbuild
+  replace("{source_dir}", in.source_dir.string());
+  replace("{wheel_dir}", wheel_dir.string());
+  return word;
+}
+
+}  // namespace
+
+BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
+  BuildPlan plan;
+  plan.package = in.package;
+  plan.python = in.python;
+  plan.recipe = in.recipe->name;
+  plan.ref = in.resolved.ref;
+  plan.build_system = in.resolved.build->system;
+  plan.source_dir = in.source_dir;
+  plan.out_dir = in.out_dir;
+  plan.wheel_dir = in.out_dir / "wheels";
+  plan.log_path = in.out_dir / "build.log";
+  plan.trace_path = in.out_dir / "trace.json";
+  plan.dialect = in.recipe->dialect;
+  plan.arch_list = format_arch_list(in.archs, plan.dialect);
+  plan.job_memory_gb = in.recipe->job_memory_gb;
+  plan.inherited_path = facts.path;
+  plan.step_log = in.out_dir / "steps.log";
+  JobInputs job_inputs;
+  job_inputs.cores = facts.cores;
+  job_inputs.available_memory_bytes = facts.available_memory_bytes;
+  job_inputs.job_memory_gb = in.recipe->job_memory_gb;
+  job_inputs.jobs_override = in.jobs_override;
+  job_inputs.compile_units = facts.cuda_files;
+  job_inputs.one_file_at_a_time = facts.one_file_at_a_time;
+  job_inputs.arch_count = 0;
+  for (const auto& target : in.archs.targets()) job_inputs.arch_count += (target.sass ? 1 : 0) + (target.ptx ? 1 : 0);
+  plan.jobs = plan_jobs(job_inputs);
+
+  for (const auto& word : in.resolved.build->command) plan.argv.push_back(substitute(word, in, facts, plan.wheel_dir));
+  for (const auto& [key, value] : in.resolved.build->env) plan.env[key] = substitute(value, in, facts, plan.wheel_dir);
+
+  // What PyTorch's build (and cpp_extension) read: docs/CUDA_FACTS.md.
+  plan.env["TORCH_CUDA_ARCH_LIST"] = plan.arch_list;
+  plan.env["MAX_JOBS"] = std::to_string(plan.jobs.jobs);
+  plan.env["CMAKE_BUILD_PARALLEL_LEVEL"] = std::to_string(plan.jobs.jobs);
+  plan.env["USE_NINJA"] = "1";
+  plan.env["PYTHONUNBUFFERED"] = "1";                  // build output arrives as it happens
+  plan.env["TMPDIR"] = (in.out_dir / "tmp").string();  // nvcc's intermediates on the build disk
+  if (in.toolchain->installed) {
+    plan.env["CUDA_HOME"] = in.toolchain->installed->root.string();
+    plan.env["CUDA_PATH"] = in.toolchain->installed->root.string();
+    plan.env["CUDACXX"] = in.toolchain->installed->nvcc.string();
+    plan.env["CMAKE_CUDA_COMPILER"] = in.toolchain->installed->nvcc.string();
+    plan.env["PATH"] = (in.toolchain->installed->root / "bin").string() + (facts.path.empty() ? "" : ":" + facts.path);
+  }
+  if (in.host) plan.env["CUDAHOSTCXX"] = in.host->path.string();
+  if (plan.jobs.nvcc_threads > 1) plan.env["NVCC_APPEND_FLAGS"] = "--threads " + std::to_string(plan.jobs.nvcc_threads);
+  if (!in.compiler_launcher.empty()) {
+    for (const char* lang : {"C", "CXX", "CUDA"})
+      plan.env[std::string("CMAKE_") + lang + "_COMPILER_LAUNCHER"] = in.compiler_launcher;
+    if (in.compiler_launcher == "ccache") {
+      plan.env["CCACHE_DIR"] = CacheLayout(in.cache_dir).ccache().string();
+      plan.env["CCACHE_BASEDIR"] = in.source_dir.string();  // hits across work trees
+      // Builders share compile results through it (ccache 4.4+: redis, http, file).
+      if (!in.compiler_cache_remote.empty()) plan.env["CCACHE_REMOTE_STORAGE"] = in.compiler_cache_remote;
+    }
+    // torch.utils.cpp_extension ignores CMake's launcher variables: nvcc
+    // goes through a toolkit whose bin/nvcc runs the launcher (CUDA_HOME),
+    // the C++ compiler through ccache's symlink mode (below).
+    if (in.toolchain->installed && plan.dialect == ArchDialect::extension) {
+      const auto shim = launcher_toolkit_dir(in.cache_dir, in.compiler_launcher, in.toolchain->installed->root);
+      plan.env["CUDA_HOME"] = shim.string();
+      plan.env["CUDA_PATH"] = shim.string();
+    }
+    if (in.compiler_launcher == "ccache" && plan.dialect == ArchDialect::extension) {
+      // An absolute $CXX becomes the symlink dir's entry of the same name,
+      // with its own dir next on PATH so ccache runs that compiler.
+      std::string search = plan.env.count("PATH") ? plan.env["PATH"] : facts.path;
+      const auto shims = ccache_masquerade_dir(in.cache_dir);
+      const std::filesystem::path cxx = facts.cxx;
+      if (cxx.is_absolute()) {
+        plan.env["CXX"] = (shims / cxx.filename()).string();
+        search = cxx.parent_path().string() + ":" + search;
+      }
+      plan.env["PATH"] = shims.string() + ":" + search;
+    }
+  }
+
+  // A changed arch list (or toolkit, or host compiler) is silently ignored by
+  // a configured CMake build dir: ask for a fresh configure when they differ.
+  for (const char* key :
+       {"TORCH_CUDA_ARCH_LIST", "CUDA_HOME", "CUDAHOSTCXX", "NVCC_APPEND_FLAGS", "CMAKE_CUDA_COMPILER_LAUNCHER"})
+    if (auto it = plan.env.find(key); it != plan.env.end()) plan.configure_inputs[key] = it->second;
+  for (const auto& [key, value] : in.resolved.build->env) plan.configure_inputs[key] = value;
+  const auto& recorded = facts.recorded_configure_inputs;
+  auto setuptools_outputs = facts.setuptools_outputs;
+  if (recorded && *recorded != plan.configure_inputs) {
+    std::map<std::string, std::string> keys = *recorded;
+    keys.insert(plan.configure_inputs.begin(), plan.configure_inputs.end());
+    std::vector<std::string> changes;
+    for (const auto& [key, unused] : keys) {
+      auto before = recorded->find(key);
+      auto after = plan.configure_inputs.find(key);
+      std::string was = before == recorded->end() ? "(unset)" : before->second;
+      std::string now = after == plan.configure_inputs.end() ? "(unset)" : after->second;
+      if (was != now) changes.push_back(key + " changed: " + was + " -> " + now);
+    }
+    plan.cmake_fresh_reason = join(changes, "; ");
+  } else if (!recorded && facts.has_cmake_build_dir) {
+    plan.cmake_fresh_reason = "a CMake build dir exists whose inputs archbuild did not record";
+  } else if (!recorded && !setuptools_outputs.empty()) {
+    plan.cmake_fresh_reason = "setuptools outputs exist whose inputs archbuild did not record";
+  }
+  plan.cmake_fresh = !plan.cmake_fresh_reason.empty();
+  if (plan.cmake_fresh) {
+    plan.env["CMAKE_FRESH"] = "1";
+    plan.stale_outputs = std::move(setuptools_outputs);
+  }
+
+  // archbuild's step launcher goes first in CMake's launcher lists, so the
+  // status line knows which compiles are running (ninja only says when they
+  // end); the launcher the user chose runs after it. In the plan, not added
+  // by the executor, so that the script `archbuild plan` prints is what runs.
+  for (const char* lang : {"C", "CXX", "CUDA"}) {
+    const std::string key = std::string("CMAKE_") + lang + "_COMPILER_LAUNCHER";
+    auto chosen = plan.env.find(key);
+    plan.env[key] = facts.self_executable + ";" + kStepLauncherCommand +
+                    (chosen != plan.env.end() ? ";" + chosen->second : "");
+  }
+  plan.env["ARCHBUILD_STEP_LOG"] = plan.step_log.string();
+
+  // The cache key's inputs (sorted `key value` text in the cache).
+  auto& key = plan.key_inputs;
+  key["recipe"] = in.recipe->name;
+  key["recipe.sha256"] = in.recipe->file_sha256;
+  key["ref"] = plan.ref;
+  key["arch_list"] = plan.arch_list;
+  key["arch_dialect"] = to_string(plan.dialect);
+  key["cuda"] = in.toolchain->key_string();
+  key["host_compiler"] = in.host ? in.host->kind + " " + in.host->version : "unknown";
+  key["python_tag"] = facts.python_tag;
+  key["build.system"] = plan.build_system;
+  key["build.command"] = join(in.resolved.build->command, " ");
+  for (const auto& [name, value] : in.resolved.build->env) key["build.env." + name] = value;
+  if (in.source) {
+    key["source.commit"] = in.source->commit;
+    for (const auto& sub : in.source->submodules) key["source.submodule." + sub.path] = sub.commit;
+    for (const auto& patch : in.source->patches)
+      key["source.patch." + std::filesystem::path(patch.file).filename().string()] = patch.sha256;
+  }
+  for (const auto& [name, value] : in.dependency_key_inputs) key[name] = value;
+  return plan;
+}
+
+nlohmann::json BuildPlan::to_json() const {
+  return {{"package", package},
+          {"recipe", recipe},
+          {"ref", ref},
+          {"build_system", build_system},
+          {"python", python},
+          {"source_dir", source_dir.string()},
+          {"out_dir", out_dir.string()},
+          {"wheel_dir", wheel_dir.string()},
+          {"log", log_path.string()},
+          {"trace", trace_path.string()},
+          {"argv", argv},
+          {"env", env},
+          {"torch_cuda_arch_list", arch_list},
+          {"arch_dialect", to_string(dialect)},
+          {"jobs", jobs.jobs},
+          {"nvcc_threads", jobs.nvcc_threads},
+          {"jobs_reason", jobs.reason},
+          {"job_memory_gb", job_memory_gb},
+          {"cmake_fresh", cmake_fresh},
+          {"cmake_fresh_reason", cmake_fresh_reason},
+          {"stale_outputs",
+           [this] {
+             std::vector<std::string> paths;
+             for (const auto& path : stale_outputs) paths.push_back(path.string());
+             return paths;
+           }()},
+          {"key_inputs", key_inputs}};
+}
+
+std::string BuildPlan::shell_script() const {
+  std::string script = "cd " + shell_quote(source_dir.string()) + "\n";
+  for (const auto& stale : stale_outputs)
+    script += "rm -rf " + shell_quote(stale.lexically_relative(source_dir).string()) + "\n";
+  for (const auto& [key, value] : env) {
+    std::string tail = inherited_path.empty() ? "" : ":" + inherited_path;
+    if (key == "PATH" && !tail.empty() && value.size() > tail.size() &&
+        value.compare(value.size() - tail.size(), tail.size(), tail) == 0)
+      script += "export PATH=" + shell_quote(value.substr(0, value.size() - tail.size())) + ":\"$PATH\"\n";
+    else
+      script += "export " + key + "=" + shell_quote(value) + "\n";
+  }
+  std::vector<std::string> quoted;
+  for (const auto& word : argv) quoted.push_back(shell_quote(word));
+  return script + join(quoted, " ") + "\n";
+}
+
+}  // namespace archbuild

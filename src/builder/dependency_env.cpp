@@ -1,0 +1,91 @@
+#include "builder/dependency_env.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/sha256.h"
+#include "core/strings.h"
+#include "process/layered_venv.h"
+#include "process/run_process.h"
+
+namespace archbuild {
+
+std::string probe_installed_torch(const std::string& python) {
+  // Reads torch/version.py without importing torch (seconds saved on every
+  // cache hit); the build itself imports it.
+  static const char* kProbe =
+      "import importlib.util, pathlib, re, sys\n"
+      "spec = importlib.util.find_spec('torch')\n"
+      "if spec is None or not spec.submodule_search_locations: sys.exit('no module named torch')\n"
+      "text = (pathlib.Path(list(spec.submodule_search_locations)[0]) / 'version.py').read_text()\n"
+      "get = lambda name: (re.search(name + r\"\\s*(?::\\s*[^=]+)?=\\s*'([^']*)'\", text) or [None, 'none'])[1]\n"
+      "print(get('__version__'), get('cuda'), list(spec.submodule_search_locations)[0])\n";
+  auto probe = run_process({python, "-c", kProbe});
+  if (!probe.succeeded()) {
+    auto lines = split_any(probe.err, "\n");
+    fail_environment(python + " cannot import torch (" + (lines.empty() ? probe.describe_status() : lines.back()) +
+                     "): install it, or give --torch-wheel FILE");
+  }
+  auto words = split_any(trim(probe.out), " ");
+  if (words.size() < 3) fail_environment(python + ": unexpected torch probe output '" + trim(probe.out) + "'");
+  return "torch " + words[0] + " (CUDA " + words[1] + ")";
+}
+
+DependencyEnv prepare_dependency_env(const DependencyRequest& request) {
+  DependencyEnv env;
+  env.python = request.python;
+  if (!request.recipe || request.recipe->depends_on.empty()) return env;
+  if (request.use_installed) {
+    env.description = probe_installed_torch(request.python) + " installed in " + request.python;
+    env.key_inputs["dep.torch"] = env.description;
+    return env;
+  }
+  if (request.wheels.empty()) fail_bad_input("no wheel given for the dependencies of " + request.recipe->name);
+
+  // The venv is reused while it holds exactly these wheels (same hashes).
+  std::string stamp;
+  for (const auto& wheel : request.wheels) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(wheel, ec)) fail_bad_input("no such wheel: " + wheel.string());
+    auto line = wheel.filename().string() + " sha256 " + sha256_file_hex(wheel);
+    env.key_inputs["dep." + wheel.filename().string().substr(0, wheel.filename().string().find('-'))] = line;
+    stamp += line + "\n";
+  }
+  const auto stamp_path = request.env_dir / "archbuild-wheels.txt";
+  std::ifstream existing(stamp_path);
+  std::stringstream recorded;
+  recorded << existing.rdbuf();
+  const std::string venv_python = (request.env_dir / "bin" / "python").string();
+  if (recorded.str() != stamp || !std::filesystem::exists(venv_python)) {
+    make_layered_venv(request.python, request.env_dir);
+    std::vector<std::string> argv = {venv_python,
+                                     "-m",
+                                     "pip",
+                                     "install",
+                                     "--no-deps",
+                                     "--no-index",
+                                     "--no-cache-dir",
+                                     "--disable-pip-version-check",
+                                     "--no-warn-script-location"};
+    for (const auto& wheel : request.wheels) argv.push_back(wheel.string());
+    auto installed = run_process(argv);
+    if (!installed.succeeded()) {
+      auto lines = split_any(installed.err, "\n");
+      fail_environment("pip could not install the dependency wheels into " + request.env_dir.string() + ": " +
+                       (lines.empty() ? installed.describe_status() : lines.back()));
+    }
+    std::ofstream(stamp_path) << stamp;
+  }
+  env.python = venv_python;
+  std::string names;
+  for (const auto& wheel : request.wheels) names += (names.empty() ? "" : ", ") + wheel.filename().string();
+  env.description = names + " in " + request.env_dir.string();
+  if (std::find(request.recipe->depends_on.begin(), request.recipe->depends_on.end(), "torch") !=
+      request.recipe->depends_on.end())
+    env.description = probe_installed_torch(venv_python) + " from " + env.description;
+  return env;
+}
+
+}  // namespace archbuild

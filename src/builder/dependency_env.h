@@ -1,0 +1,37 @@
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "recipe/recipe.h"
+
+namespace archbuild {
+
+// Where a recipe that depends on others (an extension on torch) gets them.
+struct DependencyRequest {
+  const Recipe* recipe = nullptr;
+  std::string python;                         // the interpreter asked for (--python / setting)
+  std::filesystem::path env_dir;              // where a build venv goes (<out>/build-env)
+  bool use_installed = false;                 // --use-installed-torch: the interpreter's own torch
+  std::vector<std::filesystem::path> wheels;  // --torch-wheel, or the dependencies' wheels from the cache
+};
+
+struct DependencyEnv {
+  std::string python;                             // the interpreter the build runs with
+  std::map<std::string, std::string> key_inputs;  // "dep.torch" -> what was built against
+  std::string description;                        // one line for the terminal
+};
+
+// Nothing to do for a recipe without dependencies. With `use_installed`, the
+// interpreter's torch is checked (it must import) and recorded. Otherwise a
+// build venv gets the given wheels (pip --no-deps --no-index) on top of the
+// interpreter's site-packages (setuptools, ninja, torch's own dependencies),
+// reused while the wheels are the same. Throws UserError naming what failed.
+DependencyEnv prepare_dependency_env(const DependencyRequest& request);
+
+// "torch 2.11.0+cu130 (CUDA 13.0)" as the interpreter imports it, or throws.
+std::string probe_installed_torch(const std::string& python);
+
+}  // namespace archbuild

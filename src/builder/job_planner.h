@@ -1,0 +1,32 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace archbuild {
+
+struct JobInputs {
+  unsigned cores = 1;
+  uint64_t available_memory_bytes = 0;
+  double job_memory_gb = 2.0;             // the recipe's per-job estimate
+  std::optional<unsigned> jobs_override;  // --jobs
+  size_t compile_units = 0;               // .cu files in the source (0: unknown)
+  size_t arch_count = 1;                  // SASS/PTX targets per .cu file
+  bool one_file_at_a_time = false;        // the build compiles serially (cpp_extension use_ninja=False)
+};
+
+struct JobPlan {
+  unsigned jobs = 1;          // MAX_JOBS
+  unsigned nvcc_threads = 1;  // nvcc --threads (archs compiled in parallel per file)
+  std::string reason;         // why, in one line
+};
+
+// jobs = min(cores, memory / per-job estimate), at least 1; --jobs wins.
+// When the project has fewer CUDA files than jobs and several archs, the idle
+// cores go to nvcc --threads, so a small multi-arch build takes the time of a
+// single-arch one (docs/CUDA_FACTS.md#measured-threads: 141 s -> 57 s for 6 archs). A build
+// that compiles one file at a time leaves all cores but one idle.
+JobPlan plan_jobs(const JobInputs& inputs);
+
+}  // namespace archbuild

@@ -1,0 +1,71 @@
+#include "builder/launcher_shims.h"
+
+#include <unistd.h>
+
+#include <fstream>
+
+#include "core/cache_layout.h"
+#include "core/error.h"
+#include "core/sha256.h"
+#include "core/strings.h"
+#include "process/run_process.h"
+
+namespace archbuild {
+
+namespace {
+// Idempotent, so that concurrent builds may both run it.
+void link_if_missing(const std::filesystem::path& target, const std::filesystem::path& link) {
+  std::error_code ec;
+  if (std::filesystem::is_symlink(link, ec) && std::filesystem::read_symlink(link, ec) == target) return;
+  if (std::filesystem::is_symlink(link, ec)) std::filesystem::remove(link, ec);
+  std::filesystem::create_symlink(target, link, ec);
+}
+}  // namespace
+
+std::filesystem::path ccache_masquerade_dir(const std::filesystem::path& cache_dir) {
+  return CacheLayout(cache_dir).ccache_masquerade();
+}
+
+void ensure_ccache_masquerade(const std::filesystem::path& cache_dir) {
+  auto ccache = find_on_path("ccache");
+  if (!ccache) return;
+  auto dir = ccache_masquerade_dir(cache_dir);
+  std::filesystem::create_directories(dir);
+  for (const char* name : {"cc", "gcc", "c++", "g++", "clang", "clang++"}) link_if_missing(*ccache, dir / name);
+}
+
+std::filesystem::path launcher_toolkit_dir(const std::filesystem::path& cache_dir, const std::string& launcher,
+                                           const std::filesystem::path& toolkit_root) {
+  // One per launcher and toolkit; the hash keeps two toolkits apart.
+  return CacheLayout(cache_dir).launcher_toolkits() /
+         (launcher + "-" + sha256_hex(toolkit_root.string()).substr(0, 12));
+}
+
+void ensure_launcher_toolkit(const std::filesystem::path& dir, const std::filesystem::path& launcher_path,
+                             const std::filesystem::path& toolkit_root) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir / "bin", ec);
+  if (ec) fail_environment("cannot create " + (dir / "bin").string() + ": " + ec.message());
+  for (const auto& entry : std::filesystem::directory_iterator(toolkit_root))
+    if (entry.path().filename() != "bin") link_if_missing(entry.path(), dir / entry.path().filename());
+  for (const auto& entry : std::filesystem::directory_iterator(toolkit_root / "bin"))
+    if (entry.path().filename() != "nvcc") link_if_missing(entry.path(), dir / "bin" / entry.path().filename());
+  // The real nvcc finds its own components (nvcc.profile, ptxas, cicc)
+  // next to itself, so the script execs it by its real path.
+  const auto script = dir / "bin" / "nvcc";
+  const auto temp = dir / "bin" / (".nvcc." + std::to_string(::getpid()));
+  {
+    std::ofstream out(temp);
+    out << "#!/bin/sh\n# archbuild: nvcc through the compiler launcher (" << launcher_path.filename().string()
+        << ")\nexec " << shell_quote(launcher_path.string()) << " "
+        << shell_quote((toolkit_root / "bin" / "nvcc").string()) << " \"$@\"\n";
+    if (!out) fail_environment("cannot write " + temp.string());
+  }
+  std::filesystem::permissions(temp, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                                         std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                                         std::filesystem::perms::others_exec);
+  std::filesystem::rename(temp, script, ec);
+  if (ec) fail_environment("cannot write " + script.string() + ": " + ec.message());
+}
+
+}  // namespace archbuild

@@ -1,0 +1,53 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace archbuild {
+
+// What a build plan depends on besides the user's request and the recipe:
+// the caller's environment, this machine, the interpreter, and what an
+// earlier build left in the work tree. Gathered in one place (reading files
+// and running the interpreter), so that make_plan is a pure function.
+struct PlanFacts {
+  std::string path;                // the caller's $PATH
+  std::string cxx;                 // the caller's $CXX, "" when unset
+  std::string self_executable;     // archbuild itself: the step launcher
+  std::filesystem::path data_dir;  // recipes/frontends/ and the like ({archbuild_data})
+  std::string python_tag;          // cp311, from the build's interpreter
+  unsigned cores = 1;
+  uint64_t available_memory_bytes = 0;
+  size_t cuda_files = 0;            // .cu files in the source (0: not checked out yet)
+  bool one_file_at_a_time = false;  // setup.py turns cpp_extension's ninja off
+  // The configure inputs the last build in this work tree recorded, if any.
+  std::optional<std::map<std::string, std::string>> recorded_configure_inputs;
+  bool has_cmake_build_dir = false;                       // a CMakeCache.txt within 4 levels
+  std::vector<std::filesystem::path> setuptools_outputs;  // build/lib.*, build/temp.*, build/bdist.*
+};
+
+// Reads the facts for a build of `source_dir` (which may not exist yet) run
+// by `python`. Runs `python` once, for its tag.
+PlanFacts gather_plan_facts(const std::filesystem::path& source_dir, const std::string& python);
+
+// The configure inputs of the last successful build in `source_dir`
+// (recorded in .git/archbuild-configured.json), if any.
+std::optional<std::map<std::string, std::string>> recorded_configure_inputs(const std::filesystem::path& source_dir);
+void record_configure_inputs(const std::filesystem::path& source_dir, const std::map<std::string, std::string>& inputs);
+
+// .cu files under `dir` (skipping .git and build dirs): the compile units for nvcc --threads.
+size_t count_cuda_files(const std::filesystem::path& dir);
+
+// setuptools' own outputs under `source_dir`/build (lib.*, temp.*, bdist.*);
+// not a CMake build dir that happens to be called build/.
+std::vector<std::filesystem::path> setuptools_build_outputs(const std::filesystem::path& source_dir);
+
+// Whether the project's setup.py turns torch.utils.cpp_extension's ninja off
+// (`use_ninja=False`, as pytorch_scatter does): then its compiles run one at
+// a time whatever MAX_JOBS says.
+bool compiles_one_file_at_a_time(const std::filesystem::path& dir);
+
+}  // namespace archbuild

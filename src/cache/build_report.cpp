@@ -1,0 +1,111 @@
+#include "cache/build_report.h"
+
+#include "core/sha256.h"
+
+namespace archbuild {
+
+std::string to_string(ValidationLevel level) {
+  switch (level) {
+    case ValidationLevel::none: return "none";
+    case ValidationLevel::static_only: return "static";
+    case ValidationLevel::device: return "device";
+  }
+  return "none";
+}
+
+std::optional<ValidationLevel> parse_validation_level(const std::string& text) {
+  for (auto level : {ValidationLevel::none, ValidationLevel::static_only, ValidationLevel::device})
+    if (to_string(level) == text) return level;
+  return std::nullopt;
+}
+
+ReportedWheel ReportedWheel::of(const std::filesystem::path& wheel) {
+  return {wheel.filename().string(), wheel, sha256_file_hex(wheel), std::filesystem::file_size(wheel)};
+}
+
+nlohmann::json BuildReport::to_json() const {
+  auto wheel_list = nlohmann::json::array();
+  for (const auto& wheel : wheels)
+    wheel_list.push_back(
+        {{"file", wheel.file}, {"path", wheel.path.string()}, {"sha256", wheel.sha256}, {"size", wheel.size}});
+  nlohmann::json json = {{"cache_hit", cache_hit}, {"key", key}, {"plan", plan}, {"source", source}};
+  // A build that produced no wheel says so by what it lacks: no wheels, no
+  // validation fields (validated=false would read as --no-validate).
+  const bool has_wheels = cache_hit || !local_version_label.empty();
+  if (!cache_hit) {
+    json["build"] = build;
+    json["published"] = published;
+  }
+  if (has_wheels) {
+    json["wheels"] = wheel_list;
+    json["validation_level"] = to_string(validation_level);
+    if (!validation_scope.empty()) json["validation_scope"] = validation_scope;
+  }
+  if (!cache_hit && has_wheels) {
+    json["validated"] = validated;
+    json["validation"] = validation;
+    json["local_version_label"] = local_version_label;
+  }
+  if (cache_hit || published) json["install"] = install;
+  if (quarantine) json["quarantine"] = quarantine->string();
+  if (!published_at.empty()) json["published_at"] = published_at;
+  if (store) json["store"] = store->string();
+  if (index) json["index"] = index->string();
+  return json;
+}
+
+namespace {
+
+template <typename T>
+T field(const nlohmann::json& json, const char* name, T fallback) {
+  if (!json.is_object() || !json.contains(name)) return fallback;
+  try {
+    return json.at(name).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    return fallback;
+  }
+}
+
+std::optional<std::filesystem::path> path_field(const nlohmann::json& json, const char* name) {
+  auto text = field<std::string>(json, name, "");
+  if (text.empty()) return std::nullopt;
+  return std::filesystem::path(text);
+}
+
+}  // namespace
+
+BuildReport BuildReport::from_json(const nlohmann::json& json) {
+  BuildReport report;
+  if (!json.is_object()) return report;
+  report.cache_hit = field(json, "cache_hit", false);
+  report.key = field<std::string>(json, "key", "");
+  report.plan = json.value("plan", nlohmann::json());
+  report.source = json.value("source", nlohmann::json());
+  report.build = json.value("build", nlohmann::json());
+  report.validation = field(json, "validation", std::vector<nlohmann::json>{});
+  report.validated = field(json, "validated", true);
+  if (auto level = parse_validation_level(field<std::string>(json, "validation_level", ""))) {
+    report.validation_level = *level;
+  } else if (report.validated) {
+    // written before the level was recorded: derive it from the per-wheel results
+    report.validation_level = ValidationLevel::static_only;
+    bool device = !report.validation.empty();
+    for (const auto& entry : report.validation)
+      device = device && entry.is_object() && entry.contains("device") && field(entry["device"], "ran", false);
+    if (device) report.validation_level = ValidationLevel::device;
+  }
+  report.validation_scope = field<std::string>(json, "validation_scope", "");
+  for (const auto& wheel : field(json, "wheels", std::vector<nlohmann::json>{}))
+    report.wheels.push_back({field<std::string>(wheel, "file", ""), field<std::string>(wheel, "path", ""),
+                             field<std::string>(wheel, "sha256", ""), field<uint64_t>(wheel, "size", 0)});
+  report.local_version_label = field<std::string>(json, "local_version_label", "");
+  report.quarantine = path_field(json, "quarantine");
+  report.published_at = field<std::string>(json, "published_at", "");
+  report.store = path_field(json, "store");
+  report.index = path_field(json, "index");
+  report.install = field(json, "install", std::vector<std::string>{});
+  report.published = field(json, "published", false);
+  return report;
+}
+
+}  // namespace archbuild

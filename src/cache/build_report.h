@@ -1,0 +1,58 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace archbuild {
+
+// How far a published wheel was validated.
+enum class ValidationLevel {
+  none,         // --no-validate
+  static_only,  // fatbins and RECORD checked, no GPU (or none the targets serve)
+  device,       // also loaded by the driver and its kernels run
+};
+std::string to_string(ValidationLevel level);  // "none", "static", "device"
+std::optional<ValidationLevel> parse_validation_level(const std::string& text);
+
+struct ReportedWheel {
+  std::string file;
+  std::filesystem::path path;
+  std::string sha256;
+  uint64_t size = 0;
+  static ReportedWheel of(const std::filesystem::path& wheel);  // hashes the file
+};
+
+// What a build (or a cache hit) leaves behind: <out>/report.json, the store
+// entry's manifest.json, and `build --json`'s output. One type, written and
+// read only through to_json / from_json.
+struct BuildReport {
+  bool cache_hit = false;
+  std::string key;                         // the cache key's hash
+  nlohmann::json plan;                     // BuildPlan::to_json
+  nlohmann::json source;                   // SourceTree::to_json
+  nlohmann::json build;                    // BuildResult::to_json (absent on a cache hit)
+  bool validated = false;                  // false: --no-validate
+  std::vector<nlohmann::json> validation;  // WheelValidation::to_json per wheel, with "wheel"
+  ValidationLevel validation_level = ValidationLevel::none;
+  std::string validation_scope;  // the same, as a sentence for people
+  std::vector<ReportedWheel> wheels;
+  std::string local_version_label;                  // "cu130.sm90"
+  std::optional<std::filesystem::path> quarantine;  // where a wheel that failed validation was kept
+  std::string published_at;                         // UTC, ISO 8601
+  std::optional<std::filesystem::path> store;       // the store entry
+  std::optional<std::filesystem::path> index;       // the PEP 503 index dir
+  std::vector<std::string> install;                 // how to install what was published
+  bool published = false;
+
+  nlohmann::json to_json() const;
+  // Lenient: a field that is missing or of another type keeps its default
+  // (manifests written by older versions still list).
+  static BuildReport from_json(const nlohmann::json& json);
+};
+
+}  // namespace archbuild

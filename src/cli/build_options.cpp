@@ -1,0 +1,50 @@
+#include "cli/build_options.h"
+
+namespace archbuild {
+
+void BuildOptions::declare(CLI::App& app) {
+  app.add_option("what", what, "RECIPE | PATH (a git repository) | URL")->required();
+  app.add_option("--arch", arch, "Arch spec: native, official, 9.0, \"8.0;9.0+PTX\", ...")->required();
+  app.add_option("--ref", ref, "Tag, branch or commit (default: the recipe's, or the default branch)");
+  app.add_option("--recipe", recipe, "Build a PATH or URL with this recipe (default: cpp-extension)");
+  app.add_option("--cuda", cuda, "CUDA version to build with (default: the installed one)");
+  app.add_option("--jobs", settings.jobs, "Parallel compile jobs (default: cores and memory decide)");
+  add_python_option(app, settings.python, "Interpreter the build runs with");
+  add_cache_dir_option(app, settings.cache_dir);
+  app.add_option("--out", out, "Where the log, wheels and trace go (default: <cache>/builds/NAME-REF)");
+  app.add_option("--compiler-launcher", settings.compiler_launcher, "ccache, sccache or none");
+  app.add_option("--compiler-cache-remote", settings.compiler_cache_remote,
+                 "ccache remote storage shared by builders (redis://host:port)");
+  app.add_option("--patch", patches, "Apply this git-format patch too (repeatable)");
+  add_mirror_option(app, mirrors);
+  add_offline_flag(app, settings.offline);
+  add_json_flag(app, json);
+  app.add_flag("--no-validate", no_validate, "Publish without validating the wheel (recorded in the manifest)");
+  app.add_flag("--rebuild", rebuild, "Build even when the cache has a wheel for the same key");
+  auto* wheel =
+      app.add_option("--torch-wheel", torch_wheel,
+                     "Build an extension against this torch wheel (default: the cache's torch for the arch list)");
+  app.add_flag("--use-installed-torch", use_installed_torch,
+               "Build an extension against the interpreter's installed torch")
+      ->excludes(wheel);
+}
+
+BuildRequest BuildOptions::request() const {
+  BuildRequest request;
+  request.what = what;
+  request.arch = arch;
+  request.ref = ref;
+  request.recipe = recipe;
+  request.cuda = cuda;
+  request.out = out;
+  request.patches = patches;
+  request.mirrors = mirrors;
+  request.torch_wheel = torch_wheel;
+  request.use_installed_torch = use_installed_torch;
+  request.no_validate = no_validate;
+  request.rebuild = rebuild;
+  request.setting_flags = settings.by_key();
+  return request;
+}
+
+}  // namespace archbuild

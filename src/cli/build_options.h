@@ -1,0 +1,24 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/common_options.h"
+#include "pipeline/build_request.h"
+
+namespace archbuild {
+
+// The command-line options `plan` and `build` share, turned into a BuildRequest.
+struct BuildOptions {
+  std::string what, arch, ref, recipe, cuda, out, torch_wheel;
+  std::vector<std::string> patches, mirrors;
+  SettingFlags settings;
+  bool json = false, no_validate = false, rebuild = false, use_installed_torch = false;
+
+  void declare(CLI::App& app);
+  BuildRequest request() const;
+};
+
+}  // namespace archbuild

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace archbuild {
+
+// The one place that names what lives under archbuild's cache dir. Every
+// other file asks this type for a path instead of spelling a folder name.
+//
+//   mirrors/            bare git mirrors, one per URL
+//   worktrees/NAME-REF  checked-out sources (kept: incremental rebuilds)
+//   builds/NAME-REF     a build's log, plan, report, wheels before publishing
+//   store/HASH          published wheels with key.txt and manifest.json
+//   quarantine/         wheels that failed validation, with their report
+//   wheels/ simple/     what pip reads (--find-links, PEP 503 index)
+//   index.lock          held while wheels/ and simple/ are rewritten
+//   ccache/             compile results (CCACHE_DIR)
+//   ccache-bin/         ccache's symlink mode for builds without launchers
+//   launcher-cuda/      toolkits whose nvcc runs the compiler launcher
+//   matrix/             one dir per matrix cell
+class CacheLayout {
+ public:
+  explicit CacheLayout(std::filesystem::path root) : root_(std::move(root)) {}
+  const std::filesystem::path& root() const { return root_; }
+
+  std::filesystem::path mirrors() const { return root_ / "mirrors"; }
+  std::filesystem::path worktrees() const { return root_ / "worktrees"; }
+  std::filesystem::path builds() const { return root_ / "builds"; }
+  std::filesystem::path store() const { return root_ / "store"; }
+  std::filesystem::path quarantine() const { return root_ / "quarantine"; }
+  std::filesystem::path wheels() const { return root_ / "wheels"; }
+  std::filesystem::path simple_index() const { return root_ / "simple"; }
+  std::filesystem::path index_lock() const { return root_ / "index.lock"; }
+  std::filesystem::path ccache() const { return root_ / "ccache"; }
+  std::filesystem::path ccache_masquerade() const { return root_ / "ccache-bin"; }
+  std::filesystem::path launcher_toolkits() const { return root_ / "launcher-cuda"; }
+  std::filesystem::path matrix() const { return root_ / "matrix"; }
+
+  // The work tree and build dir of one (name, ref): "torch-v2.9.1".
+  std::filesystem::path worktree(const std::string& name, const std::string& ref) const;
+  std::filesystem::path build_dir(const std::string& name, const std::string& ref) const;
+
+ private:
+  std::filesystem::path root_;
+};
+
+}  // namespace archbuild

@@ -1,0 +1,92 @@
+#include "pipeline/build_context.h"
+
+#include "core/error.h"
+#include "process/run_process.h"
+
+namespace archbuild {
+
+CheckoutRequest make_checkout_request(const SourceTarget& target, const Settings& settings,
+                                      const std::vector<std::string>& mirror_options,
+                                      const std::vector<std::string>& extra_patches,
+                                      const std::filesystem::path& dest) {
+  CheckoutRequest request;
+  request.rewriter = UrlRewriter(settings.file().mirrors);
+  for (const auto& rule : mirror_options) request.rewriter.add_option(rule);
+  request.url = target.url;
+  request.ref = target.ref;
+  request.dest = dest;
+  request.submodules = target.submodules;
+  request.offline = settings.offline();
+  request.patches = target.patches;
+  for (const auto& patch : extra_patches) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(patch, ec)) fail_bad_input("--patch " + patch + ": no such file");
+    request.patches.push_back({std::filesystem::absolute(patch), "--patch"});
+  }
+  return request;
+}
+
+BuildContext BuildContext::resolve(const BuildRequest& request) {
+  auto settings = Settings::load(request.setting_flags);
+  CacheLayout cache(settings.cache_dir());
+  BuildContext context{request,
+                       std::move(settings),
+                       HostContext::gather(request.cuda),
+                       RecipeBook::load_default(),
+                       cache,
+                       {},
+                       {},
+                       {},
+                       {},
+                       {},
+                       {},
+                       {}};
+  context.archs = context.host.resolve(request.arch);
+  MirrorCache mirrors(cache.root());
+  context.target = resolve_source_target(request.what, request.ref, context.book, mirrors, context.settings.offline(),
+                                         request.recipe);
+  context.resolved = context.book.resolve(*context.target.recipe, context.target.ref);
+  try {
+    context.host_compiler = detect_host_compiler(context.host.toolchain);
+  } catch (const UserError&) {
+    // `check` reports it; a plan without one leaves CUDAHOSTCXX to the build
+  }
+  context.source_dir = cache.worktree(context.target.name, context.target.ref);
+  context.out_dir = request.out.empty() ? cache.build_dir(context.target.name, context.target.ref)
+                                        : std::filesystem::absolute(request.out);
+  const auto& launcher = context.settings.get("compiler_launcher");
+  if (launcher.value != "none" && launcher.value != "ccache" && launcher.value != "sccache")
+    fail_bad_input("compiler_launcher '" + launcher.value + "' (from " + launcher.origin +
+                   "): expected ccache, sccache or none");
+  if (launcher.value != "none" && !find_on_path(launcher.value))
+    fail_environment("compiler launcher '" + launcher.value + "' is not on PATH (use --compiler-launcher none)");
+  context.compiler_launcher = launcher.value == "none" ? "" : launcher.value;
+  return context;
+}
+
+CheckoutRequest BuildContext::checkout_request() const {
+  return make_checkout_request(target, settings, request.mirrors, request.patches, source_dir);
+}
+
+PlanInputs BuildContext::plan_inputs(const std::optional<SourceTree>& source, const std::string& python,
+                                     const std::map<std::string, std::string>& dependency_key_inputs) const {
+  PlanInputs inputs;
+  inputs.recipe = target.recipe;
+  inputs.resolved = resolved;
+  inputs.package = target.name;
+  inputs.archs = archs.list;
+  inputs.toolchain = &host.toolchain;
+  inputs.host = host_compiler;
+  inputs.source_dir = source ? source->dir : source_dir;
+  inputs.out_dir = out_dir;
+  inputs.cache_dir = cache.root();
+  inputs.python = python;
+  inputs.jobs_override = settings.jobs();
+  inputs.compiler_launcher = compiler_launcher;
+  inputs.compiler_cache_remote = settings.get("compiler_cache_remote").value;
+  inputs.source = source;
+  inputs.dependency_key_inputs = dependency_key_inputs;
+  return inputs;
+}
+
+}  // namespace archbuild

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "builder/build_plan.h"
+#include "config/settings.h"
+#include "core/cache_layout.h"
+#include "pipeline/build_request.h"
+#include "pipeline/host_context.h"
+#include "source/mirror_cache.h"
+#include "source/source_target.h"
+#include "source/source_tree.h"
+
+namespace archbuild {
+
+// Everything resolved before a build: settings, machine, recipe, archs,
+// source target and where things go. `plan` and `build` start here.
+struct BuildContext {
+  BuildRequest request;
+  Settings settings;
+  HostContext host;
+  RecipeBook book;
+  CacheLayout cache;
+  SourceTarget target;
+  ResolvedRecipe resolved;
+  ResolvedArchs archs;
+  std::optional<HostCompiler> host_compiler;
+  std::filesystem::path source_dir;  // where the work tree is (or will be)
+  std::filesystem::path out_dir;
+  std::string compiler_launcher;  // "ccache", "sccache" or "" (none), checked
+
+  // Throws UserError naming what is wrong (arch spec, recipe, ref, setting).
+  static BuildContext resolve(const BuildRequest& request);
+  CheckoutRequest checkout_request() const;
+  // The plan inputs for the work tree (`source` once checked out) and the
+  // interpreter the build runs with (`python`: the dependency env's).
+  PlanInputs plan_inputs(const std::optional<SourceTree>& source, const std::string& python,
+                         const std::map<std::string, std::string>& dependency_key_inputs = {}) const;
+};
+
+// The checkout of `target` that `source` and `build` both make: the
+// config file's and the command line's mirror rules, the recipe's patches
+// and the extra ones (each must be a file). Throws bad_input for a missing patch.
+CheckoutRequest make_checkout_request(const SourceTarget& target, const Settings& settings,
+                                      const std::vector<std::string>& mirror_options,
+                                      const std::vector<std::string>& extra_patches, const std::filesystem::path& dest);
+
+}  // namespace archbuild

@@ -1,0 +1,30 @@
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace archbuild {
+
+// One build as asked: what the command line (or a matrix cell) says, before
+// anything is resolved. Plain data; the CLI fills it from its options.
+struct BuildRequest {
+  std::string what;                   // RECIPE | PATH (a git repository) | URL
+  std::string arch;                   // arch spec: native, official, "8.0;9.0+PTX", ...
+  std::string ref;                    // empty: the recipe's default, or the default branch
+  std::string recipe;                 // build a PATH or URL with this recipe
+  std::string cuda;                   // CUDA version; empty: the installed one
+  std::filesystem::path out;          // empty: <cache>/builds/NAME-REF
+  std::vector<std::string> patches;   // extra patch files
+  std::vector<std::string> mirrors;   // URL rewrites FROM=TO
+  std::filesystem::path torch_wheel;  // build an extension against this wheel
+  bool use_installed_torch = false;   // ... or against the interpreter's torch
+  bool no_validate = false;           // publish without validating (recorded)
+  bool rebuild = false;               // build even on a cache hit
+  // Settings given on the command line, by setting key (config/settings):
+  // cache_dir, jobs, python, compiler_launcher, compiler_cache_remote, offline.
+  std::map<std::string, std::string> setting_flags;
+};
+
+}  // namespace archbuild

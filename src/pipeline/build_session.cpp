@@ -1,0 +1,219 @@
+#include "pipeline/build_session.h"
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+
+#include "builder/launcher_shims.h"
+#include "cache/cache_index.h"
+#include "cache/cache_key.h"
+#include "cache/wheel_store.h"
+#include "core/error.h"
+#include "core/file_lock.h"
+#include "core/interrupt.h"
+#include "pipeline/dependency_resolver.h"
+#include "process/run_process.h"
+#include "wheel/wheel_archive.h"
+#include "wheel/wheel_relabel.h"
+
+namespace archbuild {
+
+namespace {
+
+std::string utc_now() {
+  auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char text[32];
+  std::tm parts{};
+  gmtime_r(&now, &parts);
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
+  return text;
+}
+
+std::vector<ReportedWheel> reported(const std::vector<std::filesystem::path>& wheels) {
+  std::vector<ReportedWheel> list;
+  for (const auto& wheel : wheels) list.push_back(ReportedWheel::of(wheel));
+  return list;
+}
+
+// How a user installs what was published: exact version, from the cache's index.
+std::vector<std::string> install_lines(const std::vector<std::filesystem::path>& wheels, const CacheIndex& index) {
+  std::vector<std::string> lines;
+  for (const auto& wheel : wheels)
+    if (auto name = WheelName::parse(wheel.filename().string()))
+      lines.push_back("pip install \"" + name->name + "==" + name->version + "\" --index-url file://" +
+                      index.simple_dir.string());
+  return lines;
+}
+
+// torch.utils.cpp_extension takes no compiler-launcher variable: the plan
+// points CUDA_HOME and PATH at shims that run the launcher, made here, where
+// the build runs (planning writes nothing).
+void prepare_launcher_shims(const BuildContext& context, const BuildPlan& plan) {
+  const auto& launcher = context.compiler_launcher;
+  if (launcher.empty()) return;
+  if (launcher == "ccache") ensure_ccache_masquerade(context.cache.root());
+  const auto& toolkit = context.host.toolchain.installed;
+  if (plan.dialect == ArchDialect::extension && toolkit)
+    ensure_launcher_toolkit(launcher_toolkit_dir(context.cache.root(), launcher, toolkit->root),
+                            *find_on_path(launcher), toolkit->root);
+}
+
+enum class Finish { published, invalid, interrupted };
+
+// After a successful build: the local version label, validation, then
+// publish (store entry + index) or quarantine. An interrupt during
+// validation (its children die of the terminal's SIGINT too) publishes and
+// quarantines nothing: the wheel was not judged.
+Finish finish_wheels(const BuildContext& context, const BuildPlan& plan, const CacheKey& key,
+                     const std::vector<std::string>& built, BuildReport& report, PipelineEvents& events) {
+  const auto label = local_version_label(context.host.toolchain.version(), context.archs.list);
+  std::vector<std::filesystem::path> wheels;
+  for (const auto& wheel : built) {
+    auto relabeled = relabel_wheel(wheel, label);
+    wheels.push_back(relabeled.path);
+    events.stage("label", relabeled.path.filename().string());
+  }
+  WheelStore store(context.cache.root());
+  report.validated = !context.request.no_validate;
+  bool valid = true;
+  if (context.request.no_validate) {
+    events.stage("validate", "skipped (--no-validate, recorded in the manifest)", Tone::warning);
+    report.validation_level = ValidationLevel::none;
+  } else {
+    report.validation_level = ValidationLevel::device;
+    for (const auto& wheel : wheels) {
+      events.stage("validate", wheel.filename().string() + " against " + context.archs.list.canonical());
+      auto validation = validate_wheel({wheel, context.archs.list, context.target.recipe, plan.python,
+                                        context.host.gpus, plan.out_dir / "validate" / wheel.stem()});
+      events.validation(validation);
+      valid = valid && validation.ok();
+      auto entry = validation.to_json();
+      entry["wheel"] = wheel.string();
+      report.validation.push_back(entry);
+      report.validation_scope = validation.scope();
+      if (!validation.device.ran) report.validation_level = ValidationLevel::static_only;
+    }
+  }
+  report.wheels = reported(wheels);
+  report.local_version_label = label;
+  if (pending_interrupt()) {
+    events.stage("validate", "interrupted: nothing published or quarantined", Tone::warning);
+    return Finish::interrupted;
+  }
+  if (!valid) {
+    report.quarantine = store.quarantine(key, wheels, report.to_json().dump(2));
+    events.stage("validate", "FAILED: not published; the wheel and its report are in " + report.quarantine->string(),
+                 Tone::failure);
+    return Finish::invalid;
+  }
+  report.published_at = utc_now();
+  report.published = true;  // what the store's manifest says of itself
+  auto entry = store.publish(key, wheels, report.to_json().dump(2));
+  auto index = refresh_cache_index(context.cache.root(), store);
+  report.store = entry.dir;
+  report.index = index.simple_dir;
+  report.install = install_lines(entry.wheels, index);
+  return Finish::published;
+}
+
+// Stops between stages when SIGINT/SIGTERM arrived (a matrix keeps running
+// other cells' builds meanwhile, so the signal does not end the process).
+bool stop_for_interrupt(BuildOutcome& outcome, PipelineEvents& events, const char* stage) {
+  if (!pending_interrupt()) return false;
+  events.stage(stage, "interrupted", Tone::warning);
+  outcome.exit = ExitCode::interrupted;
+  outcome.result.interrupted = true;
+  return true;
+}
+
+void write_report(const BuildPlan& plan, const BuildReport& report) {
+  std::ofstream(plan.out_dir / "report.json") << report.to_json().dump(2) << "\n";
+}
+
+}  // namespace
+
+PlannedBuild plan_build(const BuildRequest& request) {
+  auto context = BuildContext::resolve(request);
+  const auto python = context.settings.python().string();
+  auto facts = gather_plan_facts(context.source_dir, python);
+  auto plan = make_plan(context.plan_inputs(std::nullopt, python), facts);
+  return {std::move(context), std::move(plan)};
+}
+
+BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events) {
+  auto context = BuildContext::resolve(request);
+  events.stage("archs", context.archs.list.canonical() + " (" + context.host.toolchain.describe() + ")");
+  MirrorCache mirrors(context.cache.root(), [&](const FetchProgress& p) {
+    events.status().update("fetch " + p.name + ": " + std::to_string(p.received_objects) + "/" +
+                           std::to_string(p.total_objects) + " objects");
+  });
+  // One build per work tree at a time: a second one (another arch list of
+  // the same ref, say) waits rather than checking out under a running build.
+  FileLock tree_lock(context.source_dir.string() + ".lock");
+  if (tree_lock.waited()) events.stage("source", "waited for another build in " + context.source_dir.string());
+  auto tree = checkout_source(context.checkout_request(), mirrors);
+  events.stage("source", context.target.name + " " + tree.ref + " = " + tree.commit.substr(0, 12) + ", " +
+                             std::to_string(tree.submodules.size()) + " submodules, " +
+                             std::to_string(tree.patches.size()) + " patches");
+  BuildOutcome outcome;
+  if (stop_for_interrupt(outcome, events, "source")) return outcome;
+  auto deps = resolve_dependencies(context, events,
+                                   [&](const BuildRequest& dependency) { return run_build(dependency, events); });
+  if (stop_for_interrupt(outcome, events, "deps")) return outcome;
+  auto facts = gather_plan_facts(tree.dir, deps.python);
+  outcome.plan = make_plan(context.plan_inputs(tree, deps.python, deps.key_inputs), facts);
+  const auto& plan = outcome.plan;
+  events.stage("plan",
+               std::to_string(plan.jobs.jobs) + " jobs" +
+                   (plan.jobs.nvcc_threads > 1 ? ", nvcc --threads " + std::to_string(plan.jobs.nvcc_threads) : "") +
+                   ", TORCH_CUDA_ARCH_LIST=" + plan.arch_list +
+                   (plan.cmake_fresh ? ", CMAKE_FRESH=1 (" + plan.cmake_fresh_reason + ")" : "") +
+                   (plan.stale_outputs.empty() ? ""
+                                               : ", removing " + std::to_string(plan.stale_outputs.size()) +
+                                                     " stale setuptools outputs under build/"));
+  auto key = CacheKey::compute(plan.key_inputs);
+  std::filesystem::create_directories(plan.out_dir);
+  std::ofstream(plan.out_dir / "key.txt") << key.text;  // `archbuild cache why` diffs these
+  WheelStore store(context.cache.root());
+  FileLock lock(store.lock_path(key));  // the same key building elsewhere: wait, then reuse
+  if (lock.waited()) events.stage("cache", "waited for another build of the same key");
+
+  auto& report = outcome.report;
+  report.key = key.hash;
+  report.plan = plan.to_json();
+  report.source = tree.to_json();
+  if (auto hit = store.find(key); hit && !request.rebuild) {
+    events.stage("cache", "hit " + key.hash.substr(0, 16) + ": nothing to build");
+    const auto published = hit->manifest.value_or(BuildReport{});
+    auto index = cache_index_paths(context.cache.root());
+    report.cache_hit = true;
+    report.wheels = reported(hit->wheels);
+    report.store = hit->dir;
+    report.index = index.simple_dir;
+    report.install = install_lines(hit->wheels, index);
+    report.validation_level = published.validation_level;
+    report.validation_scope = published.validation_scope;
+    report.published = true;
+    write_report(plan, report);
+    return outcome;
+  }
+  events.stage("cache", "miss " + key.hash.substr(0, 16) + " (" + (plan.out_dir / "key.txt").string() + ")");
+
+  prepare_launcher_shims(context, plan);
+  outcome.result = execute_build(plan, events.status());
+  auto& result = outcome.result;
+  report.build = result.to_json(plan);
+  if (result.ok) {
+    auto finished = finish_wheels(context, plan, key, result.wheels, report, events);
+    result.ok = finished == Finish::published;
+    result.interrupted = finished == Finish::interrupted;
+  }
+  write_report(plan, report);
+  if (result.interrupted)
+    outcome.exit = ExitCode::interrupted;
+  else
+    outcome.exit = result.ok ? ExitCode::success : ExitCode::work_failed;
+  return outcome;
+}
+
+}  // namespace archbuild

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "builder/dependency_env.h"
+#include "pipeline/build_context.h"
+#include "pipeline/pipeline_events.h"
+
+namespace archbuild {
+
+struct BuildOutcome;
+
+// Builds one dependency (a recipe name) for the context's arch list and
+// publishes it to the cache. The build session passes itself.
+using DependencyBuilder = std::function<BuildOutcome(const BuildRequest& dependency)>;
+
+// What a recipe with dependencies (an extension on torch) builds against:
+// --use-installed-torch, --torch-wheel, or the cache's wheels for the same
+// arch list and toolkit, built first (through `build_dependency`) when the
+// cache lacks them. A recipe without dependencies gets its interpreter as is.
+DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& events,
+                                   const DependencyBuilder& build_dependency);
+
+// The newest published wheel of `dependency` built for `arch_list` (in the
+// dependency's dialect) with toolkit `cuda`, if the cache has one.
+std::optional<std::filesystem::path> cached_dependency(const CacheLayout& cache, const Recipe& dependency,
+                                                       const ArchList& arch_list, const std::string& cuda);
+
+}  // namespace archbuild

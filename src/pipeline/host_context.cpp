@@ -1,0 +1,37 @@
+#include "pipeline/host_context.h"
+
+#include "core/error.h"
+
+namespace archbuild {
+
+std::optional<CudaVersion> parse_cuda_option(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  auto version = CudaVersion::parse(text);
+  if (!version) fail_bad_input("--cuda '" + text + "' is not a CUDA version like 13.0");
+  return CudaVersion{version->major, version->minor};
+}
+
+ArchDialect parse_dialect_option(const std::string& text) {
+  auto dialect = parse_arch_dialect(text);
+  if (!dialect) fail_bad_input("--dialect '" + text + "': expected cmake or extension");
+  return *dialect;
+}
+
+HostContext HostContext::gather(const std::string& cuda_option) {
+  auto requested = parse_cuda_option(cuda_option);
+  HostContext context{ToolkitTable::load_default(), find_installed_toolkits(), {}, {}};
+  context.toolchain = select_toolchain(context.toolkits, context.table, requested);
+  context.gpus = make_gpu_probe()->probe();
+  return context;
+}
+
+ResolvedArchs HostContext::resolve(const std::string& spec) const {
+  ArchResolveInputs inputs;
+  inputs.toolkit = &toolchain.facts;
+  inputs.table = &table;
+  if (!gpus.devices.empty()) inputs.native_ccs = gpus.distinct_ccs();
+  inputs.no_gpu_reason = gpus.unavailable_reason;
+  return resolve_archs(parse_arch_spec(spec), inputs);
+}
+
+}  // namespace archbuild

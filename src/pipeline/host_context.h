@@ -1,0 +1,29 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "arch/arch_dialect.h"
+#include "arch/arch_resolver.h"
+#include "gpu/gpu_probe.h"
+#include "toolchain/toolchain.h"
+
+namespace archbuild {
+
+// What the commands need to know about this machine, gathered once per run.
+struct HostContext {
+  ToolkitTable table;
+  std::vector<InstalledToolkit> toolkits;
+  Toolchain toolchain;
+  GpuReport gpus;
+
+  // --cuda X.Y (empty: the first installed toolkit).
+  static HostContext gather(const std::string& cuda_option);
+  // Parses and resolves an arch spec against this machine.
+  ResolvedArchs resolve(const std::string& spec) const;
+};
+
+std::optional<CudaVersion> parse_cuda_option(const std::string& text);  // throws bad_input
+ArchDialect parse_dialect_option(const std::string& text);              // throws bad_input
+
+}  // namespace archbuild

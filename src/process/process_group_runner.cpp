@@ -1,0 +1,152 @@
+#include "process/process_group_runner.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <memory>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/process.hpp>
+#include <boost/process/extend.hpp>
+
+#include "core/error.h"
+#include "core/interrupt.h"
+#include "process/run_process.h"
+
+namespace bp = boost::process;
+
+namespace archbuild {
+
+std::string GroupRunOutcome::describe() const {
+  if (interrupted) return std::string("interrupted by ") + (interrupt_signal == SIGTERM ? "SIGTERM" : "SIGINT");
+  return status.describe();
+}
+
+namespace {
+
+// One output stream, split into lines as it arrives.
+struct LineReader {
+  bp::async_pipe pipe;
+  bool from_stderr;
+  std::array<char, 65536> chunk{};
+  std::string pending;
+  bool open = true;
+
+  LineReader(boost::asio::io_context& io, bool is_stderr) : pipe(io), from_stderr(is_stderr) {}
+
+  void start(const LineHandler& on_line) {
+    pipe.async_read_some(boost::asio::buffer(chunk), [this, &on_line](const boost::system::error_code& ec, size_t n) {
+      if (n > 0) {
+        pending.append(chunk.data(), n);
+        size_t begin = 0;
+        for (size_t newline; (newline = pending.find('\n', begin)) != std::string::npos; begin = newline + 1) {
+          std::string_view line(pending.data() + begin, newline - begin);
+          if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+          on_line(line, from_stderr);
+        }
+        pending.erase(0, begin);
+      }
+      if (ec) {
+        if (!pending.empty()) on_line(pending, from_stderr);
+        pending.clear();
+        open = false;
+        return;
+      }
+      start(on_line);
+    });
+  }
+};
+
+}  // namespace
+
+GroupRunOutcome run_in_process_group(const GroupRunSpec& spec, const LineHandler& on_line, const TickHandler& on_tick) {
+  if (spec.argv.empty()) throw std::logic_error("run_in_process_group: empty argv");
+  auto program = find_on_path(spec.argv[0]);
+  if (!program) fail_environment("cannot run '" + spec.argv[0] + "': not found or not executable");
+  bp::environment env = boost::this_process::environment();
+  for (const auto& [name, value] : spec.env) env[name] = value;
+  env["PWD"] = spec.working_dir.string();
+
+  GroupRunOutcome outcome;
+  // SIGINT/SIGTERM are ours from now on, before the child exists.
+  InterruptibleScope interruptible;
+  auto take_interrupt = [&] {
+    if (outcome.interrupted) return false;
+    outcome.interrupt_signal = pending_interrupt();
+    outcome.interrupted = outcome.interrupt_signal != 0;
+    return outcome.interrupted;
+  };
+  if (take_interrupt()) return outcome;  // stopped before it started: nothing to clean up
+
+  boost::asio::io_context io;
+  std::unique_lock launching(child_launch_mutex());  // the pipes below and the fork: see run_process.h
+  auto out = std::make_unique<LineReader>(io, false);
+  auto err = std::make_unique<LineReader>(io, true);
+  std::unique_ptr<bp::child> child;
+  try {
+    child = std::make_unique<bp::child>(
+        bp::exe = program->string(), bp::args = std::vector<std::string>(spec.argv.begin() + 1, spec.argv.end()),
+        bp::env = env, bp::start_dir = spec.working_dir.string(), bp::std_out > out->pipe, bp::std_err > err->pipe,
+        bp::std_in < bp::null,
+        bp::extend::on_exec_setup = [](auto&) { ::setpgid(0, 0); });  // a process group of its own
+  } catch (const bp::process_error& e) {
+    fail_environment("cannot start '" + spec.argv[0] + "': " + e.what());
+  }
+  launching.unlock();
+  pid_t group = child->id();
+  ::setpgid(group, group);  // also from the parent: no window where a kill misses the group
+
+  out->start(on_line);
+  err->start(on_line);
+
+  bool exited = false;
+  int wait_status = 0;
+  auto exited_at = std::chrono::steady_clock::now();
+  boost::asio::steady_timer kill_timer(io);
+  boost::asio::steady_timer ticker(io);
+  std::function<void()> schedule = [&] {
+    ticker.expires_after(spec.tick);
+    ticker.async_wait([&](const boost::system::error_code& ec) {
+      if (ec) return;
+      // The handler only recorded the signal; every run in this process stops its own group.
+      if (take_interrupt() && !exited) {
+        ::kill(-group, SIGTERM);
+        kill_timer.expires_after(spec.grace);
+        kill_timer.async_wait([&](const boost::system::error_code& timer_ec) {
+          if (!timer_ec && !exited) ::kill(-group, SIGKILL);
+        });
+      }
+      if (on_tick) on_tick();
+      if (!exited) {
+        pid_t done = ::waitpid(group, &wait_status, WNOHANG);
+        if (done == group) {
+          exited = true;
+          exited_at = std::chrono::steady_clock::now();
+          ::kill(-group, SIGKILL);  // stragglers of the group (orphaned compilers)
+        }
+      }
+      // Done once the child is reaped and both pipes are drained (or, if a
+      // stray holds a pipe open despite the group kill, after 2 s).
+      bool drained = !out->open && !err->open;
+      if (exited && (drained || std::chrono::steady_clock::now() - exited_at > std::chrono::seconds(2))) {
+        kill_timer.cancel();
+        boost::system::error_code ignored;
+        out->pipe.close(ignored);
+        err->pipe.close(ignored);
+        return;
+      }
+      schedule();
+    });
+  };
+  schedule();
+  io.run();
+  child->detach();  // reaped above with waitpid
+  outcome.status = ExitStatus::from_wait_status(wait_status);
+  return outcome;
+}
+
+}  // namespace archbuild

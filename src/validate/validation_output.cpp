@@ -1,0 +1,35 @@
+#include "validate/validation_output.h"
+
+#include "ui/terminal.h"
+
+namespace archbuild {
+
+void print_validation(const WheelValidation& validation, const std::function<void(const std::string&)>& line,
+                      std::FILE* stream) {
+  const auto& checked = validation.static_checks;
+  line(verdict_label(checked.record.ok() ? Verdict::ok : Verdict::fail, stream) +
+       " RECORD: " + std::to_string(checked.record.files_checked) + " files hashed");
+  for (const auto& error : checked.record.errors) line("     " + error);
+  line(verdict_label(checked.gaps.empty() && checked.unreadable.empty() && !checked.libraries.empty() ? Verdict::ok
+                                                                                                      : Verdict::fail,
+                     stream) +
+       " CUDA code: " + std::to_string(checked.libraries.size()) + " librar" +
+       (checked.libraries.size() == 1 ? "y" : "ies") + (checked.libraries.empty() ? ", nothing to run on a GPU" : ""));
+  for (const auto& gap : checked.gaps)
+    line("     " + paint("missing", Style::red, stream) + " " + gap.file + ": " + gap.missing + " (target " +
+         gap.target + ")");
+  for (const auto& text : checked.unreadable) line("     unreadable: " + text);
+  if (!validation.device.ran) {
+    line(verdict_label(Verdict::skip, stream) + " device: " + validation.device.skipped_reason);
+    return;
+  }
+  for (const auto& check : validation.device.checks) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, " [%.1f s]", check.seconds);
+    line(verdict_label(check.ok ? Verdict::ok : Verdict::fail, stream) + " device: " + check.name +
+         (check.detail.empty() ? "" : ": " + check.detail) + seconds);
+    if (!check.ok && !check.log.empty()) line("     log: " + check.log.string());
+  }
+}
+
+}  // namespace archbuild

@@ -1,0 +1,43 @@
+// Helpers shared by the tests of arch_spec, arch_resolver and arch_dialect.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arch/arch_dialect.h"
+#include "arch/arch_resolver.h"
+#include "arch/arch_spec.h"
+#include "arch/compute_capability.h"
+#include "core/error.h"
+#include "core/exit_code.h"
+#include "test_support.h"
+#include "toolchain/cuda_version.h"
+#include "toolchain/toolkit_facts.h"
+
+namespace archbuild {
+
+// Parses, resolves and formats a spec against one toolkit of the shipped table.
+struct Resolver {
+  ToolkitTable tables = table();
+  const ToolkitFacts* toolkit;
+  std::optional<std::vector<ComputeCapability>> gpus;
+  explicit Resolver(CudaVersion version) : toolkit(tables.find(version)) {}
+  std::string operator()(const std::string& spec, ArchDialect dialect = ArchDialect::cmake) const {
+    ArchResolveInputs in{toolkit, &tables, gpus, "no GPU (test)"};
+    return format_arch_list(resolve_archs(parse_arch_spec(spec), in).list, dialect);
+  }
+};
+
+// The code of the UserError `fn` throws; success when it throws none.
+inline ExitCode code_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const UserError& e) {
+    return e.code();
+  }
+  return ExitCode::success;
+}
+
+}  // namespace archbuild

@@ -1,0 +1,146 @@
+#include "builder/build_plan.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "arch/arch_target.h"
+#include "builder/step_launcher.h"
+
+using namespace archbuild;
+
+namespace {
+
+// A plan's inputs and facts made by hand: make_plan reads nothing else.
+struct PlanFixture {
+  Recipe recipe;
+  BuildStep step;
+  Toolchain toolchain;
+  PlanInputs inputs;
+  PlanFacts facts;
+
+  PlanFixture() {
+    recipe.name = "demo";
+    recipe.dialect = ArchDialect::cmake;
+    recipe.job_memory_gb = 2.0;
+    recipe.file_sha256 = "abc";
+    step.system = "setup.py";
+    step.command = {"{python}", "setup.py", "bdist_wheel", "--dist-dir", "{wheel_dir}"};
+    step.env = {{"USE_CUDA", "1"}};
+    InstalledToolkit toolkit;
+    toolkit.root = "/opt/cuda";
+    toolkit.nvcc = "/opt/cuda/bin/nvcc";
+    toolkit.version = {13, 0};
+    toolkit.release = "13.0.88";
+    toolchain.installed = toolkit;
+    toolchain.facts.version = {13, 0};
+    inputs.recipe = &recipe;
+    inputs.resolved = {&recipe, "v1.0", std::nullopt, &step, {}};
+    inputs.package = "demo";
+    inputs.archs.add({{8, 0}, ArchVariant::plain, true, false});
+    inputs.archs.add({{9, 0}, ArchVariant::plain, true, true});
+    inputs.toolchain = &toolchain;
+    inputs.source_dir = "/work/tree";
+    inputs.out_dir = "/work/out";
+    inputs.cache_dir = "/work/cache";
+    inputs.python = "/usr/bin/python3";
+    facts.path = "/usr/bin:/bin";
+    facts.self_executable = "/opt/archbuild/bin/archbuild";
+    facts.data_dir = "/opt/archbuild/share";
+    facts.python_tag = "cp311";
+    facts.cores = 16;
+    facts.available_memory_bytes = 64ull << 30;
+    facts.cuda_files = 40;
+  }
+};
+
+}  // namespace
+
+TEST(Plan, IsAPureFunctionOfInputsAndFacts) {
+  PlanFixture fixture;
+  auto plan = make_plan(fixture.inputs, fixture.facts);
+  EXPECT_EQ(plan.arch_list, "8.0;9.0+PTX");
+  EXPECT_EQ(plan.env.at("TORCH_CUDA_ARCH_LIST"), "8.0;9.0+PTX");
+  EXPECT_EQ(plan.argv, (std::vector<std::string>{"/usr/bin/python3", "setup.py", "bdist_wheel", "--dist-dir",
+                                                 "/work/out/wheels"}));
+  EXPECT_EQ(plan.env.at("USE_CUDA"), "1");
+  EXPECT_EQ(plan.env.at("CUDA_HOME"), "/opt/cuda");
+  EXPECT_EQ(plan.env.at("PATH"), "/opt/cuda/bin:/usr/bin:/bin");  // the caller's PATH from the facts
+  EXPECT_EQ(plan.env.at("MAX_JOBS"), std::to_string(plan.jobs.jobs));
+  EXPECT_EQ(plan.jobs.jobs, 16u);  // 16 cores, 64 GiB at 2 GiB a job
+  EXPECT_EQ(plan.key_inputs.at("python_tag"), "cp311");
+  EXPECT_EQ(plan.key_inputs.at("cuda"), "13.0.88");
+  EXPECT_FALSE(plan.cmake_fresh);
+  // the same inputs and facts: the same plan, twice
+  EXPECT_EQ(make_plan(fixture.inputs, fixture.facts).to_json(), plan.to_json());
+}
+
+TEST(Plan, StepLauncherAndChosenLauncherAreInTheEnvironment) {
+  PlanFixture fixture;
+  auto plain = make_plan(fixture.inputs, fixture.facts);
+  const std::string step = std::string("/opt/archbuild/bin/archbuild;") + kStepLauncherCommand;
+  EXPECT_EQ(plain.env.at("CMAKE_CUDA_COMPILER_LAUNCHER"), step);
+  EXPECT_EQ(plain.env.at("ARCHBUILD_STEP_LOG"), "/work/out/steps.log");
+  fixture.inputs.compiler_launcher = "ccache";
+  auto cached = make_plan(fixture.inputs, fixture.facts);
+  for (const char* key : {"CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER", "CMAKE_CUDA_COMPILER_LAUNCHER"})
+    EXPECT_EQ(cached.env.at(key), step + ";ccache") << key;
+  EXPECT_EQ(cached.env.at("CCACHE_DIR"), "/work/cache/ccache");
+  // what decides a fresh configure is the launcher the user chose, not archbuild's own path
+  EXPECT_EQ(cached.configure_inputs.at("CMAKE_CUDA_COMPILER_LAUNCHER"), "ccache");
+  fixture.facts.self_executable = "/elsewhere/archbuild";
+  fixture.facts.recorded_configure_inputs = cached.configure_inputs;
+  EXPECT_FALSE(make_plan(fixture.inputs, fixture.facts).cmake_fresh);
+}
+
+TEST(Plan, ChangedConfigureInputsAskForAFreshConfigure) {
+  PlanFixture fixture;
+  auto first = make_plan(fixture.inputs, fixture.facts);
+  fixture.facts.recorded_configure_inputs = first.configure_inputs;
+  EXPECT_FALSE(make_plan(fixture.inputs, fixture.facts).cmake_fresh);
+  fixture.inputs.archs = ArchList();
+  fixture.inputs.archs.add({{9, 0}, ArchVariant::plain, true, false});
+  fixture.facts.setuptools_outputs = {"/work/tree/build/lib.linux-x86_64-cpython-311"};
+  auto changed = make_plan(fixture.inputs, fixture.facts);
+  EXPECT_TRUE(changed.cmake_fresh);
+  EXPECT_EQ(changed.env.at("CMAKE_FRESH"), "1");
+  EXPECT_NE(changed.cmake_fresh_reason.find("TORCH_CUDA_ARCH_LIST changed: 8.0;9.0+PTX -> 9.0"), std::string::npos)
+      << changed.cmake_fresh_reason;
+  EXPECT_EQ(changed.stale_outputs, fixture.facts.setuptools_outputs);
+  // nothing recorded, but a configured CMake dir exists: fresh, to be sure
+  fixture.facts.recorded_configure_inputs.reset();
+  fixture.facts.setuptools_outputs.clear();
+  fixture.facts.has_cmake_build_dir = true;
+  EXPECT_TRUE(make_plan(fixture.inputs, fixture.facts).cmake_fresh);
+}
+
+TEST(Plan, FewFilesManyArchsGetNvccThreads) {
+  PlanFixture fixture;
+  fixture.facts.cuda_files = 4;
+  auto plan = make_plan(fixture.inputs, fixture.facts);
+  EXPECT_GT(plan.jobs.nvcc_threads, 1u);
+  EXPECT_EQ(plan.env.at("NVCC_APPEND_FLAGS"), "--threads " + std::to_string(plan.jobs.nvcc_threads));
+  fixture.inputs.jobs_override = 3;
+  EXPECT_EQ(make_plan(fixture.inputs, fixture.facts).jobs.jobs, 3u);
+}
+
+TEST(Plan, ExtensionLauncherGoesThroughShimsNamedByTheFacts) {
+  PlanFixture fixture;
+  fixture.recipe.dialect = ArchDialect::extension;
+  fixture.inputs.compiler_launcher = "ccache";
+  fixture.facts.cxx = "/usr/lib/gcc12/bin/g++";
+  auto plan = make_plan(fixture.inputs, fixture.facts);
+  EXPECT_EQ(plan.env.at("CXX"), "/work/cache/ccache-bin/g++");
+  EXPECT_EQ(plan.env.at("PATH"), "/work/cache/ccache-bin:/usr/lib/gcc12/bin:/opt/cuda/bin:/usr/bin:/bin");
+  EXPECT_EQ(plan.env.at("CUDA_HOME").rfind("/work/cache/launcher-cuda/ccache-", 0), 0u) << plan.env.at("CUDA_HOME");
+  // the script a user pastes extends their own PATH
+  EXPECT_NE(plan.shell_script().find("export PATH=/work/cache/ccache-bin:/usr/lib/gcc12/bin:/opt/cuda/bin:\"$PATH\"\n"),
+            std::string::npos)
+      << plan.shell_script();
+}
+
+TEST(Plan, DependencyInputsJoinTheKey) {
+  PlanFixture fixture;
+  fixture.inputs.dependency_key_inputs = {{"dep.torch", "torch-2.11.0 sha256 abc"}};
+  EXPECT_EQ(make_plan(fixture.inputs, fixture.facts).key_inputs.at("dep.torch"), "torch-2.11.0 sha256 abc");
+}

@@ -1,0 +1,150 @@
+#include "doctor/diagnosis.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "arch/arch_target.h"
+#include "arch/compat.h"
+#include "arch/compute_capability.h"
+#include "binary/binary_inventory.h"
+#include "binary/fatbin.h"
+#include "doctor/package_scan.h"
+#include "doctor/python_probe.h"
+#include "toolchain/cuda_version.h"
+#include "toolchain/toolkit_facts.h"
+
+using namespace archbuild;
+
+namespace {
+
+BinaryInventory library(const std::string& path, std::vector<KernelImage> images) {
+  BinaryInventory inventory;
+  inventory.path = path;
+  inventory.format = "shared object";
+  inventory.containers = 1;
+  for (auto image : images) {
+    FatbinEntry entry;
+    entry.image = image;
+    inventory.entries.push_back(entry);
+  }
+  return inventory;
+}
+
+KernelImage sass(int major, int minor) { return {KernelImage::Kind::sass, {major, minor}, ArchVariant::plain}; }
+KernelImage ptx(int major, int minor) { return {KernelImage::Kind::ptx, {major, minor}, ArchVariant::plain}; }
+
+struct Fixture {
+  ToolkitTable table = ToolkitTable::load(ARCHBUILD_SOURCE_DIR "/toolchains");
+  PythonEnvironment python;
+  std::vector<PackageBinaries> packages;
+  Fixture() {
+    python.interpreter = "python3";
+    python.torch_dir = "/site/torch";
+    python.torch_dirs = {"/site/torch"};
+    python.torch_version = "2.9.1+cu130";
+    python.torch_cuda = "13.0";
+    python.import_ok = true;
+    packages.push_back({"torch", "/site", {library("/site/torch/lib/libtorch_cuda.so", {sass(8, 0), sass(9, 0)})}});
+    packages.push_back({"myext", "/site", {library("/site/myext/_C.so", {ptx(8, 0)})}});
+  }
+  Diagnosis run(std::vector<ComputeCapability> devices, std::optional<CudaVersion> driver = CudaVersion{13, 0},
+                std::optional<CudaVersion> nvcc = std::nullopt) {
+    DiagnosisInputs in;
+    in.python = &python;
+    in.packages = &packages;
+    in.devices = std::move(devices);
+    in.driver_cuda = driver;
+    in.nvcc_on_path = nvcc;
+    in.table = &table;
+    in.build_cuda = CudaVersion{13, 0};
+    return diagnose(in);
+  }
+};
+
+}  // namespace
+
+TEST(Diagnosis, OkAndPtxJit) {
+  Fixture f;
+  auto d = f.run({{9, 0}});
+  EXPECT_EQ(d.packages[0].verdict, PackageVerdict::ok);
+  EXPECT_EQ(d.packages[1].verdict, PackageVerdict::ptx_jit);
+  EXPECT_FALSE(d.has_problem());
+  ASSERT_FALSE(d.packages[1].fixes.empty());
+  EXPECT_NE(d.packages[1].fixes[0].find("--arch 9.0"), std::string::npos);
+}
+
+TEST(Diagnosis, NoKernelImageNamesFileArchAndFix) {
+  Fixture f;
+  auto d = f.run({{12, 0}});
+  EXPECT_EQ(d.packages[0].verdict, PackageVerdict::no_kernel_image);
+  EXPECT_TRUE(d.has_problem());
+  ASSERT_EQ(d.packages[0].fixes.size(), 1u);
+  EXPECT_EQ(d.packages[0].fixes[0], "archbuild torch --arch 12.0 --ref v2.9.1");
+  EXPECT_NE(d.packages[0].problems[0].find("libtorch_cuda.so"), std::string::npos);
+  EXPECT_NE(d.packages[0].problems[0].find("sm_80 sm_90"), std::string::npos) << d.packages[0].problems[0];
+}
+
+TEST(Diagnosis, FixAddsCudaWhenTheToolkitCannotTarget) {
+  Fixture f;
+  auto d = f.run({{6, 1}, {9, 0}});
+  EXPECT_EQ(d.packages[0].verdict, PackageVerdict::no_kernel_image);
+  EXPECT_EQ(d.packages[0].fixes[0], "archbuild torch --arch 6.1 --ref v2.9.1 --cuda 12.9");
+  EXPECT_EQ(d.packages[1].verdict, PackageVerdict::no_kernel_image);  // compute_80 cannot JIT down to 6.1
+  EXPECT_EQ(d.packages[1].fixes[0], "archbuild build <source of myext> --arch 6.1 --cuda 12.9");
+}
+
+TEST(Diagnosis, PtxFromANewerToolkitThanTheDriverIsDriverTooOld) {
+  Fixture f;
+  f.python.torch_cuda = "13.2";
+  auto d = f.run({{9, 0}}, CudaVersion{13, 0});
+  EXPECT_EQ(d.packages[0].verdict, PackageVerdict::ok);  // SASS: minor-version compatibility
+  EXPECT_EQ(d.packages[1].verdict, PackageVerdict::driver_too_old);
+  EXPECT_TRUE(d.has_problem());
+  EXPECT_NE(d.packages[1].fixes.back().find("580.65.06"), std::string::npos) << d.packages[1].fixes.back();
+}
+
+TEST(Diagnosis, DriverOfAnOlderMajorIsAProblem) {
+  Fixture f;
+  auto d = f.run({{9, 0}}, CudaVersion{12, 8});
+  EXPECT_TRUE(d.has_problem());
+  bool found = false;
+  for (const auto& finding : d.findings)
+    if (finding.is_problem && finding.fix.find("580.65.06") != std::string::npos) found = true;
+  EXPECT_TRUE(found);
+}
+
+TEST(Diagnosis, MixedEnvironmentWarnings) {
+  Fixture f;
+  f.python.torch_dirs = {"/site/torch", "/home/u/.local/site/torch"};
+  f.python.import_ok = false;
+  f.python.import_error = "OSError: libcudart.so.13: cannot open shared object file";
+  auto d = f.run({{9, 0}}, CudaVersion{13, 0}, CudaVersion{12, 4});
+  std::string all;
+  for (const auto& finding : d.findings) all += finding.message + "\n";
+  EXPECT_NE(all.find("2 torch installs"), std::string::npos) << all;
+  EXPECT_NE(all.find("(shadowed)"), std::string::npos) << all;
+  EXPECT_NE(all.find("libcudart"), std::string::npos) << all;
+  EXPECT_NE(all.find("nvcc on PATH is CUDA 12.4"), std::string::npos) << all;
+  EXPECT_FALSE(d.has_problem());  // warnings only
+}
+
+TEST(Diagnosis, TegraDeviceNeedsItsOwnCode) {
+  Fixture f;
+  auto d = f.run({{8, 7}});
+  EXPECT_EQ(d.packages[0].verdict, PackageVerdict::no_kernel_image);
+  EXPECT_NE(d.packages[0].problems[0].find("sm_87 exactly"), std::string::npos) << d.packages[0].problems[0];
+}
+
+TEST(Diagnosis, NvidiaLibrariesAreShownNotJudged) {
+  Fixture f;
+  f.packages.push_back({"nvidia/cufft", "/site", {library("/site/nvidia/cufft/lib/libcufft.so.12", {sass(7, 5)})}});
+  auto d = f.run({{9, 0}});
+  EXPECT_EQ(d.packages[2].verdict, PackageVerdict::no_kernel_image);
+  EXPECT_FALSE(d.packages[2].judged);
+  EXPECT_TRUE(d.packages[2].fixes.empty());
+  EXPECT_FALSE(d.has_problem());
+}
