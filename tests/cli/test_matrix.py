@@ -3,11 +3,29 @@ first (the consumer after the fixture of the same arch set), a failing cell
 that does not stop the others, its dependent skipped, a JSON report, JUnit
 XML a CI system reads, and exit 1."""
 import json
+import pathlib
+import os
+import signal
+import subprocess
+import time
 import unittest
 import xml.etree.ElementTree as ElementTree
 
 from fixture_project import add_consumer_recipe, data_dir_with_recipe, make_cuda_project
-from harness import SYSTEM_NVCC, run, scratch_dir
+from harness import BIN, SYSTEM_NVCC, run, scratch_dir
+
+
+def processes_mentioning(text):
+    found = []
+    for entry in pathlib.Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if text in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
 
 
 @unittest.skipUnless(SYSTEM_NVCC.exists(), "needs nvcc 13 at /usr/local/cuda")
@@ -47,6 +65,38 @@ class Matrix(unittest.TestCase):
         self.assertEqual(again.returncode, 1)
         self.assertIn("cache hit", again.stdout)
         self.assertRegex(again.stdout, r"consumer 5\.0\s+skipped")
+
+    def test_interrupt_stops_every_running_cell(self):
+        matrix = self.root / "interrupted.toml"
+        matrix.write_text('recipes = ["consumer", "fixture"]\narch_sets = ["8.6", "8.9"]\njobs = 2\n')
+        cache = self.root / "interrupt-cache"
+        env = dict(os.environ, NO_COLOR="1", ARCHBUILD_DATA_DIR=str(self.data))
+        env.pop("ARCHBUILD_FAKE_GPUS", None)
+        process = subprocess.Popen([BIN, "matrix", str(matrix), "--parallel", "2", "--cache-dir", str(cache), "--json"],
+                                   env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            logs = list((cache / "matrix").glob("*/build.log"))
+            if any("Building CUDA object" in log.read_text() for log in logs):
+                break
+            if process.poll() is not None:
+                self.fail(f"the matrix ended before a compile started: {process.communicate()}")
+            time.sleep(0.05)
+        else:
+            self.fail("no cell started compiling")
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=120)
+        self.assertEqual(process.returncode, 130, stderr)
+        cells = {c["name"]: c for c in json.loads(stdout)["cells"]}
+        self.assertTrue(any("interrupted" in c["message"] for c in cells.values()), cells)
+        for arch in ("8.6", "8.9"):  # nothing starts after the interrupt
+            self.assertNotEqual(cells[f"consumer {arch}"]["status"], "ok")
+        for _ in range(60):
+            left = processes_mentioning(str(cache))
+            if not left:
+                break
+            time.sleep(0.05)
+        self.assertEqual(left, [], "processes outlived the matrix")
 
     def test_bad_matrix_files(self):
         cases = {"recipes = [\"fixture\"]\n": "key 'arch_sets' is missing",
