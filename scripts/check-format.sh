@@ -48,7 +48,7 @@ for file in "${files[@]}"; do
 done
 
 if ((${#unformatted[@]} == 0)); then
-  echo "check-format: ${#files[@]} files formatted"
+  echo "check-format: ${#files[@]} files checked, all formatted as .clang-format says"
   exit 0
 fi
 
