@@ -152,3 +152,18 @@ def archbuild_inventory(report_file, all_fatbins=False, fold_family=True):
                 arch = arch[:-1]
             counts[(kind, arch)] = counts.get((kind, arch), 0) + count
     return counts
+
+
+def processes_mentioning(text):
+    """PIDs whose command line mentions `text` (our build's processes)."""
+    found = []
+    for entry in pathlib.Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in cmdline:
+            found.append((int(entry.name), cmdline[:200]))
+    return found

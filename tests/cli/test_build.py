@@ -11,22 +11,7 @@ import unittest
 
 from fixture_project import data_dir_with_recipe, make_cuda_project
 from gitrepos import git
-from harness import BIN, SYSTEM_NVCC, run, scratch_dir
-
-
-def processes_mentioning(text):
-    """PIDs whose command line mentions `text` (our build's processes)."""
-    found = []
-    for entry in pathlib.Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if text in cmdline:
-            found.append((int(entry.name), cmdline[:200]))
-    return found
+from harness import BIN, SYSTEM_NVCC, processes_mentioning, run, scratch_dir
 
 
 @unittest.skipUnless(SYSTEM_NVCC.exists(), "needs nvcc 13 at /usr/local/cuda")

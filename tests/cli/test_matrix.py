@@ -3,7 +3,6 @@ first (the consumer after the fixture of the same arch set), a failing cell
 that does not stop the others, its dependent skipped, a JSON report, JUnit
 XML a CI system reads, and exit 1."""
 import json
-import pathlib
 import os
 import signal
 import subprocess
@@ -12,20 +11,7 @@ import unittest
 import xml.etree.ElementTree as ElementTree
 
 from fixture_project import add_consumer_recipe, data_dir_with_recipe, make_cuda_project
-from harness import BIN, SYSTEM_NVCC, run, scratch_dir
-
-
-def processes_mentioning(text):
-    found = []
-    for entry in pathlib.Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if text in (entry / "cmdline").read_bytes().decode(errors="replace"):
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
+from harness import BIN, SYSTEM_NVCC, processes_mentioning, run, scratch_dir
 
 
 @unittest.skipUnless(SYSTEM_NVCC.exists(), "needs nvcc 13 at /usr/local/cuda")
