@@ -6,10 +6,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <memory>
+#include <vector>
 
 #include <zip.h>
+
+#include "wheel/wheel_archive.h"
 
 namespace archbuild {
 
@@ -24,6 +28,72 @@ struct FileHandle {
   }
   FileHandle(const FileHandle&) = delete;
   FileHandle& operator=(const FileHandle&) = delete;
+};
+
+// Random access over a member that can only be read forward: the last 32
+// MiB read stay in memory, a read behind them reads the member again from its
+// start, and a read far ahead skips without keeping what lies between. ELF
+// inspection reads the header, the section table at the end (the name table
+// just before it), then the fatbin sections, so a library over 32 MiB is
+// decompressed about one and a half times, a smaller one once.
+class MemberSource : public ByteSource {
+ public:
+  static constexpr uint64_t kChunk = 1 << 20;
+  static constexpr size_t kWindowChunks = 32;
+
+  explicit MemberSource(ZipMemberStream& stream) : stream_(stream) {}
+
+  void read(void* out, uint64_t offset, uint64_t length, const char* what) override {
+    auto* cursor = static_cast<uint8_t*>(out);
+    try {
+      while (length > 0) {
+        if (offset < window_start_) restart();
+        uint64_t window_end = stream_.position();
+        if (offset >= window_end) {
+          advance(offset);
+          continue;
+        }
+        uint64_t into = offset - window_start_;
+        const auto& chunk = chunks_[into / kChunk];
+        uint64_t at = into % kChunk;
+        uint64_t n = std::min<uint64_t>(length, chunk.size() - at);
+        std::memcpy(cursor, chunk.data() + at, n);
+        cursor += n;
+        offset += n;
+        length -= n;
+      }
+    } catch (const ZipMemberError& e) {
+      throw ParseError(offset, std::string(what) + ": " + e.problem());
+    }
+  }
+
+ private:
+  void restart() {
+    stream_.rewind();
+    chunks_.clear();
+    window_start_ = 0;
+  }
+
+  // Reads the chunk holding `offset`, skipping unbuffered what lies far before it.
+  void advance(uint64_t offset) {
+    uint64_t chunk_start = offset / kChunk * kChunk;
+    if (chunk_start > stream_.position() + kWindowChunks * kChunk) {
+      stream_.skip_to(chunk_start);
+      chunks_.clear();
+      window_start_ = chunk_start;
+    }
+    std::vector<uint8_t> chunk(std::min<uint64_t>(kChunk, stream_.size() - stream_.position()));
+    stream_.read(chunk.data(), chunk.size());
+    chunks_.push_back(std::move(chunk));
+    if (chunks_.size() > kWindowChunks) {
+      chunks_.pop_front();
+      window_start_ += kChunk;
+    }
+  }
+
+  ZipMemberStream& stream_;
+  std::deque<std::vector<uint8_t>> chunks_;  // [window_start_, stream_.position()), kChunk each but the last
+  uint64_t window_start_ = 0;
 };
 
 struct Walker {
@@ -75,32 +145,25 @@ struct Walker {
     std::unique_ptr<zip_t, decltype(&zip_discard)> guard(archive, zip_discard);
     zip_int64_t count = zip_get_num_entries(archive, 0);
     for (zip_int64_t i = 0; i < count; ++i) {
-      zip_stat_t info;
-      if (zip_stat_index(archive, i, 0, &info) != 0 || !(info.valid & ZIP_STAT_SIZE)) continue;
-      std::string name = info.name ? info.name : "";
+      const char* raw_name = zip_get_name(archive, i, 0);
+      std::string name = raw_name ? raw_name : "";
       if (name.empty() || name.back() == '/') continue;
       std::string display = path.string() + "!" + name;
-      zip_file_t* member = zip_fopen_index(archive, i, 0);
-      if (!member) {
-        emit_error(display, std::string("cannot read member: ") + zip_strerror(archive));
-        continue;
+      try {
+        ZipMemberStream stream(archive, i);
+        uint8_t magic[4] = {};
+        auto got = stream.read(magic, sizeof magic);
+        ++stats.files_seen;
+        if (!looks_like_binary(std::span<const uint8_t>(magic, got))) continue;
+        stream.rewind();
+        // Streamed through a window, never held whole: the section table of a
+        // 456 MB library lies at its end, its fatbins in the middle.
+        MemberSource source(stream);
+        ByteView view(source, stream.size());
+        emit(inspect_bytes(display, view, options.verify_cubins), &view);
+      } catch (const ZipMemberError& e) {
+        emit_error(display, "cannot read member: " + e.problem());
       }
-      std::unique_ptr<zip_file_t, decltype(&zip_fclose)> member_guard(member, zip_fclose);
-      std::vector<uint8_t> bytes(std::min<zip_uint64_t>(info.size, 4));
-      if (zip_fread(member, bytes.data(), bytes.size()) != static_cast<zip_int64_t>(bytes.size())) {
-        emit_error(display, "cannot read member: truncated or corrupt zip data");
-        continue;
-      }
-      ++stats.files_seen;
-      if (!looks_like_binary(bytes)) continue;
-      bytes.resize(info.size);
-      zip_int64_t rest = static_cast<zip_int64_t>(info.size) - 4;
-      if (rest > 0 && zip_fread(member, bytes.data() + 4, rest) != rest) {
-        emit_error(display, "cannot read member: truncated or corrupt zip data");
-        continue;
-      }
-      ByteView view(bytes);
-      emit(inspect_bytes(display, view, options.verify_cubins), &view);
     }
   }
 

@@ -9,6 +9,10 @@ namespace archbuild {
 void ByteView::copy_into(void* out, uint64_t offset, uint64_t length, const char* what) const {
   require(offset, length, what);
   if (length == 0) return;
+  if (source_) {
+    source_->read(out, offset, length, what);
+    return;
+  }
   if (fd_ < 0) {
     std::memcpy(out, memory_.data() + offset, length);
     return;

@@ -26,14 +26,30 @@ class ParseError : public std::runtime_error {
   uint64_t offset_;
 };
 
+// Bytes that are produced rather than stored, such as a compressed wheel
+// member: read(offset) either copies exactly `length` bytes or throws
+// ParseError (the data ended early, or is corrupt).
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  virtual void read(void* out, uint64_t offset, uint64_t length, const char* what) = 0;
+};
+
 // Bounds-checked little-endian reads over untrusted bytes, either in memory
-// (a wheel member) or in a file read with pread (so walking the headers of a
-// 456 MB library maps none of it). Every read either lies fully inside the
-// data or throws ParseError naming the offset.
+// (a cubin inside a fatbin), in a file read with pread (so walking the
+// headers of a 456 MB library maps none of it), or from a ByteSource (a wheel
+// member, streamed). Every read either lies fully inside the data or throws
+// ParseError naming the offset.
 class ByteView {
  public:
   explicit ByteView(std::span<const uint8_t> data) : memory_(data), size_(data.size()) {}
   ByteView(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  // `size` is what the source declares; a source that holds less fails the read.
+  ByteView(ByteSource& source, uint64_t size) : source_(&source), size_(size) {}
+
+  // The most one copy() from a ByteSource allocates: a declared size is not
+  // yet data, and no fatbin container or name table comes near this.
+  static constexpr uint64_t kMaxSourceCopy = 256ull << 20;
 
   uint64_t size() const { return size_; }
   bool has(uint64_t offset, uint64_t length) const { return offset <= size_ && length <= size_ - offset; }
@@ -47,6 +63,9 @@ class ByteView {
 
   std::vector<uint8_t> copy(uint64_t offset, uint64_t length, const char* what) const {
     require(offset, length, what);
+    if (source_ && length > kMaxSourceCopy)
+      throw ParseError(offset, std::string(what) + " of " + std::to_string(length) + " bytes is more than the " +
+                                   std::to_string(kMaxSourceCopy) + " read into memory at once");
     std::vector<uint8_t> out(length);
     copy_into(out.data(), offset, length, what);
     return out;
@@ -64,6 +83,7 @@ class ByteView {
 
   std::span<const uint8_t> memory_;
   int fd_ = -1;
+  ByteSource* source_ = nullptr;
   uint64_t size_ = 0;
 };
 

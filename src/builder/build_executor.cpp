@@ -117,7 +117,8 @@ nlohmann::json BuildResult::to_json(const BuildPlan& plan) const {
           {"failed_target", failed_target},
           {"slowest", slow},
           {"log", plan.log_path.string()},
-          {"trace", trace_written ? plan.trace_path.string() : ""}};
+          {"trace", trace_written ? plan.trace_path.string() : ""},
+          {"arch_enforcement", enforcement.to_json()}};
 }
 
 BuildResult execute_build(const BuildPlan& plan, StatusLine& status) {
@@ -158,6 +159,7 @@ BuildResult execute_build(const BuildPlan& plan, StatusLine& status, CommandRunn
   // From here on the build dir is configured with these inputs: a rerun with
   // the same ones resumes incrementally, other ones get CMAKE_FRESH=1.
   record_configure_inputs(plan);
+  std::filesystem::remove(plan.nvcc_log, ec);  // this build's nvcc calls only
   unsigned jobs = plan.jobs.jobs;
   while (true) {
     BuildAttempt attempt;
@@ -249,6 +251,14 @@ BuildResult execute_build(const BuildPlan& plan, StatusLine& status, CommandRunn
       result.error_excerpt = {"the build succeeded but wrote no wheel to " + plan.wheel_dir.string()};
     }
   }
+  result.enforcement = read_arch_enforcement(plan.nvcc_log, plan.enforce_archs);
+  log << "==> archbuild: arch enforcement: " << result.enforcement.summary() << "\n";
+  for (const auto& change : result.enforcement.changes)
+    log << "==> archbuild: nvcc " << (change.output.empty() ? "(no -o)" : change.output) << ": "
+        << (change.reason.empty()
+                ? (change.before.empty() ? "(no target flags)" : change.before) + " -> " + change.after
+                : "left as the project wrote it: " + change.reason)
+        << "\n";
   std::vector<NinjaStep> steps;
   for (const auto& ninja_log : find_ninja_logs(plan.source_dir, started_file_time)) {
     std::error_code ec;

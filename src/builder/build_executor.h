@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "builder/arch_enforcement.h"
 #include "builder/build_plan.h"
 #include "builder/ninja_trace.h"
 #include "process/command_runner.h"
@@ -44,6 +45,7 @@ struct BuildResult {
   std::string failed_target;
   std::vector<NinjaStep> slowest;  // ten slowest steps
   bool trace_written = false;
+  ArchEnforcement enforcement;  // what the nvcc calls did with the asked targets
 
   nlohmann::json to_json(const BuildPlan& plan) const;
 };

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "arch/nvcc_arch_flags.h"
+#include "builder/arch_enforcement.h"
 #include "builder/launcher_shims.h"
 #include "builder/step_launcher.h"
 #include "core/cache_layout.h"
@@ -81,14 +83,6 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
       // Builders share compile results through it (ccache 4.4+: redis, http, file).
       if (!in.compiler_cache_remote.empty()) plan.env["CCACHE_REMOTE_STORAGE"] = in.compiler_cache_remote;
     }
-    // torch.utils.cpp_extension ignores CMake's launcher variables: nvcc
-    // goes through a toolkit whose bin/nvcc runs the launcher (CUDA_HOME),
-    // the C++ compiler through ccache's symlink mode (below).
-    if (in.toolchain->installed && plan.dialect == ArchDialect::extension) {
-      const auto shim = launcher_toolkit_dir(in.cache_dir, in.compiler_launcher, in.toolchain->installed->root);
-      plan.env["CUDA_HOME"] = shim.string();
-      plan.env["CUDA_PATH"] = shim.string();
-    }
     if (in.compiler_launcher == "ccache" && plan.dialect == ArchDialect::extension) {
       // An absolute $CXX becomes the symlink dir's entry of the same name,
       // with its own dir next on PATH so ccache runs that compiler.
@@ -103,12 +97,37 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
     }
   }
 
+  // torch.utils.cpp_extension ignores CMake's launcher variables: its nvcc
+  // goes through a toolkit whose bin/nvcc runs archbuild's step launcher
+  // (arch enforcement, progress) and the compiler launcher (CUDA_HOME); the
+  // C++ compiler through ccache's symlink mode (above).
+  plan.enforce_archs = in.enforce_archs;
+  plan.self_executable = facts.self_executable;
+  plan.nvcc_log = in.out_dir / "nvcc.log";
+  if (in.toolchain->installed && plan.dialect == ArchDialect::extension &&
+      (!in.compiler_launcher.empty() || in.enforce_archs)) {
+    const auto shim = launcher_toolkit_dir(in.cache_dir, in.compiler_launcher, in.toolchain->installed->root,
+                                           facts.self_executable);
+    plan.env["CUDA_HOME"] = shim.string();
+    plan.env["CUDA_PATH"] = shim.string();
+  }
+  // comma-separated: CMake splits its launcher lists at semicolons
+  const std::string nvcc_targets_text = format_nvcc_targets(nvcc_targets(in.archs), ",");
+  if (in.enforce_archs) {
+    plan.env[kNvccTargetsVariable] = nvcc_targets_text;
+    plan.env[kNvccLogVariable] = plan.nvcc_log.string();
+    plan.env["CUDAARCHS"] = cmake_cuda_architectures(in.archs);  // CMake's default CMAKE_CUDA_ARCHITECTURES
+  }
+
   // A changed arch list (or toolkit, or host compiler) is silently ignored by
   // a configured CMake build dir: ask for a fresh configure when they differ.
   for (const char* key :
        {"TORCH_CUDA_ARCH_LIST", "CUDA_HOME", "CUDAHOSTCXX", "NVCC_APPEND_FLAGS", "CMAKE_CUDA_COMPILER_LAUNCHER"})
     if (auto it = plan.env.find(key); it != plan.env.end()) plan.configure_inputs[key] = it->second;
   for (const auto& [key, value] : in.resolved.build->env) plan.configure_inputs[key] = value;
+  // Enforcement happens in the launcher, not in the project's flags: turning
+  // it on or off must still rebuild what was built the other way.
+  plan.configure_inputs["archbuild.arch_enforcement"] = in.enforce_archs ? "on" : "off";
   const auto& recorded = facts.recorded_configure_inputs;
   auto setuptools_outputs = facts.setuptools_outputs;
   if (recorded && *recorded != plan.configure_inputs) {
@@ -142,6 +161,7 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
     const std::string key = std::string("CMAKE_") + lang + "_COMPILER_LAUNCHER";
     auto chosen = plan.env.find(key);
     plan.env[key] = facts.self_executable + ";" + kStepLauncherCommand +
+                    (in.enforce_archs ? ";--nvcc-targets=" + nvcc_targets_text : "") +
                     (chosen != plan.env.end() ? ";" + chosen->second : "");
   }
   plan.env["ARCHBUILD_STEP_LOG"] = plan.step_log.string();
@@ -153,6 +173,7 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
   key["ref"] = plan.ref;
   key["arch_list"] = plan.arch_list;
   key["arch_dialect"] = to_string(plan.dialect);
+  key["arch_enforcement"] = in.enforce_archs ? "on" : "off";
   key["cuda"] = in.toolchain->key_string();
   key["host_compiler"] = in.host ? in.host->kind + " " + in.host->version : "unknown";
   key["python_tag"] = facts.python_tag;
@@ -190,6 +211,7 @@ nlohmann::json BuildPlan::to_json() const {
           {"job_memory_gb", job_memory_gb},
           {"cmake_fresh", cmake_fresh},
           {"cmake_fresh_reason", cmake_fresh_reason},
+          {"arch_enforcement", enforce_archs},
           {"stale_outputs",
            [this] {
              std::vector<std::string> paths;

@@ -46,6 +46,9 @@ struct BuildPlan {
   // The executor removes them first; the reason is cmake_fresh_reason.
   std::vector<std::filesystem::path> stale_outputs;
   std::filesystem::path step_log;                 // where the step launcher notes each compile's start
+  bool enforce_archs = true;                      // nvcc calls are rewritten to the asked targets
+  std::filesystem::path nvcc_log;                 // what they did, one JSON line per nvcc call
+  std::string self_executable;                    // archbuild: the step launcher the launcher shims run
   std::map<std::string, std::string> key_inputs;  // what the cache key hashes
   std::string inherited_path;  // the caller's $PATH, which env["PATH"] extends (the script says "$PATH")
 
@@ -72,6 +75,7 @@ struct PlanInputs {
   std::string compiler_cache_remote;                         // ccache remote storage URL, or ""
   std::optional<SourceTree> source;                          // absent when planning before checkout
   std::map<std::string, std::string> dependency_key_inputs;  // "dep.torch" -> what it builds against
+  bool enforce_archs = true;                                 // false: keep the project's own arch flags
 };
 
 // The plan as a pure function of its inputs and the facts: no files read or

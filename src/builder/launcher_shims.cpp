@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "builder/step_launcher.h"
 #include "core/cache_layout.h"
 #include "core/error.h"
 #include "core/sha256.h"
@@ -35,14 +36,14 @@ void ensure_ccache_masquerade(const std::filesystem::path& cache_dir) {
 }
 
 std::filesystem::path launcher_toolkit_dir(const std::filesystem::path& cache_dir, const std::string& launcher,
-                                           const std::filesystem::path& toolkit_root) {
-  // One per launcher and toolkit; the hash keeps two toolkits apart.
-  return CacheLayout(cache_dir).launcher_toolkits() /
-         (launcher + "-" + sha256_hex(toolkit_root.string()).substr(0, 12));
+                                           const std::filesystem::path& toolkit_root, const std::string& self) {
+  // One per launcher, toolkit and archbuild binary; the hash keeps them apart.
+  return CacheLayout(cache_dir).launcher_toolkits() / ((launcher.empty() ? "archbuild" : launcher) + "-" +
+                                                       sha256_hex(toolkit_root.string() + "\n" + self).substr(0, 12));
 }
 
-void ensure_launcher_toolkit(const std::filesystem::path& dir, const std::filesystem::path& launcher_path,
-                             const std::filesystem::path& toolkit_root) {
+void ensure_launcher_toolkit(const std::filesystem::path& dir, const std::string& self,
+                             const std::filesystem::path& launcher_path, const std::filesystem::path& toolkit_root) {
   std::error_code ec;
   std::filesystem::create_directories(dir / "bin", ec);
   if (ec) fail_environment("cannot create " + (dir / "bin").string() + ": " + ec.message());
@@ -56,8 +57,10 @@ void ensure_launcher_toolkit(const std::filesystem::path& dir, const std::filesy
   const auto temp = dir / "bin" / (".nvcc." + std::to_string(::getpid()));
   {
     std::ofstream out(temp);
-    out << "#!/bin/sh\n# archbuild: nvcc through the compiler launcher (" << launcher_path.filename().string()
-        << ")\nexec " << shell_quote(launcher_path.string()) << " "
+    out << "#!/bin/sh\n# archbuild: nvcc through archbuild's step launcher"
+        << (launcher_path.empty() ? "" : " and the compiler launcher (" + launcher_path.filename().string() + ")")
+        << "\nexec " << shell_quote(self) << " " << kStepLauncherCommand << " "
+        << (launcher_path.empty() ? "" : shell_quote(launcher_path.string()) + " ")
         << shell_quote((toolkit_root / "bin" / "nvcc").string()) << " \"$@\"\n";
     if (!out) fail_environment("cannot write " + temp.string());
   }

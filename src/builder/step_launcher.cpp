@@ -7,6 +7,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "builder/arch_enforcement.h"
 
 namespace archbuild {
 
@@ -14,6 +19,18 @@ int run_step_launcher(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr, "archbuild _launch: no command\n");
     return 2;
+  }
+  // `_launch --nvcc-targets=LIST COMMAND...`: the asked targets ride on the
+  // launcher's own command line (CMake's launcher variable), so a changed
+  // list changes every compile command and ninja rebuilds what it must.
+  constexpr std::string_view targets_flag = "--nvcc-targets=";
+  if (std::string_view(argv[2]).starts_with(targets_flag)) {
+    ::setenv(kNvccTargetsVariable, argv[2] + targets_flag.size(), 1);
+    ++argv;
+    if (--argc < 3) {
+      std::fprintf(stderr, "archbuild _launch: no command\n");
+      return 2;
+    }
   }
   const char* output = "";
   for (int i = 2; i + 1 < argc; ++i)
@@ -32,6 +49,20 @@ int run_step_launcher(int argc, char** argv) {
       if (length > 0 && ::write(fd, line, static_cast<size_t>(std::min<int>(length, sizeof line - 1))) < 0) {
       }
       ::close(fd);
+    }
+  }
+  // An nvcc call (behind ccache, say) builds exactly the asked targets.
+  if (std::getenv(kNvccTargetsVariable) && !std::strstr(output, "cmTC_")) {
+    std::vector<std::string> command(argv + 2, argv + argc);
+    for (size_t i = 0; i < command.size(); ++i) {
+      if (std::filesystem::path(command[i]).filename() != "nvcc") continue;
+      command = enforce_nvcc_command(command, i);
+      std::vector<char*> words;
+      for (auto& word : command) words.push_back(word.data());
+      words.push_back(nullptr);
+      ::execvp(words[0], words.data());
+      std::fprintf(stderr, "archbuild _launch: cannot run %s: %s\n", words[0], std::strerror(errno));
+      return 127;
     }
   }
   ::execvp(argv[2], argv + 2);

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "core/cache_layout.h"
 #include "core/error.h"
@@ -17,18 +18,44 @@ CacheIndex cache_index_paths(const std::filesystem::path& cache_dir) {
   return {layout.wheels(), layout.simple_index(), {}, {}};
 }
 
+void check_cache_index_dirs(const std::filesystem::path& cache_dir) {
+  const CacheLayout layout(cache_dir);
+  std::error_code ec;
+  for (const auto& [path, directory] : {std::pair{layout.wheels(), true}, std::pair{layout.simple_index(), true},
+                                        std::pair{layout.index_lock(), false}}) {
+    auto status = std::filesystem::symlink_status(path, ec);
+    if (!std::filesystem::exists(status)) continue;
+    if (std::filesystem::is_symlink(status))
+      fail_bad_input(path.string() + " is a symbolic link: archbuild follows no link out of a cache dir it writes");
+    if (directory != std::filesystem::is_directory(status))
+      fail_bad_input(path.string() + (directory ? " is not a directory" : " is not a lock file archbuild wrote"));
+  }
+  check_index_dir(layout.simple_index());
+}
+
 namespace {
 
+// lstat: a symbolic link in wheels/ is never taken for the link archbuild makes.
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
   struct stat x {};
   struct stat y {};
-  return ::stat(a.c_str(), &x) == 0 && ::stat(b.c_str(), &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+  return ::stat(a.c_str(), &x) == 0 && ::lstat(b.c_str(), &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+constexpr std::string_view kTemporaryPrefix = ".tmp-";
+
+// link_into_place's temporary: .tmp-PID-NAME.whl
+bool is_own_temporary(const std::string& name) {
+  if (name.rfind(kTemporaryPrefix, 0) != 0 || !name.ends_with(".whl")) return false;
+  auto digits = name.find_first_not_of("0123456789", kTemporaryPrefix.size());
+  return digits != std::string::npos && digits > kTemporaryPrefix.size() && name[digits] == '-';
 }
 
 // A hard link (same bytes, no copy) renamed over `target`; a copy where the
 // filesystem cannot link.
 void link_into_place(const std::filesystem::path& source, const std::filesystem::path& target) {
-  auto temporary = target.parent_path() / (".tmp-" + std::to_string(getpid()) + "-" + target.filename().string());
+  auto temporary = target.parent_path() /
+                   (std::string(kTemporaryPrefix) + std::to_string(getpid()) + "-" + target.filename().string());
   std::error_code ec;
   std::filesystem::remove(temporary, ec);
   std::filesystem::create_hard_link(source, temporary, ec);
@@ -40,7 +67,9 @@ void link_into_place(const std::filesystem::path& source, const std::filesystem:
 
 CacheIndex refresh_cache_index(const std::filesystem::path& cache_dir, const WheelStore& store) {
   auto index = cache_index_paths(cache_dir);
+  check_cache_index_dirs(cache_dir);
   FileLock lock(CacheLayout(cache_dir).index_lock());
+  const auto linked_before = linked_wheel_names(index.simple_dir);  // the links this code made
   std::filesystem::create_directories(index.wheels_dir);
 
   // Newest entry wins a file name (entries() is newest first).
@@ -50,17 +79,23 @@ CacheIndex refresh_cache_index(const std::filesystem::path& cache_dir, const Whe
       if (chosen.emplace(wheel.filename().string(), wheel).second) continue;
       index.shadowed.push_back(wheel);
     }
+  std::error_code ec;
   for (const auto& [name, source] : chosen) {
     auto target = index.wheels_dir / name;
-    if (!same_file(source, target)) link_into_place(source, target);
+    auto status = std::filesystem::symlink_status(target, ec);
+    if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) &&
+        !std::filesystem::is_symlink(status))
+      fail_bad_input(target.string() + " is not a wheel link archbuild made");
+    if (!same_file(source, target)) link_into_place(source, target);  // a rename replaces a link, never follows it
   }
   index.wheels = write_simple_index(index.wheels_dir, index.simple_dir,
                                     [&](const std::string& file) { return chosen.count(file) > 0; });
-  // Only now, with no page naming them, the links of removed entries go.
-  std::error_code ec;
+  // Only now, with no page naming them, the links of removed entries go: the
+  // ones the previous pages linked and killed runs' temporaries, nothing else.
   for (const auto& file : std::filesystem::directory_iterator(index.wheels_dir, ec)) {
     auto name = file.path().filename().string();
-    if (!chosen.count(name)) std::filesystem::remove(file.path(), ec);
+    if (chosen.count(name) || file.is_symlink(ec) || !file.is_regular_file(ec)) continue;
+    if (linked_before.count(name) || is_own_temporary(name)) std::filesystem::remove(file.path(), ec);
   }
   return index;
 }

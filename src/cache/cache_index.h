@@ -23,11 +23,19 @@ struct CacheIndex {
 
 CacheIndex cache_index_paths(const std::filesystem::path& cache_dir);
 
+// Refuses (exit 2, naming it) a cache dir's wheels/, simple/ or index.lock
+// that is a symbolic link or not what archbuild writes there, and a simple/
+// that is not archbuild's (check_index_dir): what refresh_cache_index would
+// otherwise write or delete through. Writes nothing.
+void check_cache_index_dirs(const std::filesystem::path& cache_dir);
+
 // Rebuilds wheels/ and simple/ from the store, under <cache>/index.lock:
 // links are renamed into place, pages are written aside and renamed, and
 // wheels of removed entries are unlinked after the pages stop naming them,
 // so a concurrent pip never sees a link to a missing file or half a page.
-// Runs after every publish and `cache gc`.
+// It removes from wheels/ only the links it made (the files its previous
+// pages linked) that no store entry publishes now, and follows no symbolic
+// link (check_cache_index_dirs first). Runs after every publish and `cache gc`.
 CacheIndex refresh_cache_index(const std::filesystem::path& cache_dir, const WheelStore& store);
 
 }  // namespace archbuild

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cache/cache_index.h"
@@ -14,8 +16,23 @@ namespace archbuild {
 std::vector<std::string> verify_store_entry(const StoreEntry& entry);
 
 // Problems of the index itself: a page naming a wheel that is not there, a
-// published wheel the index does not list.
+// published wheel the index does not list, a page or link that is not what
+// archbuild writes (not a regular file, over 16 MiB, a link outside the
+// cache, a malformed escape or digest). Pages are untrusted input: read with
+// a size cap, scanned in one pass, and a target is hashed only when it is a
+// regular file.
 std::vector<std::string> verify_cache_index(const std::filesystem::path& cache_dir, const WheelStore& store);
+
+// One wheel link of a PEP 503 page, href="HREF#sha256=HEX", HREF still percent-encoded.
+struct IndexLink {
+  std::string href, sha256;
+};
+// The links with a #sha256= fragment, in page order: one linear scan (no
+// std::regex, whose libstdc++ matcher recurses per character).
+std::vector<IndexLink> index_page_links(std::string_view page);
+
+// Percent-decoding; nullopt for a malformed escape (%zz, a trailing %4) or %00.
+std::optional<std::string> percent_decode(std::string_view text);
 
 // The group `cache gc` keeps N of: the wheels' project names and the arch list.
 std::string gc_group(const StoreEntry& entry);

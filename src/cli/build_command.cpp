@@ -26,6 +26,9 @@ void print_build_summary(const BuildOutcome& outcome, PipelineEvents& events) {
   std::snprintf(summary, sizeof summary, "%.1f s, %u attempt%s%s", result.seconds,
                 static_cast<unsigned>(result.attempts.size()), result.attempts.size() == 1 ? "" : "s",
                 result.oom_retries ? (", " + std::to_string(result.oom_retries) + " OOM retries").c_str() : "");
+  if (!result.attempts.empty() && !result.interrupted)
+    events.stage("archs", "enforced: " + result.enforcement.summary(),
+                 result.enforcement.left ? Tone::warning : Tone::plain);
   if (result.ok) {
     events.stage("build", std::string("ok, ") + summary);
     for (const auto& wheel : report.wheels) events.stage("wheel", wheel.path.string());

@@ -21,6 +21,9 @@ void BuildOptions::declare(CLI::App& app) {
   add_json_flag(app, json);
   app.add_flag("--no-validate", no_validate, "Publish without validating the wheel (recorded in the manifest)");
   app.add_flag("--rebuild", rebuild, "Build even when the cache has a wheel for the same key");
+  app.add_flag("--keep-project-archs", keep_project_archs,
+               "Keep the project's own nvcc arch flags (default: every nvcc call builds exactly --arch); the wheel's "
+               "label then says what it holds");
   auto* wheel =
       app.add_option("--torch-wheel", torch_wheel,
                      "Build an extension against this torch wheel (default: the cache's torch for the arch list)");
@@ -43,6 +46,7 @@ BuildRequest BuildOptions::request() const {
   request.use_installed_torch = use_installed_torch;
   request.no_validate = no_validate;
   request.rebuild = rebuild;
+  request.keep_project_archs = keep_project_archs;
   request.setting_flags = settings.by_key();
   return request;
 }

@@ -15,7 +15,7 @@ struct BuildOptions {
   std::string what, arch, ref, recipe, cuda, out, torch_wheel;
   std::vector<std::string> patches, mirrors;
   SettingFlags settings;
-  bool json = false, no_validate = false, rebuild = false, use_installed_torch = false;
+  bool json = false, no_validate = false, rebuild = false, use_installed_torch = false, keep_project_archs = false;
 
   void declare(CLI::App& app);
   BuildRequest request() const;

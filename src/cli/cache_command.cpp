@@ -308,6 +308,11 @@ Command cache_command() {
                 std::filesystem::path wheels = std::filesystem::absolute(*index_wheels);
                 std::filesystem::path target = index_target->empty() ? wheels / "simple"
                                                                      : std::filesystem::absolute(*index_target);
+                std::error_code ec;
+                // A --index DIR the user named may be a link; WHEELS/simple, archbuild's name, may not.
+                if (index_target->empty() && std::filesystem::is_symlink(std::filesystem::symlink_status(target, ec)))
+                  fail_bad_input(target.string() + " is a symbolic link: archbuild follows no link below WHEELS " +
+                                 "(name the index dir with --index DIR)");
                 auto indexed = write_simple_index(wheels, target);
                 std::cout << "indexed " << indexed.size() << " wheel" << (indexed.size() == 1 ? "" : "s") << " in "
                           << target.string() << "\n";

@@ -29,6 +29,14 @@ Command plan_command() {
                                  Style::bold)
                         << "\n# toolkit: " << context.host.toolchain.describe() << "\n# jobs: " << plan.jobs.reason
                         << "\n";
+              std::cout << "# arch enforcement: "
+                        << (plan.enforce_archs
+                                ? "on: every nvcc call builds exactly " + plan.env.at("ARCHBUILD_NVCC_TARGETS") +
+                                      " (the step launcher rewrites its target flags; "
+                                      "--keep-project-archs turns it off)"
+                                : std::string("off: the project's own arch flags are kept, the "
+                                              "label says what the wheel holds"))
+                        << "\n";
               if (plan.cmake_fresh) std::cout << "# CMAKE_FRESH=1: " << plan.cmake_fresh_reason << "\n";
               if (!context.compiler_launcher.empty() && plan.dialect == ArchDialect::extension)
                 std::cout << "# " << context.compiler_launcher

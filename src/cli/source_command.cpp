@@ -75,6 +75,7 @@ Command source_command() {
           auto request = make_checkout_request(target, settings, options->mirrors, options->patches,
                                                options->dest.empty() ? cache.worktree(target.name, target.ref)
                                                                      : std::filesystem::path(options->dest));
+          for (const auto& note : target.notes) status.print("note: " + note);
           request.submodules = target.submodules && !options->no_submodules;
           request.refresh = options->refresh;
           request.threads = std::max(1u, options->threads);

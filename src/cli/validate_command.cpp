@@ -1,5 +1,4 @@
-#include <unistd.h>
-
+#include <cstdlib>
 #include <iostream>
 
 #include "cache/simple_index.h"
@@ -10,6 +9,7 @@
 #include "core/error.h"
 #include "process/run_process.h"
 #include "ui/terminal.h"
+#include "validate/device_validation.h"
 #include "validate/validation_output.h"
 #include "validate/wheel_validation.h"
 #include "wheel/wheel_archive.h"
@@ -17,6 +17,13 @@
 namespace archbuild {
 
 namespace {
+// mkdtemp: a new directory no one else can have made or linked beforehand.
+std::filesystem::path make_temporary_dir() {
+  auto pattern = (std::filesystem::temp_directory_path() / "archbuild-validate-XXXXXX").string();
+  if (!::mkdtemp(pattern.data())) fail_environment("cannot create a temporary dir like " + pattern);
+  return pattern;
+}
+
 // The recipe whose kernel test fits the wheel: named, the wheel's own
 // project, or the generic extension test for anything else.
 const Recipe* kernel_test_recipe(const RecipeBook& book, const std::string& named, const std::filesystem::path& wheel) {
@@ -61,14 +68,27 @@ Command validate_command() {
               auto book = RecipeBook::load_default();
               auto settings = Settings::load({{"python", options->python}});
               const auto python = settings.python();
-              std::filesystem::path work = options->work_dir.empty()
-                                               ? std::filesystem::temp_directory_path() /
-                                                     ("archbuild-validate-" + std::to_string(getpid()))
-                                               : std::filesystem::absolute(options->work_dir);
+              // The venv and logs go to a subdirectory archbuild makes its own: DIR/<wheel>/, or
+              // <wheel>/ in a fresh temporary dir, never DIR itself.
+              auto subdir = std::filesystem::path(options->wheel).stem();
+              if (subdir.empty() || subdir == "." || subdir == "..") subdir = "wheel";
+              std::filesystem::path temporary;
+              std::filesystem::path work;
+              if (options->work_dir.empty()) {
+                temporary = make_temporary_dir();
+                work = temporary / subdir;
+              } else {
+                auto parent = std::filesystem::absolute(options->work_dir);
+                if (std::filesystem::exists(parent, ec) && !std::filesystem::is_directory(parent, ec))
+                  fail_bad_input("--work-dir " + parent.string() + " is not a directory");
+                work = parent / subdir;
+                check_validation_work_dir(work);
+              }
               auto result = validate_wheel({std::filesystem::absolute(options->wheel), targets,
                                             kernel_test_recipe(book, options->recipe, options->wheel), python.string(),
                                             context.gpus, work});
-              if (options->work_dir.empty() && result.ok()) std::filesystem::remove_all(work, ec);
+              // The temporary dir is kept only for the logs of a failed device check.
+              if (!temporary.empty() && (result.ok() || !result.device.ran)) std::filesystem::remove_all(temporary, ec);
               if (options->json) {
                 auto out = result.to_json();
                 out["wheel"] = options->wheel;

@@ -86,6 +86,7 @@ PlanInputs BuildContext::plan_inputs(const std::optional<SourceTree>& source, co
   inputs.compiler_cache_remote = settings.get("compiler_cache_remote").value;
   inputs.source = source;
   inputs.dependency_key_inputs = dependency_key_inputs;
+  inputs.enforce_archs = !request.keep_project_archs && !target.recipe->keep_project_archs;
   return inputs;
 }
 

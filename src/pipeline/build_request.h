@@ -22,6 +22,7 @@ struct BuildRequest {
   bool use_installed_torch = false;   // ... or against the interpreter's torch
   bool no_validate = false;           // publish without validating (recorded)
   bool rebuild = false;               // build even on a cache hit
+  bool keep_project_archs = false;    // do not rewrite the project's nvcc arch flags
   // Settings given on the command line, by setting key (config/settings):
   // cache_dir, jobs, python, compiler_launcher, compiler_cache_remote, offline.
   std::map<std::string, std::string> setting_flags;

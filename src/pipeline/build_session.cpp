@@ -46,16 +46,18 @@ std::vector<std::string> install_lines(const std::vector<std::filesystem::path>&
 }
 
 // torch.utils.cpp_extension takes no compiler-launcher variable: the plan
-// points CUDA_HOME and PATH at shims that run the launcher, made here, where
-// the build runs (planning writes nothing).
+// points CUDA_HOME and PATH at shims that run the step launcher (progress,
+// arch enforcement) and the compiler launcher, made here, where the build
+// runs (planning writes nothing).
 void prepare_launcher_shims(const BuildContext& context, const BuildPlan& plan) {
   const auto& launcher = context.compiler_launcher;
-  if (launcher.empty()) return;
   if (launcher == "ccache") ensure_ccache_masquerade(context.cache.root());
   const auto& toolkit = context.host.toolchain.installed;
-  if (plan.dialect == ArchDialect::extension && toolkit)
-    ensure_launcher_toolkit(launcher_toolkit_dir(context.cache.root(), launcher, toolkit->root),
-                            *find_on_path(launcher), toolkit->root);
+  if (plan.dialect == ArchDialect::extension && toolkit && (!launcher.empty() || plan.enforce_archs)) {
+    const auto dir = launcher_toolkit_dir(context.cache.root(), launcher, toolkit->root, plan.self_executable);
+    ensure_launcher_toolkit(dir, plan.self_executable,
+                            launcher.empty() ? std::filesystem::path() : *find_on_path(launcher), toolkit->root);
+  }
 }
 
 enum class Finish { published, invalid, interrupted };
@@ -66,7 +68,11 @@ enum class Finish { published, invalid, interrupted };
 // quarantines nothing: the wheel was not judged.
 Finish finish_wheels(const BuildContext& context, const BuildPlan& plan, const CacheKey& key,
                      const std::vector<std::string>& built, BuildReport& report, PipelineEvents& events) {
-  const auto label = local_version_label(context.host.toolchain.version(), context.archs.list);
+  // With the project's own arch flags kept, the label says what the wheel
+  // holds (the first wheel's code), not what was asked.
+  const auto label = local_version_label(context.host.toolchain.version(), plan.enforce_archs || built.empty()
+                                                                               ? context.archs.list
+                                                                               : archs_in_wheel(built.front()));
   std::vector<std::filesystem::path> wheels;
   for (const auto& wheel : built) {
     auto relabeled = relabel_wheel(wheel, label);
@@ -83,8 +89,13 @@ Finish finish_wheels(const BuildContext& context, const BuildPlan& plan, const C
     report.validation_level = ValidationLevel::device;
     for (const auto& wheel : wheels) {
       events.stage("validate", wheel.filename().string() + " against " + context.archs.list.canonical());
-      auto validation = validate_wheel({wheel, context.archs.list, context.target.recipe, plan.python,
-                                        context.host.gpus, plan.out_dir / "validate" / wheel.stem()});
+      // With enforcement on, the label names the asked targets: code for other
+      // compute capabilities would make it lie. Kept project flags label the
+      // wheel by its code instead.
+      WheelValidationRequest checks{wheel,       context.archs.list, context.target.recipe,
+                                    plan.python, context.host.gpus,  plan.out_dir / "validate" / wheel.stem()};
+      checks.allow_extra_archs = !plan.enforce_archs;
+      auto validation = validate_wheel(checks);
       events.validation(validation);
       valid = valid && validation.ok();
       auto entry = validation.to_json();
@@ -143,6 +154,8 @@ PlannedBuild plan_build(const BuildRequest& request) {
 BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events) {
   auto context = BuildContext::resolve(request);
   events.stage("archs", context.archs.list.canonical() + " (" + context.host.toolchain.describe() + ")");
+  for (const auto& note : context.target.notes)
+    events.stage("source", note, note.find("uncommitted") != std::string::npos ? Tone::warning : Tone::plain);
   MirrorCache mirrors(context.cache.root(), [&](const FetchProgress& p) {
     events.status().update("fetch " + p.name + ": " + std::to_string(p.received_objects) + "/" +
                            std::to_string(p.total_objects) + " objects");

@@ -28,7 +28,7 @@ class RecipeParser {
                      std::string(e.description()));
     }
     only_keys(root, {"name", "description", "repository", "default_ref", "submodules", "arch_dialect", "job_memory_gb",
-                     "depends_on", "kernel_test", "build", "patches"});
+                     "depends_on", "kernel_test", "keep_project_archs", "build", "patches"});
     Recipe recipe;
     recipe.file = file_;
     recipe.file_sha256 = sha256_file_hex(file_);
@@ -39,6 +39,7 @@ class RecipeParser {
     recipe.repository = string(root, "repository", false);
     recipe.default_ref = string(root, "default_ref", !recipe.repository.empty());
     recipe.submodules = boolean(root, "submodules");
+    recipe.keep_project_archs = boolean(root, "keep_project_archs");
     auto dialect_text = string(root, "arch_dialect", true);
     auto dialect = parse_arch_dialect(dialect_text);
     if (!dialect) bad(root.get("arch_dialect")->source(), "arch_dialect", "must be \"cmake\" or \"extension\"");

@@ -35,7 +35,8 @@ struct Recipe {
   ArchDialect dialect = ArchDialect::extension;
   double job_memory_gb = 2.0;
   std::vector<std::string> depends_on;
-  std::string kernel_test;  // relative to the data dir
+  std::string kernel_test;          // relative to the data dir
+  bool keep_project_archs = false;  // do not enforce the arch list on the project's nvcc calls
   std::vector<BuildStep> builds;
   std::vector<PatchRule> patches;
   std::filesystem::path file;

@@ -1,12 +1,322 @@
 #include "source/patch_apply.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
+#include <functional>
+#include <set>
 #include <sstream>
+#include <utility>
 
 #include "core/error.h"
 #include "core/sha256.h"
 
 namespace archbuild {
+
+namespace {
+
+std::vector<std::string> split_path(std::string_view relative) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t slash = relative.find('/', start);
+    parts.emplace_back(relative.substr(start, slash == std::string_view::npos ? slash : slash - start));
+    if (slash == std::string_view::npos) return parts;
+    start = slash + 1;
+  }
+}
+
+std::string join_prefix(const std::vector<std::string>& parts, size_t count) {
+  std::string joined;
+  for (size_t i = 0; i < count && i < parts.size(); ++i) joined += (i ? "/" : "") + parts[i];
+  return joined;
+}
+
+// "a", "a/b" for "a/b/c": the directories a write to the path goes through.
+std::vector<std::string> proper_prefixes(const std::string& path) {
+  auto parts = split_path(path);
+  std::vector<std::string> prefixes;
+  for (size_t count = 1; count < parts.size(); ++count) prefixes.push_back(join_prefix(parts, count));
+  return prefixes;
+}
+
+std::string errno_text(int error) { return std::strerror(error); }
+
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd& operator=(Fd&& other) noexcept {
+    if (this != &other) {
+      if (fd_ >= 0) ::close(fd_);
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
+  int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+TreeFiles::Kind kind_at(int dir, const std::string& name) {
+  struct stat st {};
+  if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return TreeFiles::Kind::absent;
+  if (S_ISDIR(st.st_mode)) return TreeFiles::Kind::directory;
+  if (S_ISLNK(st.st_mode)) return TreeFiles::Kind::symlink;
+  if (S_ISREG(st.st_mode)) return TreeFiles::Kind::file;
+  return TreeFiles::Kind::other;
+}
+
+const char* kind_word(TreeFiles::Kind kind) {
+  switch (kind) {
+    case TreeFiles::Kind::absent: return "nothing";
+    case TreeFiles::Kind::directory: return "a directory";
+    case TreeFiles::Kind::file: return "a file";
+    case TreeFiles::Kind::symlink: return "a symlink";
+    case TreeFiles::Kind::other: return "a special file";
+  }
+  return "something";
+}
+
+// Every entry below the open directory `fd` (taken over), deepest first, never following a symlink.
+void for_each_below(int fd, const std::string& prefix,
+                    const std::function<void(int, const std::string&, const std::string&, bool)>& visit) {
+  DIR* dir = ::fdopendir(fd);
+  if (!dir) {
+    int error = errno;
+    ::close(fd);
+    fail_environment("cannot read the directory " + prefix + ": " + errno_text(error));
+  }
+  std::vector<std::string> names;
+  while (dirent* entry = ::readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  int parent = ::dirfd(dir);
+  for (const auto& name : names) {
+    std::string path = prefix.empty() ? name : prefix + "/" + name;
+    bool is_dir = kind_at(parent, name) == TreeFiles::Kind::directory;
+    if (is_dir) {
+      int sub = ::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub < 0) {
+        int error = errno;
+        ::closedir(dir);
+        fail_environment("cannot open the directory " + path + ": " + errno_text(error));
+      }
+      for_each_below(sub, path, visit);
+    }
+    visit(parent, name, path, is_dir);
+  }
+  ::closedir(dir);
+}
+
+std::string temporary_name() {
+  static std::atomic<unsigned> counter{0};
+  return ".archbuild-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".tmp";
+}
+
+}  // namespace
+
+std::string relative_path_problem(std::string_view relative) {
+  if (relative.empty()) return "is empty";
+  if (relative.front() == '/') return "is an absolute path";
+  if (relative.find('\0') != std::string_view::npos) return "holds a NUL byte";
+  for (const auto& part : split_path(relative)) {
+    if (part == "..") return "climbs out with '..'";
+    if (part.empty() || part == ".") return "is not normalised (an empty or '.' component)";
+    std::string lower = part;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (lower == ".git") return "goes into .git";
+  }
+  return "";
+}
+
+std::string symlink_target_problem(std::string_view link, std::string_view target) {
+  if (target.empty()) return "is empty";
+  if (target.front() == '/') return "is absolute";
+  long depth = static_cast<long>(split_path(link).size()) - 1;  // the link's directory
+  for (const auto& part : split_path(target)) {
+    if (part.empty() || part == ".") continue;
+    if (part != "..")
+      ++depth;
+    else if (--depth < 0)
+      return "climbs out of the tree";
+  }
+  return "";
+}
+
+TreeFiles::TreeFiles(const std::filesystem::path& root) : root_(root) {
+  fd_ = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd_ < 0) fail_environment("cannot open the directory " + root.string() + ": " + errno_text(errno));
+}
+
+TreeFiles::~TreeFiles() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+// The open directory holding the last component, or -1: a prefix is absent
+// (and `create` is false) or is not a directory (`blocked` and `kind` say which).
+int TreeFiles::open_parent(const std::vector<std::string>& parts, bool create, std::string* blocked, Kind* kind) const {
+  for (const auto& part : parts)
+    if (part.empty() || part == "." || part == "..")
+      fail_bad_input("'" + join_prefix(parts, parts.size()) + "' is not a path inside " + root_.string());
+  Fd current(::dup(fd_));
+  if (current.get() < 0) fail_environment("cannot open the directory " + root_.string() + ": " + errno_text(errno));
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    const char* name = parts[i].c_str();
+    int next = ::openat(current.get(), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0 && errno == ENOENT && create) {
+      if (::mkdirat(current.get(), name, 0777) != 0 && errno != EEXIST)
+        fail_environment("cannot create " + (root_ / join_prefix(parts, i + 1)).string() + ": " + errno_text(errno));
+      next = ::openat(current.get(), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+    if (next < 0) {
+      int error = errno;
+      Kind found = kind_at(current.get(), parts[i]);
+      if (found == Kind::absent) return -1;
+      if (found != Kind::directory) {
+        if (blocked) *blocked = join_prefix(parts, i + 1);
+        if (kind) *kind = found;
+        return -1;
+      }
+      fail_environment("cannot open " + (root_ / join_prefix(parts, i + 1)).string() + ": " + errno_text(error));
+    }
+    current = Fd(next);
+  }
+  return current.release();
+}
+
+std::string TreeFiles::blocked_prefix(std::string_view relative, Kind* kind) const {
+  std::string blocked;
+  Fd parent(open_parent(split_path(relative), false, &blocked, kind));
+  return blocked;
+}
+
+TreeFiles::Kind TreeFiles::kind(std::string_view relative) const {
+  auto parts = split_path(relative);
+  Fd parent(open_parent(parts, false, nullptr, nullptr));
+  return parent.get() < 0 ? Kind::absent : kind_at(parent.get(), parts.back());
+}
+
+std::vector<std::string> TreeFiles::files_below(std::string_view relative) const {
+  std::vector<std::string> files;
+  auto parts = split_path(relative);
+  Fd parent(open_parent(parts, false, nullptr, nullptr));
+  if (parent.get() < 0) return files;
+  int dir = ::openat(parent.get(), parts.back().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir < 0) return files;
+  for_each_below(dir, std::string(relative), [&](int, const std::string&, const std::string& path, bool is_dir) {
+    if (!is_dir) files.push_back(path);
+  });
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void TreeFiles::write_file(std::string_view relative, std::string_view content, bool executable) const {
+  auto parts = split_path(relative);
+  std::string where = (root_ / relative).string();
+  std::string blocked;
+  Kind kind = Kind::absent;
+  Fd parent(open_parent(parts, true, &blocked, &kind));
+  if (parent.get() < 0) {
+    if (!blocked.empty())
+      fail_bad_input("refusing to write " + where + ": " + blocked + " is " + kind_word(kind) + ", not a directory");
+    fail_environment("cannot create the directories of " + where);
+  }
+  std::string temporary = temporary_name();
+  Fd out(::openat(parent.get(), temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  executable ? 0777 : 0666));
+  if (out.get() < 0) fail_environment("cannot write " + where + ": " + errno_text(errno));
+  auto fail = [&](int error) {
+    ::unlinkat(parent.get(), temporary.c_str(), 0);
+    fail_environment("cannot write " + where + ": " + errno_text(error));
+  };
+  for (size_t done = 0; done < content.size();) {
+    ssize_t n = ::write(out.get(), content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail(errno);
+    done += static_cast<size_t>(n);
+  }
+  if (::close(out.release()) != 0) fail(errno);
+  if (::renameat(parent.get(), temporary.c_str(), parent.get(), parts.back().c_str()) != 0) fail(errno);
+}
+
+void TreeFiles::write_symlink(std::string_view relative, std::string_view target) const {
+  auto parts = split_path(relative);
+  std::string where = (root_ / relative).string();
+  std::string blocked;
+  Kind kind = Kind::absent;
+  Fd parent(open_parent(parts, true, &blocked, &kind));
+  if (parent.get() < 0) {
+    if (!blocked.empty())
+      fail_bad_input("refusing to write " + where + ": " + blocked + " is " + kind_word(kind) + ", not a directory");
+    fail_environment("cannot create the directories of " + where);
+  }
+  std::string temporary = temporary_name();
+  if (::symlinkat(std::string(target).c_str(), parent.get(), temporary.c_str()) != 0)
+    fail_environment("cannot write " + where + ": " + errno_text(errno));
+  if (::renameat(parent.get(), temporary.c_str(), parent.get(), parts.back().c_str()) != 0) {
+    int error = errno;
+    ::unlinkat(parent.get(), temporary.c_str(), 0);
+    fail_environment("cannot write " + where + ": " + errno_text(error));
+  }
+}
+
+bool TreeFiles::remove_file(std::string_view relative) const {
+  auto parts = split_path(relative);
+  Fd parent(open_parent(parts, false, nullptr, nullptr));
+  if (parent.get() < 0) return false;
+  Kind kind = kind_at(parent.get(), parts.back());
+  if (kind == Kind::absent || kind == Kind::directory) return false;
+  if (::unlinkat(parent.get(), parts.back().c_str(), 0) != 0) {
+    if (errno == ENOENT) return false;
+    fail_environment("cannot remove " + (root_ / relative).string() + ": " + errno_text(errno));
+  }
+  return true;
+}
+
+bool TreeFiles::remove(std::string_view relative) const {
+  auto parts = split_path(relative);
+  Fd parent(open_parent(parts, false, nullptr, nullptr));
+  if (parent.get() < 0) return false;
+  const std::string& leaf = parts.back();
+  Kind kind = kind_at(parent.get(), leaf);
+  if (kind == Kind::absent) return false;
+  auto unlink = [&](int dir, const std::string& name, const std::string& path, bool is_dir) {
+    if (::unlinkat(dir, name.c_str(), is_dir ? AT_REMOVEDIR : 0) != 0 && errno != ENOENT)
+      fail_environment("cannot remove " + (root_ / path).string() + ": " + errno_text(errno));
+  };
+  if (kind == Kind::directory) {
+    int dir = ::openat(parent.get(), leaf.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir < 0) fail_environment("cannot open " + (root_ / relative).string() + ": " + errno_text(errno));
+    for_each_below(dir, std::string(relative), unlink);
+  }
+  unlink(parent.get(), leaf, std::string(relative), kind == Kind::directory);
+  return true;
+}
+
+void TreeFiles::remove_empty_parents(std::string_view relative) const {
+  auto parts = split_path(relative);
+  for (size_t count = parts.size() - 1; count > 0; --count) {
+    std::vector<std::string> prefix(parts.begin(), parts.begin() + static_cast<long>(count));
+    Fd parent(open_parent(prefix, false, nullptr, nullptr));
+    if (parent.get() < 0 || kind_at(parent.get(), prefix.back()) != Kind::directory) return;
+    if (::unlinkat(parent.get(), prefix.back().c_str(), AT_REMOVEDIR) != 0) return;  // not empty: keep it
+  }
+}
 
 namespace {
 
@@ -16,21 +326,236 @@ struct LoadedPatch {
   GitDiff diff;
 };
 
-// Rejects paths that would write outside the work tree.
-void check_path(const std::filesystem::path& workdir, const std::string& patch, const char* path) {
-  if (!path || !*path) return;
-  std::string text = path;
-  auto escape = [&](const std::string& why) {
-    fail_bad_input("patch " + patch + " writes outside the source tree: '" + text + "' " + why);
+std::string patch_name(const LoadedPatch& patch) { return patch.file.path.string(); }
+
+// The mode of `path` in `tree`; 0 when it has none.
+uint32_t mode_at(git_tree* tree, const std::string& path) {
+  git_tree_entry* entry = nullptr;
+  if (git_tree_entry_bypath(&entry, tree, path.c_str()) != 0) return 0;
+  uint32_t mode = git_tree_entry_filemode(entry);
+  git_tree_entry_free(entry);
+  return mode;
+}
+
+std::string blob_text(git_repository* repo, git_tree* tree, const std::string& path) {
+  git_tree_entry* entry = nullptr;
+  if (git_tree_entry_bypath(&entry, tree, path.c_str()) != 0) return "";
+  git_blob* blob = nullptr;
+  int rc = git_blob_lookup(&blob, repo, git_tree_entry_id(entry));
+  git_tree_entry_free(entry);
+  if (rc != 0) return "";
+  std::string text(static_cast<const char*>(git_blob_rawcontent(blob)), static_cast<size_t>(git_blob_rawsize(blob)));
+  git_blob_free(blob);
+  return text;
+}
+
+std::vector<std::string> delta_paths(const git_diff_delta* delta) {
+  std::vector<std::string> paths;
+  for (const char* path : {delta->old_file.path, delta->new_file.path})
+    if (path && *path && std::find(paths.begin(), paths.end(), path) == paths.end()) paths.emplace_back(path);
+  return paths;
+}
+
+// The path a delta writes; "" for a deletion (its old path goes before anything is written).
+std::string written_path(const git_diff_delta* delta) {
+  return delta->status == GIT_DELTA_DELETED || !delta->new_file.path ? "" : delta->new_file.path;
+}
+
+// The patches in order and the tree before each: states[i] is what patch i is applied to.
+struct Chain {
+  git_repository* repo;
+  const std::vector<LoadedPatch>& patches;
+  std::vector<GitTree> states;
+  const TreeFiles& disk;
+};
+
+[[noreturn]] void refuse_through(const LoadedPatch& patch, const std::string& path, const std::string& link,
+                                 const std::string& origin) {
+  fail_bad_input("patch " + patch_name(patch) + " writes through a symlink: '" + path + "' passes through '" + link +
+                 "', " + origin + "; archbuild never writes through a symlink");
+}
+
+[[noreturn]] void refuse_submodule(const LoadedPatch& patch, const std::string& path, const std::string& submodule) {
+  fail_bad_input("patch " + patch_name(patch) + " changes '" + path + "', inside the submodule '" + submodule +
+                 "'; patches apply to the top repository's own files");
+}
+
+// Who made the symlink at `path` that the tree before patch `index` holds.
+std::string symlink_origin(const Chain& chain, size_t index, const std::string& path) {
+  for (size_t i = index; i > 0; --i)
+    if (mode_at(chain.states[i - 1].get(), path) != GIT_FILEMODE_LINK)
+      return "a symlink made by patch " + patch_name(chain.patches[i - 1]);
+  return "a symlink in the checked-out tree";
+}
+
+std::set<std::string> added_links(const LoadedPatch& patch) {
+  std::set<std::string> links;
+  for (size_t i = 0; i < git_diff_num_deltas(patch.diff.get()); ++i) {
+    const git_diff_delta* delta = git_diff_get_delta(patch.diff.get(), i);
+    if (delta->status != GIT_DELTA_DELETED && delta->new_file.mode == GIT_FILEMODE_LINK && delta->new_file.path)
+      links.insert(delta->new_file.path);
+  }
+  return links;
+}
+
+std::set<std::string> deleted_paths(const LoadedPatch& patch) {
+  std::set<std::string> deleted;
+  for (size_t i = 0; i < git_diff_num_deltas(patch.diff.get()); ++i) {
+    const git_diff_delta* delta = git_diff_get_delta(patch.diff.get(), i);
+    if (delta->status == GIT_DELTA_DELETED && delta->old_file.path) deleted.insert(delta->old_file.path);
+  }
+  return deleted;
+}
+
+// Every path patch `index` touches, against the tree the earlier patches
+// leave, the work tree on disk and the symlinks the patch itself adds. A
+// symlink the patch deletes may become a directory it writes into: the
+// symlink is removed before anything is written.
+void check_before(const Chain& chain, size_t index) {
+  const LoadedPatch& patch = chain.patches[index];
+  git_tree* before = chain.states[index].get();
+  git_tree* head = chain.states.front().get();
+  auto links = added_links(patch);
+  auto deleted = deleted_paths(patch);
+  for (size_t i = 0; i < git_diff_num_deltas(patch.diff.get()); ++i) {
+    const git_diff_delta* delta = git_diff_get_delta(patch.diff.get(), i);
+    for (const auto& path : delta_paths(delta)) {
+      bool written = path == written_path(delta);
+      for (const auto& prefix : proper_prefixes(path)) {
+        if (written && links.count(prefix)) refuse_through(patch, path, prefix, "a symlink made by this patch");
+        uint32_t mode = mode_at(before, prefix);
+        if (mode == GIT_FILEMODE_LINK && !(written && deleted.count(prefix)))
+          refuse_through(patch, path, prefix, symlink_origin(chain, index, prefix));
+        if (mode == GIT_FILEMODE_COMMIT) refuse_submodule(patch, path, prefix);
+        // A symlink the checked-out tree has is judged by the tree above, as the patches change it.
+        if (mode_at(head, prefix) != GIT_FILEMODE_LINK && chain.disk.kind(prefix) == TreeFiles::Kind::symlink)
+          refuse_through(patch, path, prefix, "an untracked symlink in the work tree");
+      }
+      if (mode_at(before, path) == GIT_FILEMODE_COMMIT || delta->old_file.mode == GIT_FILEMODE_COMMIT ||
+          delta->new_file.mode == GIT_FILEMODE_COMMIT)
+        refuse_submodule(patch, path, path);
+    }
+  }
+}
+
+// What a patch did to the tree: the paths it added (untracked once written)
+// and the symlinks it added or changed, however its deltas spell their modes.
+struct TreeChange {
+  std::vector<std::string> added;
+  std::vector<std::string> links;
+};
+
+TreeChange tree_change(git_repository* repo, git_tree* before, git_tree* after) {
+  git_diff* raw = nullptr;
+  git_check(git_diff_tree_to_tree(&raw, repo, before, after, nullptr), "cannot compare the patched trees");
+  GitDiff diff(raw);
+  TreeChange change;
+  for (size_t i = 0; i < git_diff_num_deltas(raw); ++i) {
+    const git_diff_delta* delta = git_diff_get_delta(raw, i);
+    if (delta->status == GIT_DELTA_DELETED) continue;
+    if (delta->status == GIT_DELTA_ADDED) change.added.emplace_back(delta->new_file.path);
+    if (delta->new_file.mode == GIT_FILEMODE_LINK) change.links.emplace_back(delta->new_file.path);
+  }
+  return change;
+}
+
+// The same against the tree this patch makes, and where its symlinks point.
+TreeChange check_after(const Chain& chain, size_t index) {
+  const LoadedPatch& patch = chain.patches[index];
+  git_tree* after = chain.states[index + 1].get();
+  for (size_t i = 0; i < git_diff_num_deltas(patch.diff.get()); ++i) {
+    std::string path = written_path(git_diff_get_delta(patch.diff.get(), i));
+    if (!path.empty())
+      for (const auto& prefix : proper_prefixes(path)) {
+        uint32_t mode = mode_at(after, prefix);
+        if (mode == GIT_FILEMODE_LINK) refuse_through(patch, path, prefix, "a symlink made by this patch");
+        if (mode == GIT_FILEMODE_COMMIT) refuse_submodule(patch, path, prefix);
+      }
+  }
+  TreeChange change = tree_change(chain.repo, chain.states[index].get(), after);
+  for (const auto& link : change.links) {
+    std::string target = blob_text(chain.repo, after, link);
+    std::string problem = symlink_target_problem(link, target);
+    if (!problem.empty())
+      fail_bad_input("patch " + patch_name(patch) + " makes the symlink '" + link + "' -> '" + target +
+                     "', whose target " + problem +
+                     "; a patch may add only relative symlinks that stay inside the source tree");
+  }
+  return change;
+}
+
+struct PendingWrite {
+  std::string path;
+  uint32_t mode;
+  git_oid id;
+  bool tracked;  // the checked-out tree has it with the same type: it is replaced
+};
+
+std::string file_content(git_repository* repo, const PendingWrite& write) {
+  git_blob* raw = nullptr;
+  git_check(git_blob_lookup(&raw, repo, &write.id), "cannot read the patched " + write.path);
+  GitPtr<git_blob, git_blob_free> blob(raw);
+  if (write.mode == GIT_FILEMODE_LINK)
+    return {static_cast<const char*>(git_blob_rawcontent(raw)), static_cast<size_t>(git_blob_rawsize(raw))};
+  // The checkout's filters (line endings from .gitattributes), as libgit2's checkout applies them.
+  git_buf buffer = GIT_BUF_INIT;
+  git_blob_filter_options options = GIT_BLOB_FILTER_OPTIONS_INIT;
+  git_check(git_blob_filter(&buffer, raw, write.path.c_str(), &options), "cannot filter the patched " + write.path);
+  std::string content(buffer.ptr ? buffer.ptr : "", buffer.size);
+  git_buf_dispose(&buffer);
+  return content;
+}
+
+// Writes the difference between the checked-out tree and the patched one.
+// Everything is checked before the first change, so a refusal leaves the
+// work tree as it was; no write or removal follows a symlink.
+void write_patched_tree(git_repository* repo, git_tree* head, git_tree* patched, const TreeFiles& disk) {
+  git_diff* raw = nullptr;
+  git_check(git_diff_tree_to_tree(&raw, repo, head, patched, nullptr), "cannot compare the patched tree");
+  GitDiff diff(raw);
+  std::set<std::string> removals;
+  std::vector<PendingWrite> writes;
+  for (size_t i = 0; i < git_diff_num_deltas(raw); ++i) {
+    const git_diff_delta* delta = git_diff_get_delta(raw, i);
+    if (delta->status == GIT_DELTA_DELETED)
+      removals.insert(delta->old_file.path);
+    else
+      writes.push_back(
+          {delta->new_file.path, delta->new_file.mode, delta->new_file.id, delta->status != GIT_DELTA_ADDED});
+  }
+  auto refuse = [](const std::string& path, const std::string& why) {
+    fail_bad_input("the patches cannot be written to the work tree: '" + path + "' " + why +
+                   "; remove it, or the work tree to start over");
   };
-  if (text.front() == '/') escape("is an absolute path");
-  std::filesystem::path relative(text);
-  std::filesystem::path walked = workdir;
-  for (const auto& part : relative) {
-    if (part == "..") escape("climbs out with '..'");
-    walked /= part;
-    std::error_code ec;
-    if (std::filesystem::is_symlink(walked, ec)) escape("goes through the symlink " + walked.string());
+  for (const auto& write : writes) {
+    for (const auto& prefix : proper_prefixes(write.path)) {
+      if (removals.count(prefix)) break;  // a file the patches turn into a directory
+      auto kind = disk.kind(prefix);
+      if (kind == TreeFiles::Kind::absent) break;
+      if (kind != TreeFiles::Kind::directory)
+        refuse(write.path, "needs a directory where the work tree has " + std::string(kind_word(kind)) + " '" + prefix +
+                               "' that no patch removes");
+    }
+    if (write.mode == GIT_FILEMODE_LINK && !symlink_target_problem(write.path, file_content(repo, write)).empty())
+      refuse(write.path, "would be a symlink out of the tree");  // each patch's own check says which
+    if (removals.count(write.path)) continue;
+    auto kind = disk.kind(write.path);
+    if (kind == TreeFiles::Kind::directory) {
+      for (const auto& file : disk.files_below(write.path))
+        if (!removals.count(file)) refuse(write.path, "is a directory in the work tree holding '" + file + "'");
+    } else if (kind != TreeFiles::Kind::absent && !write.tracked) {
+      refuse(write.path, "already exists in the work tree and is not tracked");
+    }
+  }
+  for (const auto& path : removals) disk.remove_file(path);
+  for (const auto& path : removals) disk.remove_empty_parents(path);
+  for (const auto& write : writes) {
+    std::string content = file_content(repo, write);
+    if (disk.kind(write.path) == TreeFiles::Kind::directory) disk.remove(write.path);  // holds only directories
+    if (write.mode == GIT_FILEMODE_LINK)
+      disk.write_symlink(write.path, content);
+    else
+      disk.write_file(write.path, content, write.mode == GIT_FILEMODE_BLOB_EXECUTABLE);
   }
 }
 
@@ -69,7 +594,7 @@ git_apply_options tracking_options(HunkTracker& tracker) {
   std::string where = tracker.file.empty() ? "" : " in " + tracker.file;
   if (tracker.hunk_index > 0)
     where = ", hunk #" + std::to_string(tracker.hunk_index) + " (" + tracker.hunk + ")" + where;
-  fail_bad_input("patch " + patch.file.path.string() + " does not apply" + where + ": " + git_last_error());
+  fail_bad_input("patch " + patch_name(patch) + " does not apply" + where + ": " + git_last_error());
 }
 
 }  // namespace
@@ -79,7 +604,7 @@ std::vector<AppliedPatch> apply_patches(git_repository* repo, const std::vector<
   if (patches.empty()) return applied;
   const char* workdir_text = git_repository_workdir(repo);
   if (!workdir_text) fail_bad_input("cannot patch a bare repository");
-  std::filesystem::path workdir(workdir_text);
+  TreeFiles disk{std::filesystem::path(workdir_text)};
 
   std::vector<LoadedPatch> loaded;
   for (const auto& file : patches) {
@@ -94,44 +619,41 @@ std::vector<AppliedPatch> apply_patches(git_repository* repo, const std::vector<
                      " is not a git-format patch (git diff / git format-patch): " + git_last_error());
     patch.diff.reset(diff);
     if (git_diff_num_deltas(diff) == 0) fail_bad_input("patch " + file.path.string() + " changes nothing");
-    for (size_t i = 0; i < git_diff_num_deltas(diff); ++i) {
-      const git_diff_delta* delta = git_diff_get_delta(diff, i);
-      check_path(workdir, file.path.string(), delta->old_file.path);
-      check_path(workdir, file.path.string(), delta->new_file.path);
-    }
+    for (size_t i = 0; i < git_diff_num_deltas(diff); ++i)
+      for (const auto& path : delta_paths(git_diff_get_delta(diff, i))) {
+        std::string problem = relative_path_problem(path);
+        if (!problem.empty())
+          fail_bad_input("patch " + file.path.string() + " writes outside the source tree: '" + path + "' " + problem);
+      }
     loaded.push_back(std::move(patch));
   }
 
   // Check: apply each to the tree the previous ones produced, in memory.
   git_object* head = nullptr;
   git_check(git_revparse_single(&head, repo, "HEAD^{tree}"), "cannot read HEAD's tree");
-  GitObject head_holder(head);
-  GitTree tree(reinterpret_cast<git_tree*>(head_holder.release()));
-  for (const auto& patch : loaded) {
+  Chain chain{repo, loaded, {}, disk};
+  chain.states.emplace_back(reinterpret_cast<git_tree*>(head));
+  for (size_t k = 0; k < loaded.size(); ++k) {
+    const LoadedPatch& patch = loaded[k];
+    check_before(chain, k);
     HunkTracker tracker;
     auto options = tracking_options(tracker);
     git_index* index = nullptr;
-    if (git_apply_to_tree(&index, repo, tree.get(), patch.diff.get(), &options) != 0) apply_failed(patch, tracker);
+    git_error_clear();
+    if (git_apply_to_tree(&index, repo, chain.states[k].get(), patch.diff.get(), &options) != 0)
+      apply_failed(patch, tracker);
     GitIndex index_holder(index);
     git_oid tree_id;
     git_check(git_index_write_tree_to(&tree_id, index, repo), "cannot write the patched tree");
     git_tree* next = nullptr;
     git_check(git_tree_lookup(&next, repo, &tree_id), "cannot read the patched tree");
-    tree.reset(next);
+    chain.states.emplace_back(next);
+    TreeChange change = check_after(chain, k);
+    applied.push_back({patch_name(patch), patch.file.origin, sha256_hex(patch.text), std::move(change.added)});
   }
 
-  // Apply: all patches are known to apply in order.
-  for (const auto& patch : loaded) {
-    HunkTracker tracker;
-    auto options = tracking_options(tracker);
-    if (git_apply(repo, patch.diff.get(), GIT_APPLY_LOCATION_WORKDIR, &options) != 0) apply_failed(patch, tracker);
-    AppliedPatch record{patch.file.path.string(), patch.file.origin, sha256_hex(patch.text), {}};
-    for (size_t i = 0; i < git_diff_num_deltas(patch.diff.get()); ++i) {
-      const git_diff_delta* delta = git_diff_get_delta(patch.diff.get(), i);
-      if (delta->status == GIT_DELTA_ADDED) record.created.emplace_back(delta->new_file.path);
-    }
-    applied.push_back(std::move(record));
-  }
+  // Write: all patches are known to apply in order and to stay inside the tree.
+  write_patched_tree(repo, chain.states.front().get(), chain.states.back().get(), disk);
   return applied;
 }
 

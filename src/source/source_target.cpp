@@ -1,9 +1,12 @@
 #include "source/source_target.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "core/error.h"
 #include "core/strings.h"
+#include "source/local_head.h"
 
 namespace archbuild {
 
@@ -20,6 +23,7 @@ bool looks_like_url(const std::string& text) {
 SourceTarget resolve_source_target(const std::string& what, const std::string& ref_option, const RecipeBook& book,
                                    const MirrorCache& mirrors, bool offline, const std::string& recipe_option) {
   SourceTarget target;
+  std::optional<LocalHead> local;
   const Recipe* named = nullptr;
   if (!recipe_option.empty()) {
     named = book.find(recipe_option);
@@ -42,6 +46,7 @@ SourceTarget resolve_source_target(const std::string& what, const std::string& r
                        "' is a directory but not a git repository (archbuild checks out commits, "
                        "so a source tree needs its history; run `git init && git add -A && git commit` there)");
       target.url = dir.string();
+      if (ref_option.empty()) local = read_local_head(dir);
     } else if (looks_like_url(what)) {
       target.url = what;
     } else {
@@ -55,9 +60,20 @@ SourceTarget resolve_source_target(const std::string& what, const std::string& r
     target.recipe = named ? named : book.find("cpp-extension");
     if (named) target.submodules = named->submodules;
   }
-  if (!ref_option.empty())
+  if (!ref_option.empty()) {
     target.ref = ref_option;
-  else if (target.recipe && !target.recipe->default_ref.empty() && target.recipe->repository == target.url)
+  } else if (local) {
+    target.ref = local->ref;
+    target.notes.push_back("building " + target.url + "'s " + local->description + " (--ref picks another)");
+    if (!local->uncommitted.empty()) {
+      std::vector<std::string> shown(local->uncommitted.begin(),
+                                     local->uncommitted.begin() + std::min<size_t>(5, local->uncommitted.size()));
+      target.notes.push_back(std::to_string(local->uncommitted.size()) + " uncommitted change" +
+                             (local->uncommitted.size() == 1 ? "" : "s") + " not built (" + join(shown, ", ") +
+                             (local->uncommitted.size() > 5 ? ", ..." : "") +
+                             "): archbuild builds commits; commit them, or pass them as --patch");
+    }
+  } else if (target.recipe && !target.recipe->default_ref.empty() && target.recipe->repository == target.url)
     target.ref = target.recipe->default_ref;
   else
     target.ref = mirrors.default_branch(target.url, offline);

@@ -19,8 +19,12 @@ struct SourceTarget {
   bool submodules = true;
   const Recipe* recipe = nullptr;
   std::vector<PatchFile> patches;  // the recipe's for this ref
+  std::vector<std::string> notes;  // what the user should know: "building PATH's HEAD ...", uncommitted files
 };
 
+// A local repository without --ref builds what it has checked out (its
+// branch, or the commit of a detached HEAD), and the notes name the tracked
+// files with uncommitted changes, which that commit does not contain.
 // Throws UserError(bad_input) when X is none of the three. `recipe_option`
 // (--recipe) builds a PATH or URL with a named recipe instead of the generic
 // one: a fork of PyTorch with the torch recipe.

@@ -41,6 +41,19 @@ SourceTree SourceTree::from_json(const nlohmann::json& json) {
   return tree;
 }
 
+std::string source_manifest_problem(const SourceTree& manifest) {
+  for (const auto& sub : manifest.submodules) {
+    std::string problem = relative_path_problem(sub.path);
+    if (!problem.empty()) return "submodule path '" + sub.path + "' " + problem;
+  }
+  for (const auto& patch : manifest.patches)
+    for (const auto& created : patch.created) {
+      std::string problem = relative_path_problem(created);
+      if (!problem.empty()) return "path '" + created + "' created by patch " + patch.file + " " + problem;
+    }
+  return "";
+}
+
 namespace {
 
 // A work tree whose objects come from the mirror through git's alternates
@@ -49,15 +62,18 @@ namespace {
 Repository open_or_init_worktree(const std::filesystem::path& dir, const std::filesystem::path& mirror,
                                  const std::string& url) {
   ensure_libgit2();
-  std::error_code ec;
-  if (!std::filesystem::exists(dir / ".git", ec)) {
-    std::filesystem::create_directories(dir);
+  std::filesystem::create_directories(dir);
+  TreeFiles files(dir);
+  auto git_dir = files.kind(".git");
+  if (git_dir == TreeFiles::Kind::absent) {
     git_repository* raw = nullptr;
     git_check(git_repository_init(&raw, dir.c_str(), 0), "cannot create a work tree at " + dir.string());
     git_repository_free(raw);
+  } else if (git_dir != TreeFiles::Kind::directory) {
+    fail_bad_input((dir / ".git").string() +
+                   " is not a directory (a symlink or a file): not a work tree archbuild made");
   }
-  std::filesystem::create_directories(dir / ".git" / "objects" / "info");
-  std::ofstream(dir / ".git" / "objects" / "info" / "alternates") << (mirror / "objects").string() << "\n";
+  files.write_file(".git/objects/info/alternates", (mirror / "objects").string() + "\n");
   Repository repo = open_repository(dir.string());
   git_remote* remote = nullptr;
   if (git_remote_lookup(&remote, repo.get(), "origin") == 0) {
@@ -70,12 +86,53 @@ Repository open_or_init_worktree(const std::filesystem::path& dir, const std::fi
   return repo;
 }
 
+struct SymlinkScan {
+  std::filesystem::path workdir;
+  git_index* index;
+  std::string found;
+};
+
+// A symlink on disk where the commit has an entry and the index tracks no
+// symlink: libgit2's checkout would write through it.
+int scan_for_symlinks(const char* root, const git_tree_entry* entry, void* payload) {
+  auto* scan = static_cast<SymlinkScan*>(payload);
+  std::string path = std::string(root) + git_tree_entry_name(entry);
+  std::error_code ec;
+  auto type = std::filesystem::symlink_status(scan->workdir / path, ec).type();
+  if (type == std::filesystem::file_type::symlink) {
+    const git_index_entry* tracked = git_index_get_bypath(scan->index, path.c_str(), 0);
+    if (tracked && tracked->mode == GIT_FILEMODE_LINK) return 1;  // libgit2 replaces a symlink it checked out
+    scan->found = path;
+    return -1;
+  }
+  // Only real directories are walked into, so every parent above was checked.
+  return type == std::filesystem::file_type::directory ? 0 : 1;
+}
+
+void check_no_foreign_symlinks(git_repository* repo, git_commit* commit, const std::string& where) {
+  const char* workdir = git_repository_workdir(repo);
+  if (!workdir) return;
+  git_tree* raw_tree = nullptr;
+  git_check(git_commit_tree(&raw_tree, commit), "cannot read the tree of " + where);
+  GitTree tree(raw_tree);
+  git_index* raw_index = nullptr;
+  git_check(git_repository_index(&raw_index, repo), "cannot read the index of " + where);
+  GitIndex index(raw_index);
+  SymlinkScan scan{workdir, raw_index, ""};
+  git_tree_walk(raw_tree, GIT_TREEWALK_PRE, scan_for_symlinks, &scan);
+  if (!scan.found.empty())
+    fail_bad_input("work tree " + where + ": '" + scan.found +
+                   "' is a symlink that archbuild did not check out, where the commit has a file or directory; "
+                   "archbuild never checks out through a symlink: remove it, or the work tree to start over");
+}
+
 void checkout_commit(git_repository* repo, const std::string& commit_hex, const std::string& where) {
   git_oid oid;
   git_check(git_oid_fromstr(&oid, commit_hex.c_str()), "bad commit id " + commit_hex);
   git_commit* commit = nullptr;
   git_check(git_commit_lookup(&commit, repo, &oid), "commit " + commit_hex + " missing for " + where);
   GitCommit holder(commit);
+  check_no_foreign_symlinks(repo, commit, where);
   git_checkout_options options = GIT_CHECKOUT_OPTIONS_INIT;
   options.checkout_strategy = GIT_CHECKOUT_FORCE;
   git_check(git_checkout_tree(repo, reinterpret_cast<git_object*>(commit), &options), "cannot check out " + where);
@@ -102,6 +159,7 @@ struct CollectPayload {
   const UrlRewriter* rewriter;
   std::vector<PendingSubmodule>* out;
   std::vector<std::string> unresolved_urls;
+  std::vector<std::string> bad_paths;
 };
 
 int collect(git_submodule* sm, const char* name, void* payload) {
@@ -113,22 +171,57 @@ int collect(git_submodule* sm, const char* name, void* payload) {
     p->unresolved_urls.push_back(name);
     return 0;
   }
-  git_submodule_init(sm, /*overwrite=*/1);  // records it in .git/config, as `git submodule init` does
   std::string path = git_submodule_path(sm);
+  std::string problem = relative_path_problem(path);
+  if (!problem.empty()) {
+    p->bad_paths.push_back("'" + path + "' " + problem);
+    return 0;
+  }
+  git_submodule_init(sm, /*overwrite=*/1);  // records it in .git/config, as `git submodule init` does
   std::string resolved = resolve_submodule_url(p->parent->url, url);
   p->out->push_back({name, p->parent->relative.empty() ? path : p->parent->relative + "/" + path, p->parent->dir / path,
                      resolved, oid_hex(*head)});
   return 0;
 }
 
+// Only a checkout (a directory holding .git) reached without a symlink is
+// removed; the paths were checked to be inside the tree when read back.
 void remove_stale_submodules(const SourceTree& previous, const std::vector<std::string>& current_paths,
-                             const std::filesystem::path& dest) {
+                             const TreeFiles& files) {
   for (const auto& old : previous.submodules) {
     if (std::find(current_paths.begin(), current_paths.end(), old.path) != current_paths.end()) continue;
-    std::error_code ec;
-    auto dir = dest / old.path;
-    if (std::filesystem::exists(dir / ".git", ec)) std::filesystem::remove_all(dir, ec);
+    if (files.kind(old.path) == TreeFiles::Kind::directory && files.kind(old.path + "/.git") != TreeFiles::Kind::absent)
+      files.remove(old.path);
   }
+}
+
+SourceTree read_manifest(const std::filesystem::path& dir) {
+  auto path = source_manifest_path(dir);
+  auto not_ours = [&] {
+    fail_bad_input("--dest " + dir.string() +
+                   " exists and is not a work tree archbuild made; "
+                   "choose an empty or new directory");
+  };
+  std::error_code ec;
+  if (!std::filesystem::is_directory(std::filesystem::symlink_status(dir, ec))) not_ours();
+  TreeFiles files(dir);
+  if (files.kind(".git") != TreeFiles::Kind::directory ||
+      files.kind(".git/archbuild-source.json") != TreeFiles::Kind::file)
+    not_ours();
+  std::ifstream manifest(path);
+  if (!manifest) not_ours();
+  SourceTree previous;
+  try {
+    previous = SourceTree::from_json(nlohmann::json::parse(manifest));
+  } catch (const nlohmann::json::exception& e) {
+    fail_bad_input("unreadable " + path.string() + ": " + e.what());
+  }
+  // What archbuild reads back decides what it removes: trust no path in it.
+  std::string problem = source_manifest_problem(previous);
+  if (!problem.empty())
+    fail_bad_input(path.string() + ": " + problem + "; archbuild removes only paths inside its work tree: remove " +
+                   dir.string() + " to start over");
+  return previous;
 }
 
 }  // namespace
@@ -148,17 +241,12 @@ SourceTree checkout_source(const CheckoutRequest& request, const MirrorCache& mi
 
   std::optional<SourceTree> previous;
   std::error_code ec;
+  if (std::filesystem::is_symlink(tree.dir, ec))
+    fail_bad_input("--dest " + tree.dir.string() +
+                   " is a symlink; archbuild never follows a symlink out of a tree it manages: "
+                   "give the directory itself");
   if (std::filesystem::exists(tree.dir, ec) && !std::filesystem::is_empty(tree.dir, ec)) {
-    std::ifstream manifest(source_manifest_path(tree.dir));
-    if (!manifest)
-      fail_bad_input("--dest " + tree.dir.string() +
-                     " exists and is not a work tree archbuild made; "
-                     "choose an empty or new directory");
-    try {
-      previous = SourceTree::from_json(nlohmann::json::parse(manifest));
-    } catch (const nlohmann::json::exception& e) {
-      fail_bad_input("unreadable " + source_manifest_path(tree.dir).string() + ": " + e.what());
-    }
+    previous = read_manifest(tree.dir);
     tree.reused = true;
   }
   bool fresh = !tree.reused;
@@ -176,17 +264,18 @@ namespace {
 
 SourceTree checkout_into(SourceTree tree, const std::optional<SourceTree>& previous, const CheckoutRequest& request,
                          const MirrorCache& mirrors) {
-  std::error_code ec;
   auto top = mirrors.ensure({tree.fetch_url, request.ref, std::nullopt, request.offline, request.refresh});
   tree.commit = top.commit;
   tree.ref_kind = top.ref_kind;
   tree.fetched = top.fetched;
 
   Repository repo = open_or_init_worktree(tree.dir, top.path, request.url);
+  TreeFiles files(tree.dir);
   if (previous) {
     // Files a previous patch created are untracked: remove them so it re-applies.
     for (const auto& patch : previous->patches)
-      for (const auto& created : patch.created) std::filesystem::remove(tree.dir / created, ec);
+      for (const auto& created : patch.created)
+        if (files.remove_file(created)) files.remove_empty_parents(created);
   }
   checkout_commit(repo.get(), tree.commit, tree.dir.string());
 
@@ -205,9 +294,12 @@ SourceTree checkout_into(SourceTree tree, const std::optional<SourceTree>& previ
         if (!payload.unresolved_urls.empty())
           fail_bad_input("submodule '" + payload.unresolved_urls.front() + "' of " + parent.dir.string() +
                          " has no URL");
+        if (!payload.bad_paths.empty())
+          fail_bad_input("a submodule path of " + parent.dir.string() + ", " + payload.bad_paths.front() +
+                         ", is not inside the tree");
       }
       for (const auto& sub : pending) all_paths.push_back(sub.path);
-      if (previous) remove_stale_submodules(*previous, all_paths, tree.dir);
+      if (previous) remove_stale_submodules(*previous, all_paths, files);
 
       // Each submodule is a separate repository: safe on its own thread.
       std::vector<std::future<void>> jobs;
@@ -224,6 +316,12 @@ SourceTree checkout_into(SourceTree tree, const std::optional<SourceTree>& previ
             index = cursor++;
           }
           const auto& sub = pending[index];
+          // Its directory and every one above it are real directories (or not there yet).
+          std::string blocked = files.blocked_prefix(sub.path);
+          if (blocked.empty() && files.kind(sub.path) == TreeFiles::Kind::symlink) blocked = sub.path;
+          if (!blocked.empty())
+            fail_bad_input("submodule " + sub.path + ": '" + blocked + "' in the work tree " + tree.dir.string() +
+                           " is not a directory (a symlink or a file); archbuild never checks out through a symlink");
           std::string fetch_url = request.rewriter.apply(sub.url);
           auto mirror = mirrors.ensure({fetch_url, std::nullopt, sub.commit, request.offline, false});
           Repository sub_repo = open_or_init_worktree(sub.dir, mirror.path, sub.url);
@@ -250,8 +348,7 @@ SourceTree checkout_into(SourceTree tree, const std::optional<SourceTree>& previ
 
   tree.patches = apply_patches(repo.get(), request.patches);
 
-  std::ofstream manifest(source_manifest_path(tree.dir));
-  manifest << tree.to_json().dump(2) << "\n";
+  files.write_file(".git/archbuild-source.json", tree.to_json().dump(2) + "\n");
   return tree;
 }
 

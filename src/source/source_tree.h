@@ -49,10 +49,17 @@ struct CheckoutRequest {
 
 // Mirror -> work tree at the commit -> recursive submodules, each from its own
 // mirror -> patches. `dest` must be absent, empty, or a work tree archbuild
-// made before (then it is updated in place, keeping untracked build output).
-// The manifest is written to <dest>/.git/archbuild-source.json.
+// made before (then it is updated in place, keeping untracked build output);
+// a symlink, or a tree whose manifest names a path outside it, is refused.
+// Nothing is written or removed through a symlink. The manifest is written
+// to <dest>/.git/archbuild-source.json.
 SourceTree checkout_source(const CheckoutRequest& request, const MirrorCache& mirrors);
 
 std::filesystem::path source_manifest_path(const std::filesystem::path& dest);
+
+// Why a manifest read back from a work tree cannot be trusted ("" when it
+// can): a submodule path or a patch's created path that is not a normalised
+// relative path inside the tree.
+std::string source_manifest_problem(const SourceTree& manifest);
 
 }  // namespace archbuild

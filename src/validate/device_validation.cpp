@@ -1,7 +1,10 @@
 #include "validate/device_validation.h"
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <fstream>
+#include <string_view>
 
 #include "core/error.h"
 #include "core/self_executable.h"
@@ -31,6 +34,31 @@ nlohmann::json DeviceValidation::to_json() const {
 }
 
 namespace {
+
+// Everything validation writes into its work dir: all it ever removes there.
+constexpr const char* kVenvName = "venv";
+constexpr const char* kLoadNativeLog = "load-native.log";
+constexpr const char* kLoadPtxLog = "load-ptx.log";
+constexpr const char* kPipLog = "pip-install.log";
+constexpr const char* kKernelNativeLog = "kernel-test-native.log";
+constexpr const char* kKernelPtxLog = "kernel-test-ptx.log";
+constexpr std::array kOwnNames = {kVenvName, kLoadNativeLog, kLoadPtxLog, kPipLog, kKernelNativeLog, kKernelPtxLog};
+
+bool own_name(const std::string& name) {
+  return name == kValidationWorkMarker ||
+         std::find(kOwnNames.begin(), kOwnNames.end(), std::string_view(name)) != kOwnNames.end();
+}
+
+// Clears the previous run's venv and logs, and nothing else.
+void prepare_work_dir(const std::filesystem::path& work_dir) {
+  check_validation_work_dir(work_dir);
+  std::filesystem::create_directories(work_dir);
+  for (const auto* name : kOwnNames) std::filesystem::remove_all(work_dir / name);  // a link is removed, not followed
+  std::ofstream marker(work_dir / kValidationWorkMarker);
+  marker << "archbuild validation work dir: it removes only "
+         << join(std::vector<std::string>(kOwnNames.begin(), kOwnNames.end()), ", ") << " here\n";
+  if (!marker) fail_environment("cannot write " + (work_dir / kValidationWorkMarker).string());
+}
 
 using Env = std::map<std::string, std::optional<std::string>>;
 
@@ -113,6 +141,24 @@ DeviceCheck load_check(const std::string& name, const std::filesystem::path& whe
 
 }  // namespace
 
+void check_validation_work_dir(const std::filesystem::path& work_dir) {
+  std::error_code ec;
+  auto status = std::filesystem::symlink_status(work_dir, ec);
+  if (!std::filesystem::exists(status)) return;
+  auto refuse = [&](const std::string& why) {
+    fail_bad_input("refusing the validation work dir " + work_dir.string() + ": " + why +
+                   "; give a new or empty directory, or one archbuild made (it carries " + kValidationWorkMarker + ")");
+  };
+  if (std::filesystem::is_symlink(status)) refuse("it is a symbolic link");
+  if (!std::filesystem::is_directory(status)) refuse("it is not a directory");
+  auto marker = std::filesystem::symlink_status(work_dir / kValidationWorkMarker, ec);
+  if (std::filesystem::is_regular_file(marker)) return;
+  if (std::filesystem::exists(marker)) refuse(kValidationWorkMarker + std::string(" is not a regular file"));
+  for (const auto& entry : std::filesystem::directory_iterator(work_dir))
+    if (!own_name(entry.path().filename().string()))
+      refuse("it holds " + entry.path().string() + ", which archbuild did not write");
+}
+
 DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
   DeviceValidation validation;
   if (request.gpus.devices.empty()) {
@@ -126,21 +172,20 @@ DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
     return env;
   };
   validation.ran = true;
-  std::filesystem::remove_all(request.work_dir);
-  std::filesystem::create_directories(request.work_dir);
+  prepare_work_dir(request.work_dir);
   auto& checks = validation.checks;
 
   checks.push_back(load_check("fatbins load natively (CUDA_DISABLE_PTX_JIT=1)", request.wheel, on_targets(kNativeOnly),
-                              request.work_dir, "load-native.log"));
+                              request.work_dir, kLoadNativeLog));
   if (request.ptx_requested)
     checks.push_back(load_check("fatbins load from PTX (CUDA_FORCE_PTX_JIT=1)", request.wheel, on_targets(kPtxOnly),
-                                request.work_dir, "load-ptx.log"));
+                                request.work_dir, kLoadPtxLog));
 
   // A fresh venv that still sees the interpreter's packages: a .pth file
   // names its site dirs, after the venv's own, so the wheel shadows any
   // installed copy (--system-site-packages alone would give the base
   // interpreter's, not a parent venv's).
-  auto venv = request.work_dir / "venv";
+  auto venv = request.work_dir / kVenvName;
   DeviceCheck venv_check{
       "fresh venv", true, venv.string() + " (with " + request.python + "'s site-packages behind it)", {}, 0};
   std::string venv_python;
@@ -158,7 +203,7 @@ DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
   auto install = run_step("pip install --no-deps --no-index",
                           {venv_python, "-m", "pip", "install", "--no-deps", "--no-index", "--no-cache-dir",
                            "--disable-pip-version-check", "--no-warn-script-location", request.wheel.string()},
-                          {{"PIP_CONFIG_FILE", "/dev/null"}}, request.work_dir, "pip-install.log");
+                          {{"PIP_CONFIG_FILE", "/dev/null"}}, request.work_dir, kPipLog);
   if (install.check.ok) install.check.detail = request.wheel.filename().string() + " installed";
   checks.push_back(install.check);
   if (!install.check.ok) return validation;
@@ -170,12 +215,12 @@ DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
   std::vector<std::string> argv = {venv_python, request.kernel_test.string()};
   argv.insert(argv.end(), request.packages.begin(), request.packages.end());
   auto native = run_step("kernel test (CUDA_DISABLE_PTX_JIT=1, CUDA_LAUNCH_BLOCKING=1)", argv, on_targets(kNativeOnly),
-                         request.work_dir, "kernel-test-native.log");
+                         request.work_dir, kKernelNativeLog);
   if (native.check.ok) native.check.detail = last_lines(native.result.out, 1);
   checks.push_back(native.check);
   if (request.ptx_requested) {
     auto ptx = run_step("kernel test (CUDA_FORCE_PTX_JIT=1)", argv, on_targets(kPtxOnly), request.work_dir,
-                        "kernel-test-ptx.log");
+                        kKernelPtxLog);
     if (ptx.check.ok) ptx.check.detail = last_lines(ptx.result.out, 1);
     checks.push_back(ptx.check);
   }

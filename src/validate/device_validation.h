@@ -18,7 +18,7 @@ struct DeviceValidationRequest {
   bool ptx_requested = false;         // some target asked for +PTX: run again with the JIT forced
   GpuReport gpus;                     // the GPUs to prove it on
   std::string visible_devices;        // CUDA_VISIBLE_DEVICES for the checks when only some GPUs are targets
-  std::filesystem::path work_dir;     // venv, logs
+  std::filesystem::path work_dir;     // venv, logs (check_validation_work_dir)
 };
 
 struct DeviceCheck {
@@ -37,6 +37,15 @@ struct DeviceValidation {
   nlohmann::json to_json() const;
 };
 
+// The file validation writes first into a work dir it makes its own.
+inline constexpr const char* kValidationWorkMarker = ".archbuild-validate";
+
+// A work dir is validation's when it is absent or empty, carries the marker,
+// or holds nothing but what validation writes (its venv and logs, as an
+// older archbuild left them). Anything else, or a symbolic link, is refused
+// with exit 2 naming it. Writes nothing.
+void check_validation_work_dir(const std::filesystem::path& work_dir);
+
 // Proves the wheel runs on every visible GPU, each step in a child process:
 // 1. every executable fatbin of every CUDA library loads through the driver
 //    API with CUDA_DISABLE_PTX_JIT=1 (native SASS, no JIT fallback), and with
@@ -46,6 +55,8 @@ struct DeviceValidation {
 // 3. the recipe's kernel test runs there with CUDA_DISABLE_PTX_JIT=1 and
 //    CUDA_LAUNCH_BLOCKING=1 (a failure points at its kernel), and again with
 //    CUDA_FORCE_PTX_JIT=1 when +PTX was asked.
+// The work dir is made validation's (check_validation_work_dir, then the
+// marker); of a previous run's files only its venv and logs are removed.
 // Without a GPU nothing runs and `skipped_reason` says so (`gpus.unavailable_reason`).
 DeviceValidation validate_on_device(const DeviceValidationRequest& request);
 

@@ -1,5 +1,8 @@
 #include "validate/static_validation.h"
 
+#include <algorithm>
+
+#include "arch/nvcc_arch_flags.h"
 #include "binary/binary_walker.h"
 
 namespace archbuild {
@@ -19,10 +22,17 @@ nlohmann::json StaticValidation::to_json() const {
           {"record", {{"ok", record.ok()}, {"files_checked", record.files_checked}, {"errors", record.errors}}},
           {"cuda_libraries", libs},
           {"gaps", gap_list},
+          {"extras",
+           [this] {
+             auto list = nlohmann::json::array();
+             for (const auto& extra : extras) list.push_back({{"file", extra.file}, {"image", extra.target}});
+             return list;
+           }()},
           {"unreadable", unreadable}};
 }
 
-StaticValidation validate_wheel_static(const std::filesystem::path& wheel, const ArchList& targets) {
+StaticValidation validate_wheel_static(const std::filesystem::path& wheel, const ArchList& targets,
+                                       bool allow_extra_archs) {
   StaticValidation result;
   result.record = verify_record(wheel);
   walk_binaries(wheel, {}, [&](const BinaryInventory& inventory) {
@@ -52,8 +62,36 @@ StaticValidation validate_wheel_static(const std::filesystem::path& wheel, const
       if (target.ptx && !jit)
         result.gaps.push_back({member, target.canonical(), "PTX that JIT-compiles for " + target.cc.dotted()});
     }
+    if (allow_extra_archs) continue;
+    // A variant of an asked compute capability (a unit's own sm_90a beside a
+    // 9.0 build) runs on the GPUs the label names; anything else does not.
+    auto asked = [&](const KernelImage& image) {
+      for (const auto& target : targets.targets())
+        if (target.cc == image.cc && (image.kind == KernelImage::Kind::sass ? target.sass : target.ptx)) return true;
+      return false;
+    };
+    std::vector<std::string> seen;
+    for (const auto& entry : library.entries) {
+      if (!library.is_loadable(entry) || asked(entry.image)) continue;
+      const auto name = entry.image.name();
+      if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
+      seen.push_back(name);
+      result.extras.push_back({member, name, "not asked"});
+    }
   }
   return result;
+}
+
+ArchList archs_in_wheel(const std::filesystem::path& wheel) {
+  ArchList list;
+  walk_binaries(wheel, {}, [&](const BinaryInventory& inventory) {
+    if (inventory.error || !inventory.has_cuda_code()) return;
+    for (const auto& [name, count] : inventory.sass_counts())
+      if (auto target = NvccTarget::parse(name)) list.add({target->cc, target->variant, true, false});
+    for (const auto& [name, count] : inventory.ptx_counts())
+      if (auto target = NvccTarget::parse(name)) list.add({target->cc, target->variant, false, true});
+  });
+  return list;
 }
 
 }  // namespace archbuild

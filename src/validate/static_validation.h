@@ -25,11 +25,22 @@ struct StaticValidation {
   RecordCheck record;
   std::vector<BinaryInventory> libraries;  // members with CUDA code
   std::vector<ArchGap> gaps;
+  // Images for compute capabilities nobody asked for ("sm_100a" in a wheel
+  // labelled sm90): only reported when extras are not allowed.
+  std::vector<ArchGap> extras;
   std::vector<std::string> unreadable;
-  bool ok() const { return record.ok() && gaps.empty() && unreadable.empty() && !libraries.empty(); }
+  bool ok() const { return record.ok() && gaps.empty() && extras.empty() && unreadable.empty() && !libraries.empty(); }
   nlohmann::json to_json() const;
 };
 
-StaticValidation validate_wheel_static(const std::filesystem::path& wheel, const ArchList& targets);
+// `allow_extra_archs`: whether images for other compute capabilities are
+// fine (`validate`: "does it serve these GPUs") or a lie in the label (a
+// build's wheel, labelled by the asked targets).
+StaticValidation validate_wheel_static(const std::filesystem::path& wheel, const ArchList& targets,
+                                       bool allow_extra_archs = true);
+
+// The targets the wheel's loadable CUDA code really holds (the union over its
+// libraries): the label of a wheel built with the project's own arch flags.
+ArchList archs_in_wheel(const std::filesystem::path& wheel);
 
 }  // namespace archbuild

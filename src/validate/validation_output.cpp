@@ -10,14 +10,25 @@ void print_validation(const WheelValidation& validation, const std::function<voi
   line(verdict_label(checked.record.ok() ? Verdict::ok : Verdict::fail, stream) +
        " RECORD: " + std::to_string(checked.record.files_checked) + " files hashed");
   for (const auto& error : checked.record.errors) line("     " + error);
-  line(verdict_label(checked.gaps.empty() && checked.unreadable.empty() && !checked.libraries.empty() ? Verdict::ok
-                                                                                                      : Verdict::fail,
+  line(verdict_label(checked.gaps.empty() && checked.extras.empty() && checked.unreadable.empty() &&
+                             !checked.libraries.empty()
+                         ? Verdict::ok
+                         : Verdict::fail,
                      stream) +
        " CUDA code: " + std::to_string(checked.libraries.size()) + " librar" +
        (checked.libraries.size() == 1 ? "y" : "ies") + (checked.libraries.empty() ? ", nothing to run on a GPU" : ""));
   for (const auto& gap : checked.gaps)
     line("     " + paint("missing", Style::red, stream) + " " + gap.file + ": " + gap.missing + " (target " +
          gap.target + ")");
+  for (const auto& extra : checked.extras)
+    line("     " + paint("extra", Style::red, stream) + " " + extra.file + ": " + extra.target +
+         ", which was not asked: the label would not say what the wheel holds (a unit the project compiles only "
+         "for it? the build log's arch enforcement lines name it; --keep-project-archs labels the wheel by its code)");
+  if (checked.libraries.empty() && checked.unreadable.empty())
+    line(
+        "     the project probably built its CPU-only variant because it saw no GPU at build time; many build "
+        "their CUDA code only when told to (FORCE_CUDA=1 for PyG-style packages): set it in the recipe's "
+        "[build.env]");
   for (const auto& text : checked.unreadable) line("     unreadable: " + text);
   if (!validation.device.ran) {
     line(verdict_label(Verdict::skip, stream) + " device: " + validation.device.skipped_reason);

@@ -20,7 +20,7 @@ nlohmann::json WheelValidation::to_json() const {
 
 WheelValidation validate_wheel(const WheelValidationRequest& request) {
   WheelValidation validation;
-  validation.static_checks = validate_wheel_static(request.wheel, request.targets);
+  validation.static_checks = validate_wheel_static(request.wheel, request.targets, request.allow_extra_archs);
   if (!validation.static_checks.ok()) {
     validation.device.skipped_reason = "the static checks failed";
     return validation;

@@ -20,6 +20,7 @@ struct WheelValidationRequest {
   std::string python;
   GpuReport gpus;
   std::filesystem::path work_dir;
+  bool allow_extra_archs = true;  // false: images of CCs not asked fail (a build's label promise)
 };
 
 // Static checks always; the device checks when a GPU is present and the

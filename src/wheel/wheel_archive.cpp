@@ -1,5 +1,6 @@
 #include "wheel/wheel_archive.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
@@ -28,10 +29,23 @@ std::optional<WheelName> WheelName::parse(const std::string& filename) {
   return name;
 }
 
-std::string record_digest(const std::string& bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
+namespace {
+
+// Deflate's longest match (258 bytes) costs at least two bits: no stream
+// expands more than about 1032:1, so a larger declared size is a lie. The
+// same bound is applied to the other methods, which wheels do not use.
+constexpr uint64_t kMaxExpansion = 1032;
+constexpr uint64_t kExpansionSlack = 1024;  // headers of tiny streams
+
+// "" for an entry libzip cannot name, instead of constructing a string from NULL.
+std::string member_name(zip_t* archive, zip_int64_t index) {
+  const char* name = zip_get_name(archive, index, 0);
+  return name ? name : "";
+}
+
+std::string plural_bytes(uint64_t count) { return std::to_string(count) + (count == 1 ? " byte" : " bytes"); }
+
+std::string encode_record_digest(const unsigned char* digest, unsigned int length) {
   unsigned char encoded[128];
   int written = EVP_EncodeBlock(encoded, digest, static_cast<int>(length));
   std::string text(reinterpret_cast<char*>(encoded), static_cast<size_t>(written));
@@ -40,15 +54,120 @@ std::string record_digest(const std::string& bytes) {
   return text;
 }
 
-std::string read_zip_member(zip_t* archive, int64_t index, const std::string& name) {
+}  // namespace
+
+std::string record_digest(const std::string& bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
+  return encode_record_digest(digest, length);
+}
+
+std::string record_digest(ZipMemberStream& stream) {
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr);
+  unsigned char buffer[1 << 16];
+  while (size_t got = stream.read(buffer, sizeof buffer)) EVP_DigestUpdate(context.get(), buffer, got);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_DigestFinal_ex(context.get(), digest, &length);
+  return encode_record_digest(digest, length);
+}
+
+ZipMemberStream::ZipMemberStream(zip_t* archive, int64_t index) : archive_(archive), index_(index) {
   zip_stat_t info;
-  if (zip_stat_index(archive, index, 0, &info) != 0) fail_bad_input("cannot stat wheel member " + name);
-  zip_file_t* file = zip_fopen_index(archive, index, 0);
-  if (!file) fail_bad_input("cannot read wheel member " + name + ": " + zip_strerror(archive));
-  std::unique_ptr<zip_file_t, decltype(&zip_fclose)> guard(file, zip_fclose);
-  std::string bytes(info.size, '\0');
-  if (info.size && zip_fread(file, bytes.data(), info.size) != static_cast<zip_int64_t>(info.size))
-    fail_bad_input("wheel member " + name + " is truncated or corrupt");
+  zip_stat_init(&info);
+  if (index < 0 || zip_stat_index(archive, index, 0, &info) != 0)
+    throw ZipMemberError("#" + std::to_string(index), "no such member");
+  name_ = info.name ? info.name : "#" + std::to_string(index);
+  if ((info.valid & ZIP_STAT_ENCRYPTION_METHOD) && info.encryption_method != ZIP_EM_NONE)
+    throw ZipMemberError(name_, "is encrypted");
+  constexpr auto kNeeded = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
+  if ((info.valid & kNeeded) != kNeeded) throw ZipMemberError(name_, "its zip entry gives no size");
+  size_ = info.size;
+  compressed_size_ = info.comp_size;
+  if (info.comp_method == ZIP_CM_STORE && size_ != compressed_size_)
+    throw ZipMemberError(name_, "stored uncompressed, yet declares " + plural_bytes(size_) + " for " +
+                                    plural_bytes(compressed_size_) + " of data (a corrupt or hostile zip)");
+  if (compressed_size_ > (UINT64_MAX - kExpansionSlack) / kMaxExpansion ||
+      size_ > compressed_size_ * kMaxExpansion + kExpansionSlack)
+    throw ZipMemberError(name_, "declares " + plural_bytes(size_) + " from " + plural_bytes(compressed_size_) +
+                                    " of compressed data, more than any deflate stream expands to "
+                                    "(a corrupt or hostile zip)");
+  open();
+}
+
+ZipMemberStream::~ZipMemberStream() { close(); }
+
+void ZipMemberStream::open() {
+  file_ = zip_fopen_index(archive_, index_, 0);
+  if (!file_) throw ZipMemberError(name_, std::string("cannot open: ") + zip_strerror(archive_));
+  position_ = 0;
+  end_checked_ = false;
+}
+
+void ZipMemberStream::close() {
+  if (file_) zip_fclose(file_);
+  file_ = nullptr;
+}
+
+size_t ZipMemberStream::read(void* out, size_t length) {
+  if (!file_) throw ZipMemberError(name_, "read after an error");
+  uint64_t wanted = std::min<uint64_t>(length, size_ - position_);
+  auto* cursor = static_cast<uint8_t*>(out);
+  size_t got = 0;
+  while (got < wanted) {
+    zip_int64_t n = zip_fread(file_, cursor + got, wanted - got);
+    if (n < 0) {
+      std::string why = zip_file_strerror(file_);
+      close();
+      throw ZipMemberError(name_, "corrupt data after " + plural_bytes(position_ + got) + ": " + why);
+    }
+    if (n == 0) {
+      close();
+      throw ZipMemberError(name_, "its data ends after " + plural_bytes(position_ + got) + " of the " +
+                                      plural_bytes(size_) + " its zip entry declares");
+    }
+    got += static_cast<size_t>(n);
+  }
+  position_ += got;
+  if (position_ == size_ && !end_checked_) {
+    end_checked_ = true;
+    // At the declared end: libzip checks the CRC only once it reads EOF, and
+    // would go on returning data past a size that lies.
+    uint8_t extra;
+    zip_int64_t n = zip_fread(file_, &extra, 1);
+    if (n != 0) {
+      std::string why = n < 0 ? std::string(zip_file_strerror(file_)) : "";
+      close();
+      if (n > 0) throw ZipMemberError(name_, "holds more than the " + plural_bytes(size_) + " its zip entry declares");
+      throw ZipMemberError(name_, "corrupt data at its end: " + why);
+    }
+  }
+  return got;
+}
+
+void ZipMemberStream::skip_to(uint64_t offset) {
+  if (offset < position_) rewind();
+  if (offset > size_)
+    throw ZipMemberError(name_, "offset " + std::to_string(offset) + " lies past its declared " + plural_bytes(size_));
+  uint8_t scratch[1 << 16];
+  while (position_ < offset) read(scratch, std::min<uint64_t>(sizeof scratch, offset - position_));
+}
+
+void ZipMemberStream::rewind() {
+  close();
+  open();
+}
+
+std::string read_zip_member(zip_t* archive, int64_t index, const std::string& name, uint64_t max_bytes) {
+  if (index < 0) throw ZipMemberError(name, "missing from the wheel");
+  ZipMemberStream stream(archive, index);
+  if (stream.size() > max_bytes)
+    throw ZipMemberError(name, "declares " + plural_bytes(stream.size()) + ", more than the " +
+                                   plural_bytes(max_bytes) + " read into memory at once");
+  std::string bytes(stream.size(), '\0');
+  stream.read(bytes.data(), bytes.size());
   return bytes;
 }
 
@@ -93,7 +212,7 @@ std::string record_row_text(const std::vector<std::string>& fields) {
 
 std::string find_dist_info(zip_t* archive) {
   for (zip_int64_t i = 0; i < zip_get_num_entries(archive, 0); ++i) {
-    std::string name = zip_get_name(archive, i, 0);
+    std::string name = member_name(archive, i);
     auto slash = name.find('/');
     if (slash != std::string::npos && name.substr(slash) == "/RECORD" && slash > 10 &&
         name.substr(slash - 10, 10) == ".dist-info")
@@ -110,14 +229,16 @@ RecordCheck verify_record(const std::filesystem::path& wheel) {
   std::unique_ptr<zip_t, decltype(&zip_discard)> guard(archive, zip_discard);
   std::map<std::string, zip_int64_t> members;
   for (zip_int64_t i = 0; i < zip_get_num_entries(archive, 0); ++i) {
-    std::string name = zip_get_name(archive, i, 0);
+    std::string name = member_name(archive, i);
     if (!name.empty() && name.back() != '/') members[name] = i;
   }
   auto dist_info = find_dist_info(archive);
   if (dist_info.empty()) fail_bad_input(wheel.string() + " has no *.dist-info/RECORD: not a wheel");
   std::string record_name = dist_info + "/RECORD";
   RecordCheck check;
-  std::istringstream record(read_zip_member(archive, members[record_name], record_name));
+  auto record_index = members.find(record_name);
+  std::istringstream record(
+      read_zip_member(archive, record_index == members.end() ? -1 : record_index->second, record_name));
   std::map<std::string, bool> listed;
   std::string line;
   while (std::getline(record, line)) {
@@ -140,12 +261,15 @@ RecordCheck verify_record(const std::filesystem::path& wheel) {
       check.errors.push_back(path + ": RECORD has no sha256 for it ('" + fields[1] + "')");
       continue;
     }
-    auto bytes = read_zip_member(archive, member->second, path);
+    // Streamed: a 1 GB library is hashed without being held in memory.
+    ZipMemberStream stream(archive, member->second);
+    auto digest = record_digest(stream);
     ++check.files_checked;
-    if (record_digest(bytes) != fields[1].substr(7))
+    if (digest != fields[1].substr(7))
       check.errors.push_back(path + ": sha256 does not match RECORD (the file was changed after the wheel was built)");
-    else if (!fields[2].empty() && fields[2] != std::to_string(bytes.size()))
-      check.errors.push_back(path + ": size " + std::to_string(bytes.size()) + " does not match RECORD's " + fields[2]);
+    else if (!fields[2].empty() && fields[2] != std::to_string(stream.size()))
+      check.errors.push_back(path + ": size " + std::to_string(stream.size()) + " does not match RECORD's " +
+                             fields[2]);
   }
   for (const auto& [name, index] : members) {
     bool signature = name.size() > 4 &&
@@ -164,7 +288,7 @@ std::vector<std::string> wheel_top_level_names(const std::filesystem::path& whee
   std::unique_ptr<zip_t, decltype(&zip_discard)> guard(archive, zip_discard);
   std::set<std::string> names;
   for (zip_int64_t i = 0; i < zip_get_num_entries(archive, 0); ++i) {
-    std::string name = zip_get_name(archive, i, 0);
+    std::string name = member_name(archive, i);
     auto slash = name.find('/');
     if (slash != std::string::npos) {
       auto top = name.substr(0, slash);

@@ -6,12 +6,69 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
+
 typedef struct zip zip_t;
+typedef struct zip_file zip_file_t;
 
 namespace archbuild {
 
-// A member's bytes; throws UserError(bad_input) naming the member when unreadable.
-std::string read_zip_member(zip_t* archive, int64_t index, const std::string& name);
+// A wheel member that cannot be read as its zip entry declares it.
+class ZipMemberError : public UserError {
+ public:
+  ZipMemberError(const std::string& member, const std::string& problem)
+      : UserError(ExitCode::bad_input, "wheel member " + member + ": " + problem), problem_(problem) {}
+  const std::string& problem() const { return problem_; }  // without the member's name
+
+ private:
+  std::string problem_;
+};
+
+// One member's bytes in order, held to the size its entry declares: never
+// more than that, and an error (ZipMemberError) when the data ends earlier,
+// runs longer or fails its CRC. Uses one small buffer whatever the size, so a
+// hostile size field costs no memory.
+class ZipMemberStream {
+ public:
+  // Throws ZipMemberError when the member cannot be opened, or declares more
+  // bytes than its compressed data could expand to (a lying size field).
+  ZipMemberStream(zip_t* archive, int64_t index);
+  ~ZipMemberStream();
+  ZipMemberStream(const ZipMemberStream&) = delete;
+  ZipMemberStream& operator=(const ZipMemberStream&) = delete;
+
+  const std::string& name() const { return name_; }
+  uint64_t size() const { return size_; }  // as declared
+  uint64_t compressed_size() const { return compressed_size_; }
+  uint64_t position() const { return position_; }
+  // Up to `length` bytes; fewer only at the declared end, where it returns 0.
+  size_t read(void* out, size_t length);
+  // Skips forward to `offset` (decompressing what lies before it).
+  void skip_to(uint64_t offset);
+  // Back to the first byte: compressed data cannot be read backwards, so
+  // this reopens the member.
+  void rewind();
+
+ private:
+  void open();
+  void close();
+
+  zip_t* archive_;
+  int64_t index_;
+  std::string name_;
+  uint64_t size_ = 0, compressed_size_ = 0, position_ = 0;
+  bool end_checked_ = false;
+  zip_file_t* file_ = nullptr;
+};
+
+// What read_zip_member holds in memory at most: RECORD and METADATA are text,
+// a few MB for the largest wheels.
+constexpr uint64_t kMaxMemberInMemory = 64ull << 20;
+
+// A member's bytes; throws ZipMemberError (bad_input) naming the member when
+// it is unreadable, not the size it declares, or larger than `max_bytes`.
+std::string read_zip_member(zip_t* archive, int64_t index, const std::string& name,
+                            uint64_t max_bytes = kMaxMemberInMemory);
 // "torch-2.9.1.dist-info" (the directory holding RECORD), or "" when there is none.
 std::string find_dist_info(zip_t* archive);
 
@@ -35,6 +92,8 @@ RecordCheck verify_record(const std::filesystem::path& wheel);
 
 // urlsafe base64 without padding, as RECORD writes digests.
 std::string record_digest(const std::string& bytes);
+// The same over the rest of a member, read to its end (its size checked).
+std::string record_digest(ZipMemberStream& stream);
 
 // One RECORD row: path,hash,size (CSV; paths with commas are quoted), and back.
 std::vector<std::string> record_row(const std::string& line);

@@ -51,6 +51,9 @@ class Build(unittest.TestCase):
         self.assertEqual(planned["env"], built["env"])
         self.assertEqual(planned["argv"], built["argv"])
         # and the build's own process saw exactly those values
+        # a project that honours the list: every nvcc call checked, none changed
+        enforcement = self.report()["build"]["arch_enforcement"]
+        self.assertEqual((enforcement["nvcc_calls"], enforcement["rewritten"]), (4, 0), enforcement)
         seen = dict(line.split("-- fixture env ", 1)[1].split("=", 1)
                     for line in (self.dir / "out" / "build.log").read_text().splitlines() if "-- fixture env " in line)
         self.assertEqual(len(seen), 9)
@@ -115,14 +118,48 @@ class Build(unittest.TestCase):
         self.assertEqual(second["key"], first["key"])
         self.assertNotIn("Building CUDA object", result.stderr)
         print(f"\n  cache hit in {elapsed:.2f} s")
-        # a build that ignores the asked arch is caught and kept out of the store
-        result = self.build("--arch", "9.0", env={"FIXTURE_FORCE_ARCH_LIST": "8.0"})
+        # a build that ignores the asked arch (with enforcement off) is caught and kept out of the store
+        result = self.build("--arch", "9.0", "--keep-project-archs", env={"FIXTURE_FORCE_ARCH_LIST": "8.0"})
         self.assertEqual(result.returncode, 1)
         self.assertIn("missing fixture/libfixture.so: SASS that runs natively on 9.0", result.stderr)
         self.assertIn("not published", result.stderr)
         quarantined = list((self.cache / "quarantine").glob("*/validation.json"))
         self.assertEqual(len(quarantined), 1)
         self.assertEqual(len(list((self.cache / "store").glob("*/key.txt"))), 1)
+
+    def test_hardcoded_arch_flags_are_rewritten_to_the_asked_list(self):
+        # the project passes its own -gencode list, whatever TORCH_CUDA_ARCH_LIST says
+        hardcoded = {"FIXTURE_FORCE_ARCH_LIST": "7.5;8.0;8.6;12.0+PTX"}
+        plan = run("plan", "fixture", "--arch", "9.0+PTX", "--cache-dir", str(self.cache), env=self.env)
+        self.assertIn("# arch enforcement: on: every nvcc call builds exactly sm_90,compute_90", plan.stdout)
+        result = self.build("--arch", "9.0+PTX", "--json", env=hardcoded)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        report = json.loads(result.stdout)
+        enforcement = report["build"]["arch_enforcement"]
+        self.assertEqual((enforcement["nvcc_calls"], enforcement["rewritten"], enforcement["left_as_written"]),
+                         (4, 4, 0), enforcement)
+        self.assertEqual({(c["before"], c["after"]) for c in enforcement["changes"]},
+                         {("sm_75;sm_80;sm_86;sm_120;compute_120", "sm_90;compute_90")})
+        self.assertEqual(tuple(sorted(archs) for archs in self.wheel_archs()), (["sm_90"], ["compute_90"]))
+        self.assertIn("sm_75;sm_80;sm_86;sm_120;compute_120 -> sm_90;compute_90",
+                      (self.dir / "out" / "build.log").read_text())
+        self.assertTrue(report["wheels"][0]["file"].startswith("fixture-1.0+cu130.sm90ptx-"))
+        # off: the project's flags are kept and the label says what the wheel holds
+        result = self.build("--arch", "9.0", "--keep-project-archs", "--json", out="kept",
+                            env={"FIXTURE_FORCE_ARCH_LIST": "8.0;9.0"})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        report = json.loads(result.stdout)
+        self.assertFalse(report["build"]["arch_enforcement"]["enabled"])
+        self.assertEqual(tuple(sorted(archs) for archs in self.wheel_archs("kept")), (["sm_80", "sm_90"], []))
+        self.assertTrue(report["wheels"][0]["file"].startswith("fixture-1.0+cu130.sm80.sm90-"), report["wheels"])
+        self.assertEqual(report["plan"]["key_inputs"]["arch_enforcement"], "off")
+        # units only for an a-variant nobody asked for are left as written: the wheel would hold sm_100a under
+        # a 9.0 label, so validation names the extra image and nothing is published
+        result = self.build("--arch", "9.0", out="left", env={"FIXTURE_FORCE_ARCH_LIST": "10.0a"})
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn("4 left as the project wrote them", result.stderr)
+        self.assertIn("extra fixture/libfixture.so: sm_100a, which was not asked", result.stderr)
+        self.assertIn("not published", result.stderr)
 
     def test_changed_arch_list_reconfigures_fresh(self):
         self.assertEqual(self.build("--arch", "8.0").returncode, 0)

@@ -223,6 +223,48 @@ class Patches(unittest.TestCase):
         self.assertIn("plain.patch", result.stderr)
 
 
+class LocalPath(unittest.TestCase):
+    """A local clone without --ref builds what it has checked out."""
+
+    def setUp(self):
+        self.dir = scratch_dir(self)
+        self.repo = make_repo(self.dir / "clone", {"README": "v1\n", "src/a.c": "int a;\n"})
+        git(self.repo, "tag", "v1.0")
+        self.v2 = commit_files(self.repo, {"README": "v2\n"}, "v2")
+        self.cache = self.dir / "cache"
+
+    def source(self, *args):
+        result = run("source", str(self.repo), "--cache-dir", str(self.cache), "--json", *args,
+                     env={"GIT_CONFIG_GLOBAL": os.devnull})  # no init.defaultBranch to lean on
+        return result, json.loads(result.stdout) if result.returncode == 0 else None
+
+    def test_a_tag_checkout_builds_the_tagged_commit_and_says_so(self):
+        git(self.repo, "checkout", "-q", "v1.0")
+        result, report = self.source()
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(report["commit"], git(self.repo, "rev-parse", "v1.0"))
+        self.assertIn("detached HEAD at", result.stderr)
+        self.assertIn("(tag v1.0)", result.stderr)
+        self.assertEqual(pathlib.Path(report["dir"], "README").read_text(), "v1\n")
+
+    def test_a_local_commit_on_a_branch_is_built(self):
+        git(self.repo, "checkout", "-q", "-b", "feature")
+        local = commit_files(self.repo, {"src/a.c": "int a = 2;\n"}, "local work")
+        result, report = self.source()
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(report["commit"], local)
+        self.assertIn("branch feature", result.stderr)
+
+    def test_uncommitted_changes_are_named_not_built(self):
+        (self.repo / "src/a.c").write_text("int a = 3;\n")
+        (self.repo / "untracked.o").write_text("build output\n")  # untracked files are not changes
+        result, report = self.source()
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(report["commit"], self.v2)
+        self.assertIn("1 uncommitted change not built (src/a.c)", result.stderr)
+        self.assertEqual(pathlib.Path(report["dir"], "src/a.c").read_text(), "int a;\n")
+
+
 class Recipes(unittest.TestCase):
     def test_list_and_show(self):
         result = run("recipes")

@@ -78,7 +78,8 @@ TEST(Plan, IsAPureFunctionOfInputsAndFacts) {
 TEST(Plan, StepLauncherAndChosenLauncherAreInTheEnvironment) {
   PlanFixture fixture;
   auto plain = make_plan(fixture.inputs, fixture.facts);
-  const std::string step = std::string("/opt/archbuild/bin/archbuild;") + kStepLauncherCommand;
+  const std::string step = std::string("/opt/archbuild/bin/archbuild;") + kStepLauncherCommand +
+                           ";--nvcc-targets=sm_80,sm_90,compute_90";
   EXPECT_EQ(plain.env.at("CMAKE_CUDA_COMPILER_LAUNCHER"), step);
   EXPECT_EQ(plain.env.at("ARCHBUILD_STEP_LOG"), "/work/out/steps.log");
   fixture.inputs.compiler_launcher = "ccache";

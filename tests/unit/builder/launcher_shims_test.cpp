@@ -20,10 +20,12 @@ TEST(LauncherShims, NvccThroughTheLauncherToolkitIsCached) {
   if (!ccache || !std::filesystem::exists(toolkit / "bin" / "nvcc")) GTEST_SKIP() << "needs ccache and " << toolkit;
   auto root = std::filesystem::temp_directory_path() / ("archbuild-shim-" + std::to_string(getpid()));
   std::filesystem::remove_all(root);
-  auto shim = launcher_toolkit_dir(root / "cache", "ccache", toolkit);
-  EXPECT_NE(shim, launcher_toolkit_dir(root / "cache", "ccache", "/opt/other-cuda"));
-  ensure_launcher_toolkit(shim, *ccache, toolkit);
-  ensure_launcher_toolkit(shim, *ccache, toolkit);  // a second build refreshes it in place
+  const std::string self = ARCHBUILD_TEST_BINARY;  // the step launcher the shim's nvcc runs
+  auto shim = launcher_toolkit_dir(root / "cache", "ccache", toolkit, self);
+  EXPECT_NE(shim, launcher_toolkit_dir(root / "cache", "ccache", "/opt/other-cuda", self));
+  EXPECT_NE(shim, launcher_toolkit_dir(root / "cache", "ccache", toolkit, "/elsewhere/archbuild"));
+  ensure_launcher_toolkit(shim, self, *ccache, toolkit);
+  ensure_launcher_toolkit(shim, self, *ccache, toolkit);  // a second build refreshes it in place
   EXPECT_TRUE(std::filesystem::exists(shim / "include" / "cuda_runtime.h"));
   EXPECT_TRUE(std::filesystem::is_symlink(shim / "bin" / "ptxas"));
   std::filesystem::create_directories(root / "src");

@@ -1,0 +1,123 @@
+#include "cache/cache_index.h"
+
+#include <stdlib.h>
+
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "cache/simple_index.h"
+#include "cache/wheel_store.h"
+#include "core/error.h"
+
+using namespace archbuild;
+
+namespace {
+
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "archbuild-index-test-XXXXXX").string();
+    path = mkdtemp(pattern.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+void write(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+std::string read(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// The exit code of a UserError `body` throws; success when none.
+template <typename Body>
+ExitCode exit_of(Body body) {
+  try {
+    body();
+  } catch (const UserError& e) {
+    return e.code();
+  }
+  return ExitCode::success;
+}
+
+}  // namespace
+
+TEST(SimpleIndexOwnership, RefusesADirItDidNotWriteAndLeavesIt) {
+  TempDir dir;
+  write(dir.path / "wheels" / "demo-1.0-py3-none-any.whl", "wheel");
+  write(dir.path / "site" / "index.html", "<html>home</html>");
+  write(dir.path / "site" / "docs" / "index.html", "<html>docs</html>");
+  EXPECT_EQ(exit_of([&] { write_simple_index(dir.path / "wheels", dir.path / "site"); }), ExitCode::bad_input);
+  EXPECT_EQ(read(dir.path / "site" / "index.html"), "<html>home</html>");
+  EXPECT_FALSE(std::filesystem::exists(dir.path / "site" / kIndexMarker));
+  EXPECT_FALSE(std::filesystem::exists(dir.path / "site" / "demo"));
+}
+
+TEST(SimpleIndexOwnership, RemovesOnlyTheProjectPagesItRecorded) {
+  TempDir dir;
+  auto wheels = dir.path / "wheels", index = dir.path / "index";
+  write(wheels / "alpha-1.0-py3-none-any.whl", "a");
+  write(wheels / "beta-1.0-py3-none-any.whl", "b");
+  ASSERT_EQ(write_simple_index(wheels, index).size(), 2u);
+  EXPECT_EQ(read(index / kIndexMarker), "archbuild simple index 1\nproject alpha\nproject beta\n");
+  EXPECT_EQ(linked_wheel_names(index),
+            (std::set<std::string>{"alpha-1.0-py3-none-any.whl", "beta-1.0-py3-none-any.whl"}));
+  write(index / "docs" / "index.html", "<html>docs</html>");  // someone's, added later
+  std::filesystem::remove(wheels / "beta-1.0-py3-none-any.whl");
+  ASSERT_EQ(write_simple_index(wheels, index).size(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(index / "beta"));
+  EXPECT_EQ(read(index / "docs" / "index.html"), "<html>docs</html>");
+  EXPECT_EQ(read(index / kIndexMarker), "archbuild simple index 1\nproject alpha\n");
+}
+
+TEST(SimpleIndexOwnership, RefusesLinksAndProjectDirsOfOthers) {
+  TempDir dir;
+  auto wheels = dir.path / "wheels", index = dir.path / "index";
+  write(wheels / "alpha-1.0-py3-none-any.whl", "a");
+  write_simple_index(wheels, index);
+  write(dir.path / "elsewhere" / "keep.txt", "keep");
+  std::filesystem::create_directory_symlink(dir.path / "elsewhere", index / "stale");
+  EXPECT_EQ(exit_of([&] { check_index_dir(index); }), ExitCode::bad_input);
+  std::filesystem::remove(index / "stale");
+  write(index / "beta" / "index.html", "someone's");
+  write(wheels / "beta-1.0-py3-none-any.whl", "b");
+  EXPECT_EQ(exit_of([&] { write_simple_index(wheels, index); }), ExitCode::bad_input);
+  EXPECT_EQ(read(index / "beta" / "index.html"), "someone's");
+  EXPECT_EQ(read(dir.path / "elsewhere" / "keep.txt"), "keep");
+}
+
+TEST(CacheIndex, RefusesASymlinkedWheelsDirBeforeWritingAnything) {
+  TempDir dir;
+  auto cache = dir.path / "cache";
+  write(dir.path / "elsewhere" / "precious.txt", "keep");
+  std::filesystem::create_directories(cache);
+  std::filesystem::create_directory_symlink(dir.path / "elsewhere", cache / "wheels");
+  WheelStore store(cache);
+  EXPECT_EQ(exit_of([&] { refresh_cache_index(cache, store); }), ExitCode::bad_input);
+  EXPECT_EQ(read(dir.path / "elsewhere" / "precious.txt"), "keep");
+  EXPECT_FALSE(std::filesystem::exists(cache / "simple"));
+}
+
+TEST(CacheIndex, UnlinksOnlyTheWheelLinksItMade) {
+  TempDir dir;
+  auto cache = dir.path / "cache";
+  write(dir.path / "build" / "demo-1.0-py3-none-any.whl", "wheel");
+  WheelStore store(cache);
+  auto entry = store.publish({"cache_format 1\n", "0123abcd"}, {dir.path / "build" / "demo-1.0-py3-none-any.whl"},
+                             "{}");
+  refresh_cache_index(cache, store);
+  ASSERT_TRUE(std::filesystem::exists(cache / "wheels" / "demo-1.0-py3-none-any.whl"));
+  write(cache / "wheels" / "mine-2.0-py3-none-any.whl", "dropped in by hand");
+  write(cache / "wheels" / "notes.txt", "mine");
+  store.remove(entry);
+  auto index = refresh_cache_index(cache, store);
+  EXPECT_TRUE(index.wheels.empty());
+  EXPECT_FALSE(std::filesystem::exists(cache / "wheels" / "demo-1.0-py3-none-any.whl"));
+  EXPECT_EQ(read(cache / "wheels" / "mine-2.0-py3-none-any.whl"), "dropped in by hand");
+  EXPECT_EQ(read(cache / "wheels" / "notes.txt"), "mine");
+}
