@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# On the GPU machine: builds one real project for `native` twice, with arch
+# enforcement (the default) and with --keep-project-archs, against the
+# machine's torch; records wall time, the wheel's SASS/PTX and the
+# enforcement summary of each in WORK/enforcement.json. Runs in the
+# background (poll with: bench/arch_enforcement_device.sh --poll WORK).
+# Usage: bench/arch_enforcement_device.sh WORK PYTHON_WITH_TORCH PROJECT_DIR [ENV=VALUE...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [[ $1 == --poll ]]; then
+  work=$2 start=$SECONDS
+  while [[ ! -f $work/done ]] && ((SECONDS - start < ${3:-560})); do sleep 5; done
+  tail -c 3000 "$work/enforcement.log"
+  [[ -n ${OUT:-} && -f $work/enforcement.json ]] && cp "$work/enforcement.json" "$OUT/"
+  [[ -f $work/done ]] && echo "bench finished" || echo "still running"
+  exit 0
+fi
+work=$1 python=$2 project=$3
+if [[ -z ${ARCH_BENCH_DETACHED:-} ]]; then  # outlive this command: its process group ends with it
+  mkdir -p "$work" && rm -f "$work/done"
+  ARCH_BENCH_DETACHED=1 setsid nohup "$0" "$@" > "$work/enforcement.log" 2>&1 < /dev/null &
+  echo "started: $work/enforcement.log"
+  exit 0
+fi
+shift 3
+rm -rf "$work/device" && cp -r .device "$work/device"  # a re-carry must not replace the running binary
+export PATH="$work/device/bin:$(dirname "$python"):$PATH" NO_COLOR=1 ARCHBUILD_DATA_DIR=$PWD
+for assignment in "$@"; do export "${assignment?}"; done
+archbuild="$work/device/bin/archbuild-wrapper"
+{
+  results="[]"
+  for mode in enforced kept; do
+    flags=(--arch native --use-installed-torch --python "$python" --cache-dir "$work/cache-$mode" --out "$work/out-$mode" --json)
+    [[ $mode == kept ]] && flags+=(--keep-project-archs)
+    start=$(date +%s.%N)
+    "$archbuild" build "$project" "${flags[@]}" > "$work/$mode.json" 2> "$work/$mode.err" || true
+    seconds=$(python3 -c "import time; print(round(time.time() - $start, 1))")
+    wheel=$(ls "$work/out-$mode/wheels/"*.whl 2>/dev/null | head -1 || true)
+    archs="{}"
+    [[ -n $wheel ]] && archs=$("$archbuild" inspect --json "$wheel" | python3 -c \
+      "import json,sys; f=json.load(sys.stdin)['files']; print(json.dumps({x['path'].split('!')[-1]: [sorted(x['sass']), sorted(x['ptx'])] for x in f}))") || archs="{}"
+    results=$(python3 -c "
+import json, sys
+report = json.load(open('$work/$mode.json')) if open('$work/$mode.json').read().strip() else {}
+build = report.get('build', {})
+row = {'mode': '$mode', 'seconds': $seconds, 'published': report.get('published'), 'wheel': '$(basename "${wheel:-none}")',
+       'archs': json.loads('''$archs'''), 'enforcement': {k: v for k, v in build.get('arch_enforcement', {}).items() if k != 'changes'},
+       'changes': build.get('arch_enforcement', {}).get('changes', [])[:3], 'validation': report.get('validation_scope')}
+print(json.dumps(json.loads('''$results''') + [row]))")
+    echo "$mode: $seconds s"
+    tail -8 "$work/$mode.err"
+    echo "$results" > "$work/enforcement.json"
+  done
+  touch "$work/done"
+}
