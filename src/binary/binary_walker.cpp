@@ -200,6 +200,9 @@ WalkStats walk_binaries(const std::filesystem::path& path, const WalkOptions& op
     walker.emit_error(path.string(), "no such file or directory");
   else if (std::filesystem::is_directory(status))
     walker.directory(path);
+  else if (!std::filesystem::is_regular_file(status))
+    // a FIFO or a device (/dev/zero) would block or never end
+    fail_bad_input(path.string() + " is not a regular file or a directory");
   else
     walker.file(path, true);
   return walker.stats;

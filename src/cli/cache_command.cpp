@@ -28,6 +28,8 @@ std::string read_key_text(const std::string& where) {
   std::filesystem::path path(where);
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) path /= "key.txt";
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    fail_bad_input(path.string() + " is not a regular file (a key text is)");
   std::ifstream in(path);
   if (!in) fail_bad_input("no cache key text at " + path.string() + " (give a key.txt or a build's --out dir)");
   std::stringstream text;
@@ -151,6 +153,9 @@ ExitCode run_show(const CacheOptions& options, const std::string& prefix) {
 
 ExitCode run_verify(const CacheOptions& options) {
   auto cache_dir = options.resolve();
+  std::error_code missing;
+  if (!std::filesystem::is_directory(cache_dir, missing))
+    fail_bad_input("no cache at " + cache_dir.string() + " (nothing to verify)");
   WheelStore store(cache_dir);
   auto entries = store.entries();
   nlohmann::json problems = nlohmann::json::object();
@@ -275,7 +280,8 @@ Command cache_command() {
             auto dry_run = std::make_shared<bool>(false);
             auto gc = with_cache_options(app.add_subcommand("gc", "Keep the newest N builds per project and arch list"),
                                          *options);
-            gc->add_option("--keep", *keep, "How many to keep per project and arch list (default 2)");
+            gc->add_option("--keep", *keep, "How many to keep per project and arch list (default 2)")
+                ->check(CLI::Range(0, 1000000));  // 0 gets its own message below
             gc->add_flag("--dry-run", *dry_run, "Say what would go, remove nothing");
 
             auto push_dest = std::make_shared<std::string>();

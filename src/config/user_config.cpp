@@ -33,6 +33,9 @@ UserConfig load_user_config() {
   std::error_code ec;
   if (!std::filesystem::exists(*config.file, ec))
     fail_bad_input("ARCHBUILD_CONFIG=" + config.file->string() + " does not exist");
+  // A FIFO would block the read forever, a directory would read as empty.
+  if (!std::filesystem::is_regular_file(*config.file, ec))
+    fail_bad_input("config file " + config.file->string() + " is not a regular file");
   toml::table root;
   try {
     root = toml::parse_file(config.file->string());

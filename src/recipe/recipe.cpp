@@ -1,6 +1,7 @@
 #include "recipe/recipe.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include <toml++/toml.h>
@@ -46,7 +47,8 @@ class RecipeParser {
     recipe.dialect = *dialect;
     if (auto node = root.get("job_memory_gb")) {
       auto value = node->value<double>();
-      if (!value || *value <= 0) bad(node->source(), "job_memory_gb", "must be a positive number of GB");
+      if (!value || !std::isfinite(*value) || *value <= 0)
+        bad(node->source(), "job_memory_gb", "must be a positive number of GB");
       recipe.job_memory_gb = *value;
     }
     recipe.depends_on = strings(root, "depends_on");

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/strings.h"
+#include "source/git_session.h"
 #include "source/local_head.h"
 
 namespace archbuild {
@@ -61,6 +62,12 @@ SourceTarget resolve_source_target(const std::string& what, const std::string& r
     if (named) target.submodules = named->submodules;
   }
   if (!ref_option.empty()) {
+    // Caught here, before any fetch: `../../etc` is no ref, and retrying a fetch will not make it one.
+    int valid = 0;
+    ensure_libgit2();
+    if (git_reference_name_is_valid(&valid, ("refs/tags/" + ref_option).c_str()) != 0 || !valid ||
+        ref_option.starts_with("-"))
+      fail_bad_input("--ref '" + ref_option + "' is not a valid git ref name (a tag, branch or commit)");
     target.ref = ref_option;
   } else if (local) {
     target.ref = local->ref;
