@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <cerrno>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <string_view>
@@ -71,6 +73,16 @@ int main(int argc, char** argv) {
   } catch (const UserError& e) {
     std::cerr << "archbuild: error: " << e.what() << "\n";
     return to_int(e.code());
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the user gave that cannot be what it must (a file where a
+    // directory goes, a name too long) is bad input; a disk that is full or
+    // read-only, or a permission, is this environment.
+    const int code = e.code().value();
+    const bool bad_path = code == ENOTDIR || code == EEXIST || code == EISDIR || code == ENAMETOOLONG ||
+                          code == EINVAL || code == ENOENT || code == ELOOP;
+    std::cerr << "archbuild: error: " << (code == ENOSPC ? "no space left on the device" : e.code().message()) << ": "
+              << e.path1().string() << (e.path2().empty() ? "" : " -> " + e.path2().string()) << "\n";
+    return to_int(bad_path ? ExitCode::bad_input : ExitCode::environment);
   } catch (const std::exception& e) {
     std::cerr << "archbuild: internal error: " << e.what() << "\n";
     return to_int(ExitCode::work_failed);

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "arch/nvcc_arch_flags.h"
+#include "core/json_text.h"
 #include "core/strings.h"
 
 namespace archbuild {
@@ -61,7 +62,7 @@ std::vector<std::string> enforce_nvcc_command(const std::vector<std::string>& co
                            {"before", format_nvcc_targets(rewrite.before)},
                            {"after", format_nvcc_targets(rewrite.after)},
                            {"reason", rewrite.reason}};
-    append_line(log, line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    append_line(log, json_text(line, -1) + "\n");
   }
   return result;
 }

@@ -10,6 +10,7 @@
 #include "builder/step_launcher.h"
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "core/json_text.h"
 #include "core/strings.h"
 #include "ui/terminal.h"
 
@@ -270,7 +271,7 @@ BuildResult execute_build(const BuildPlan& plan, StatusLine& status, CommandRunn
     steps.insert(steps.end(), found.begin(), found.end());
   }
   if (!steps.empty()) {
-    std::ofstream(plan.trace_path) << chrome_trace(steps).dump() << "\n";
+    std::ofstream(plan.trace_path) << json_text(chrome_trace(steps), -1) << "\n";
     result.trace_written = true;
     result.slowest = slowest_steps(steps, 10);
   }

@@ -10,6 +10,7 @@
 
 #include "core/data_dir.h"
 #include "core/error.h"
+#include "core/json_text.h"
 #include "core/self_executable.h"
 #include "core/strings.h"
 #include "core/system_info.h"
@@ -91,7 +92,7 @@ void record_configure_inputs(const std::filesystem::path& source_dir,
                              const std::map<std::string, std::string>& inputs) {
   std::error_code ec;
   if (!std::filesystem::is_directory(source_dir / ".git", ec)) return;
-  std::ofstream(configure_stamp(source_dir)) << nlohmann::json(inputs).dump(2) << "\n";
+  std::ofstream(configure_stamp(source_dir)) << json_text(nlohmann::json(inputs)) << "\n";
 }
 
 PlanFacts gather_plan_facts(const std::filesystem::path& source_dir, const std::string& python) {

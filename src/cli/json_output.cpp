@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include "core/json_text.h"
+
 namespace archbuild {
 
 nlohmann::json to_json(const ArchList& list) {
@@ -52,6 +54,6 @@ nlohmann::json to_json(const Toolchain& toolchain) {
   return out;
 }
 
-void print_json(const nlohmann::json& value) { std::cout << value.dump(2) << "\n"; }
+void print_json(const nlohmann::json& value) { std::cout << json_text(value) << "\n"; }
 
 }  // namespace archbuild

@@ -13,6 +13,10 @@ namespace {
 std::atomic<int> active_scopes{0};
 std::atomic<int> pending_signal{0};
 static_assert(std::atomic<int>::is_always_lock_free);
+// Process groups of captured children (nvcc probes, pip, python): stopped
+// with archbuild when it exits on a signal, so none outlives it.
+constexpr int kChildGroupSlots = 64;
+std::atomic<int> child_groups[kChildGroupSlots];
 
 void on_interrupt(int signo) {
   if (active_scopes.load() > 0) {
@@ -20,6 +24,8 @@ void on_interrupt(int signo) {
     pending_signal.compare_exchange_strong(none, signo);  // the first signal is the one reported
     return;
   }
+  for (auto& group : child_groups)
+    if (int pid = group.load(); pid > 0) ::kill(-pid, SIGTERM);
   static const char message[] = "\narchbuild: interrupted\n";
   ssize_t ignored = ::write(STDERR_FILENO, message, sizeof message - 1);
   (void)ignored;
@@ -39,6 +45,20 @@ void install_interrupt_exit() {
 }
 
 int pending_interrupt() { return pending_signal.load(); }
+
+void register_child_group(int pid) {
+  for (auto& group : child_groups) {
+    int empty = 0;
+    if (group.compare_exchange_strong(empty, pid)) return;
+  }
+}
+
+void unregister_child_group(int pid) {
+  for (auto& group : child_groups) {
+    int expected = pid;
+    if (group.compare_exchange_strong(expected, 0)) return;
+  }
+}
 
 void clear_pending_interrupt() { pending_signal.store(0); }
 

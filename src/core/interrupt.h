@@ -15,6 +15,11 @@ void install_interrupt_exit();
 // set: a scheduler checks it before starting more work.
 int pending_interrupt();
 
+// A child in a process group of its own (pgid = pid) that the handler stops
+// (SIGTERM to the group) before archbuild exits on a signal.
+void register_child_group(int pid);
+void unregister_child_group(int pid);
+
 // Forgets a recorded signal: for tests that raise one on purpose.
 void clear_pending_interrupt();
 

@@ -5,6 +5,7 @@
 
 #include "binary/binary_walker.h"
 #include "core/exit_code.h"
+#include "core/json_text.h"
 #include "gpu/driver_api.h"
 
 namespace archbuild {
@@ -118,7 +119,7 @@ ModuleLoadReport load_fatbins_on_devices(const std::vector<std::filesystem::path
 int run_load_fatbins_command(int argc, char** argv) {
   std::vector<std::filesystem::path> paths(argv + 2, argv + argc);
   auto report = load_fatbins_on_devices(paths);
-  std::cout << report.to_json().dump() << "\n";
+  std::cout << json_text(report.to_json(), -1) << "\n";
   if (report.devices.empty()) return to_int(ExitCode::environment);
   return report.failed() ? to_int(ExitCode::work_failed) : to_int(ExitCode::success);
 }

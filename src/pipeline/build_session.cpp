@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/file_lock.h"
 #include "core/interrupt.h"
+#include "core/json_text.h"
 #include "pipeline/dependency_resolver.h"
 #include "process/run_process.h"
 #include "wheel/wheel_archive.h"
@@ -112,14 +113,14 @@ Finish finish_wheels(const BuildContext& context, const BuildPlan& plan, const C
     return Finish::interrupted;
   }
   if (!valid) {
-    report.quarantine = store.quarantine(key, wheels, report.to_json().dump(2));
+    report.quarantine = store.quarantine(key, wheels, json_text(report.to_json()));
     events.stage("validate", "FAILED: not published; the wheel and its report are in " + report.quarantine->string(),
                  Tone::failure);
     return Finish::invalid;
   }
   report.published_at = utc_now();
   report.published = true;  // what the store's manifest says of itself
-  auto entry = store.publish(key, wheels, report.to_json().dump(2));
+  auto entry = store.publish(key, wheels, json_text(report.to_json()));
   auto index = refresh_cache_index(context.cache.root(), store);
   report.store = entry.dir;
   report.index = index.simple_dir;
@@ -138,7 +139,7 @@ bool stop_for_interrupt(BuildOutcome& outcome, PipelineEvents& events, const cha
 }
 
 void write_report(const BuildPlan& plan, const BuildReport& report) {
-  std::ofstream(plan.out_dir / "report.json") << report.to_json().dump(2) << "\n";
+  std::ofstream(plan.out_dir / "report.json") << json_text(report.to_json()) << "\n";
 }
 
 }  // namespace

@@ -7,8 +7,10 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/process.hpp>
+#include <boost/process/extend.hpp>
 
 #include "core/error.h"
+#include "core/interrupt.h"
 
 namespace bp = boost::process;
 
@@ -50,10 +52,14 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   ProcessResult result;
   try {
     std::unique_lock launching(child_launch_mutex());
-    bp::child child(bp::exe = program->string(), bp::args = args, bp::env = env,
-                    bp::start_dir = options.working_dir ? options.working_dir->string()
-                                                        : std::filesystem::current_path().string(),
-                    bp::std_out > out, bp::std_err > err, bp::std_in < bp::null, io);
+    bp::child child(
+        bp::exe = program->string(), bp::args = args, bp::env = env,
+        bp::start_dir = options.working_dir ? options.working_dir->string() : std::filesystem::current_path().string(),
+        bp::std_out > out, bp::std_err > err, bp::std_in < bp::null, io,
+        // its own group, so that archbuild stopped by a signal stops it and its children too
+        bp::extend::on_exec_setup = [](auto&) { ::setpgid(0, 0); });
+    ::setpgid(child.id(), child.id());  // also from here: no window where the group does not exist
+    register_child_group(child.id());
     launching.unlock();
     boost::asio::steady_timer timer(io);
     if (options.timeout) {
@@ -61,7 +67,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
       timer.async_wait([&](const boost::system::error_code& ec) {
         if (!ec && child.running()) {
           result.timed_out = true;
-          child.terminate();
+          ::kill(-child.id(), SIGKILL);  // the whole group: nvcc leaves cicc and ptxas behind otherwise
         }
       });
     }
@@ -74,6 +80,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     }
     timer.cancel();
     child.wait();
+    unregister_child_group(child.id());
     result.status = ExitStatus::from_wait_status(child.native_exit_code());
   } catch (const bp::process_error& e) {
     fail_environment("cannot run '" + argv[0] + "': " + e.what());

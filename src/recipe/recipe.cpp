@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
 #include <set>
 
 #include <toml++/toml.h>
@@ -185,6 +187,28 @@ RecipeBook RecipeBook::load(const std::filesystem::path& recipes_dir, const std:
     for (const auto& dependency : recipe.depends_on)
       if (!book.find(dependency))
         fail_bad_input(recipe.file.string() + ": key 'depends_on': unknown recipe '" + dependency + "'");
+  // A cycle would make a build wait on itself forever (it builds its
+  // dependencies first, under the same work-tree lock): refuse the book.
+  std::map<std::string, int> state;  // 0 unseen, 1 on the current path, 2 done
+  std::vector<std::string> path;
+  std::function<void(const Recipe&)> visit = [&](const Recipe& recipe) {
+    state[recipe.name] = 1;
+    path.push_back(recipe.name);
+    for (const auto& name : recipe.depends_on) {
+      if (state[name] == 1) {
+        auto start = std::find(path.begin(), path.end(), name);
+        std::vector<std::string> cycle(start, path.end());
+        cycle.push_back(name);
+        fail_bad_input(recipe.file.string() +
+                       ": key 'depends_on': recipes depend on each other in a cycle: " + join(cycle, " -> "));
+      }
+      if (state[name] == 0) visit(*book.find(name));
+    }
+    path.pop_back();
+    state[recipe.name] = 2;
+  };
+  for (const auto& recipe : book.recipes_)
+    if (state[recipe.name] == 0) visit(recipe);
   return book;
 }
 

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "core/error.h"
+#include "core/json_text.h"
 #include "source/git_session.h"
 
 namespace archbuild {
@@ -245,17 +246,37 @@ SourceTree checkout_source(const CheckoutRequest& request, const MirrorCache& mi
     fail_bad_input("--dest " + tree.dir.string() +
                    " is a symlink; archbuild never follows a symlink out of a tree it manages: "
                    "give the directory itself");
+  // A first checkout is marked beside the tree until it is complete: one cut
+  // short (SIGINT, SIGKILL, power) is archbuild's own half-written tree, and
+  // the next run redoes it instead of refusing a directory it made.
+  const std::filesystem::path incomplete = tree.dir.string() + ".archbuild-incomplete";
   if (std::filesystem::exists(tree.dir, ec) && !std::filesystem::is_empty(tree.dir, ec)) {
-    previous = read_manifest(tree.dir);
-    tree.reused = true;
+    if (std::filesystem::is_regular_file(std::filesystem::symlink_status(incomplete, ec)) &&
+        !std::filesystem::exists(source_manifest_path(tree.dir), ec)) {
+      std::filesystem::remove_all(tree.dir, ec);  // never follows a symlink inside it
+      if (ec) fail_environment("cannot remove the unfinished checkout " + tree.dir.string() + ": " + ec.message());
+    } else {
+      previous = read_manifest(tree.dir);
+      tree.reused = true;
+    }
   }
   bool fresh = !tree.reused;
+  if (fresh) {
+    std::filesystem::create_directories(tree.dir.parent_path(), ec);
+    std::ofstream(incomplete) << "archbuild: first checkout of " << tree.url << " into " << tree.dir.string()
+                              << " in progress\n";
+  }
   try {
-    return checkout_into(tree, previous, request, mirrors);
+    auto done = checkout_into(tree, previous, request, mirrors);
+    if (fresh) std::filesystem::remove(incomplete, ec);
+    return done;
   } catch (...) {
     // Nothing half-done: a new work tree goes away. A reused one keeps its
     // last manifest (written only on success), so the next run redoes it all.
-    if (fresh) std::filesystem::remove_all(tree.dir, ec);
+    if (fresh) {
+      std::filesystem::remove_all(tree.dir, ec);
+      std::filesystem::remove(incomplete, ec);
+    }
     throw;
   }
 }
@@ -348,7 +369,7 @@ SourceTree checkout_into(SourceTree tree, const std::optional<SourceTree>& previ
 
   tree.patches = apply_patches(repo.get(), request.patches);
 
-  files.write_file(".git/archbuild-source.json", tree.to_json().dump(2) + "\n");
+  files.write_file(".git/archbuild-source.json", json_text(tree.to_json()) + "\n");
   return tree;
 }
 

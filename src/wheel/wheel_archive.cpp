@@ -227,15 +227,27 @@ RecordCheck verify_record(const std::filesystem::path& wheel) {
   if (!archive)
     fail_bad_input(wheel.string() + " is not a readable wheel (zip error " + std::to_string(error_code) + ")");
   std::unique_ptr<zip_t, decltype(&zip_discard)> guard(archive, zip_discard);
+  RecordCheck check;
+  // What pip and the wheel spec refuse: a file name that is not a wheel's,
+  // members that would land outside site-packages, and one name twice (which
+  // copy wins depends on the unpacker).
+  if (!WheelName::parse(wheel.filename().string()))
+    check.errors.push_back(wheel.filename().string() +
+                           ": not a wheel file name (NAME-VERSION[-BUILD]-PY-ABI-PLATFORM.whl)");
   std::map<std::string, zip_int64_t> members;
   for (zip_int64_t i = 0; i < zip_get_num_entries(archive, 0); ++i) {
     std::string name = member_name(archive, i);
-    if (!name.empty() && name.back() != '/') members[name] = i;
+    const std::filesystem::path member(name);
+    bool escapes = member.is_absolute() || name.find('\\') != std::string::npos;
+    for (const auto& part : member)
+      if (part == "..") escapes = true;
+    if (escapes) check.errors.push_back(name + ": a member path outside the install location (absolute or ..)");
+    if (!name.empty() && name.back() != '/' && !members.emplace(name, i).second)
+      check.errors.push_back(name + ": in the wheel twice");
   }
   auto dist_info = find_dist_info(archive);
   if (dist_info.empty()) fail_bad_input(wheel.string() + " has no *.dist-info/RECORD: not a wheel");
   std::string record_name = dist_info + "/RECORD";
-  RecordCheck check;
   auto record_index = members.find(record_name);
   std::istringstream record(
       read_zip_member(archive, record_index == members.end() ? -1 : record_index->second, record_name));

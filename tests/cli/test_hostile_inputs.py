@@ -2,13 +2,17 @@
 FIFO would block a read forever, /dev/zero never ends), numbers out of
 range, refs that are no refs, a cache that is not there. Each is refused at
 once with exit 2, naming what is wrong, and creates nothing."""
+import json
 import os
 import shutil
+import signal
+import subprocess
 import time
 import unittest
 
 from gitrepos import make_repo
-from harness import SOURCE_DIR, run, scratch_dir
+from harness import BIN, SOURCE_DIR, SYSTEM_NVCC, nvcc, processes_mentioning, run, scratch_dir
+from test_validate import KERNEL, make_wheel
 
 QUICK = 20  # seconds: a refusal never waits on the input
 
@@ -64,6 +68,24 @@ class OutOfRange(unittest.TestCase):
                 self.assertEqual(result.returncode, 2, result.stderr)
                 self.assertIn("job_memory_gb", result.stderr)
 
+    def test_recipes_that_depend_on_each_other_are_refused(self):
+        base = (SOURCE_DIR / "recipes" / "torch.toml").read_text()
+        for depends, cycle in (('["torch"]', "torch -> torch"), ('["torchvision"]', "torch -> torchvision -> torch")):
+            with self.subTest(depends=depends):
+                data = self.dir / f"cycle-{len(cycle)}"
+                for name in ("recipes", "patches", "toolchains"):
+                    shutil.copytree(SOURCE_DIR / name, data / name)
+                (data / "recipes" / "torch.toml").write_text(base.replace("depends_on = []", f"depends_on = {depends}", 1))
+                env = {"ARCHBUILD_DATA_DIR": str(data)}
+                result = run("recipes", env=env, timeout=QUICK)
+                self.assertEqual(result.returncode, 2, result.stderr)
+                self.assertIn(cycle, result.stderr)
+                # a build does not wait on itself: it is refused before anything starts
+                result = run("build", "torch", "--arch", "9.0", "--cache-dir", str(self.dir / "cache"), env=env,
+                             timeout=QUICK)
+                self.assertEqual(result.returncode, 2, result.stderr)
+                self.assertIn("cycle", result.stderr)
+
     def test_verify_of_a_missing_cache_creates_nothing(self):
         missing = self.dir / "no-such-cache"
         result = run("cache", "verify", "--cache-dir", str(missing), timeout=QUICK)
@@ -81,6 +103,122 @@ class OutOfRange(unittest.TestCase):
                 self.assertIn("is not a valid git ref name", result.stderr)
                 self.assertLess(time.monotonic() - start, 5)  # no fetch, no retries
         self.assertFalse((self.dir / "cache" / "worktrees").exists())
+
+
+class PathsAndNames(unittest.TestCase):
+    def setUp(self):
+        self.dir = scratch_dir(self)
+        self.repo = make_repo(self.dir / "repo", {"README": "x\n"})
+
+    def test_a_cache_dir_that_is_a_file_is_bad_input_naming_it(self):
+        not_a_dir = self.dir / "a-file"
+        not_a_dir.write_text("mine\n")
+        result = run("source", str(self.repo), "--ref", "main", "--cache-dir", str(not_a_dir), timeout=QUICK)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn(str(not_a_dir), result.stderr)
+        self.assertNotIn("internal error", result.stderr)
+        self.assertEqual(not_a_dir.read_text(), "mine\n")
+
+    def test_an_interrupted_first_checkout_is_redone_not_refused(self):
+        cache = self.dir / "cache"
+        tree = cache / "worktrees" / "repo-main"
+        # what a SIGKILL mid-checkout leaves: part of a tree, no manifest, the in-progress marker beside it
+        (tree / ".git").mkdir(parents=True)
+        (tree / "half-written.txt").write_text("partial\n")
+        marker = cache / "worktrees" / "repo-main.archbuild-incomplete"
+        marker.write_text("archbuild: first checkout in progress\n")
+        result = run("source", str(self.repo), "--ref", "main", "--cache-dir", str(cache), "--json", timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual((tree / "README").read_text(), "x\n")
+        self.assertFalse((tree / "half-written.txt").exists())
+        self.assertFalse(marker.exists())
+        # a directory someone else filled, with no marker, is still refused and kept
+        other = self.dir / "someone-elses"
+        other.mkdir()
+        (other / "notes.txt").write_text("keep\n")
+        result = run("source", str(self.repo), "--ref", "main", "--cache-dir", str(cache), "--dest", str(other),
+                     timeout=60)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertEqual((other / "notes.txt").read_text(), "keep\n")
+
+    @unittest.skipUnless(SYSTEM_NVCC.exists(), "needs nvcc 13 at /usr/local/cuda")
+    def test_json_survives_file_names_that_are_not_utf8(self):
+        source = self.dir / "k.cu"
+        source.write_text("__global__ void k(float* x) { x[threadIdx.x] *= 2.f; }\n")
+        folder = self.dir / "objects"
+        folder.mkdir()
+        name = os.fsencode(folder) + b"/bad\xffname.o"
+        subprocess.run([str(SYSTEM_NVCC), "-c", str(source), "-o", os.fsdecode(name), "-arch=sm_90"], check=True)
+        result = run("inspect", "--json", str(folder), timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        (entry,) = json.loads(result.stdout)["files"]
+        self.assertIn("bad", entry["path"])
+        self.assertIn("\ufffd", entry["path"])  # replaced, not an exception
+
+
+class Interrupts(unittest.TestCase):
+    def test_a_signal_stops_the_children_of_any_command(self):
+        """Not only a build's: the interpreter `plan` asks for its tag, with a child of its own."""
+        root = scratch_dir(self)
+        repo = make_repo(root / "repo", {"setup.py": "\n"})
+        python = root / "slow-python"
+        (root / "sleepy").symlink_to(shutil.which("sleep"))  # its command line names the test's dir
+        python.write_text(f"#!/bin/sh\n{root}/sleepy 300 &\nwait\necho cp311\n")
+        python.chmod(0o755)
+        process = subprocess.Popen([BIN, "plan", str(repo), "--arch", "9.0", "--python", str(python),
+                                    "--cache-dir", str(root / "cache")],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + QUICK
+        while not any("sleepy" in cmdline for _, cmdline in processes_mentioning(str(root))):
+            self.assertLess(time.monotonic(), deadline, "the interpreter never started")
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=QUICK)
+        self.assertEqual(process.returncode, 130, stderr)
+        for _ in range(100):
+            left = processes_mentioning(str(root))
+            if not left:
+                break
+            time.sleep(0.05)
+        self.assertEqual(left, [], "children outlived archbuild")
+
+
+@unittest.skipUnless(SYSTEM_NVCC.exists(), "needs nvcc 13 at /usr/local/cuda")
+class WheelsPipWouldRefuse(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = scratch_dir(cls)
+        (cls.dir / "k.cu").write_text(KERNEL)
+        nvcc("-shared", "-Xcompiler", "-fPIC", "-gencode", "arch=compute_90,code=sm_90", "-o", str(cls.dir / "lib.so"),
+             str(cls.dir / "k.cu"))
+        cls.library = (cls.dir / "lib.so").read_bytes()
+
+    def refused(self, wheel, expected):
+        result = run("validate", str(wheel), "--arch", "9.0", "--json", env={"ARCHBUILD_FAKE_GPUS": None}, timeout=60)
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        self.assertIn(expected, "\n".join(json.loads(result.stdout)["record"]["errors"]))
+
+    def test_members_outside_the_install_location(self):
+        for member in ("../../x.py", "/tmp/x.py", "demo/../../x.py"):
+            with self.subTest(member=member):
+                wheel = make_wheel(scratch_dir(self), {"demo/_C.so": self.library, member: b"owned = True\n"})
+                self.refused(wheel, f"{member}: a member path outside the install location")
+
+    def test_a_member_twice(self):
+        wheel = make_wheel(scratch_dir(self), {"demo/_C.so": self.library})
+        import warnings
+        import zipfile
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # zipfile warns about the duplicate name, which is the point
+            with zipfile.ZipFile(wheel, "a") as archive:
+                archive.writestr("demo/_C.so", b"a second copy")
+        self.refused(wheel, "demo/_C.so: in the wheel twice")
+
+    def test_a_file_name_that_is_not_a_wheel_name(self):
+        wheel = make_wheel(scratch_dir(self), {"demo/_C.so": self.library})
+        renamed = wheel.with_name("demo.whl")
+        wheel.rename(renamed)
+        self.refused(renamed, "demo.whl: not a wheel file name")
 
 
 if __name__ == "__main__":
