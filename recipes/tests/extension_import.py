@@ -21,7 +21,7 @@ def main():
         if test:
             for index in range(torch.cuda.device_count()):
                 test(torch.device("cuda", index))
-                print(f"{name}: archbuild_kernel_test ok on device {index}")
+                print(f"{name}: device {index} ok")
             launched.append(name)
     gpus = torch.cuda.device_count()
     if launched:

@@ -229,8 +229,22 @@ class DeviceValidation(unittest.TestCase):
                 self.assertIn("fatbins load from PTX (CUDA_FORCE_PTX_JIT=1)", names)
                 self.assertIn("kernel test (CUDA_FORCE_PTX_JIT=1)", names)
 
+    def test_enforcement_fixes_a_project_that_ignores_the_list(self):
+        # its own arch list, so that the other tests' `native` builds do not find its wheel in the cache
+        result = self.build("fixture", "8.0;9.0", "--rebuild", env={"FIXTURE_FORCE_ARCH_LIST": "8.0"})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        report = json.loads(result.stdout)
+        self.assertTrue(report["published"])
+        self.assertEqual(report["validation_level"], "device")
+        enforcement = report["build"]["arch_enforcement"]
+        self.assertEqual(enforcement["rewritten"], enforcement["nvcc_calls"])
+        print(f"\n  sm_80-only project for --arch 8.0;9.0, enforced: {enforcement['nvcc_calls']} nvcc calls rewritten, "
+              f"{report['validation_scope']}")
+
     def test_wheel_without_sass_for_this_gpu_fails(self):
-        result = self.build("fixture", "native", "--rebuild", env={"FIXTURE_FORCE_ARCH_LIST": "8.0"})
+        # with the project's own flags kept (enforcement would rewrite its nvcc calls to sm_90)
+        result = self.build("fixture", "native", "--rebuild", "--keep-project-archs",
+                            env={"FIXTURE_FORCE_ARCH_LIST": "8.0"})
         self.assertEqual(result.returncode, 1, result.stderr)
         report = json.loads(result.stdout)
         self.assertFalse(report["published"])
