@@ -261,6 +261,7 @@ SourceTree checkout_source(const CheckoutRequest& request, const MirrorCache& mi
     }
   }
   bool fresh = !tree.reused;
+  const bool parent_existed = std::filesystem::exists(tree.dir.parent_path(), ec);
   if (fresh) {
     std::filesystem::create_directories(tree.dir.parent_path(), ec);
     std::ofstream(incomplete) << "archbuild: first checkout of " << tree.url << " into " << tree.dir.string()
@@ -276,6 +277,7 @@ SourceTree checkout_source(const CheckoutRequest& request, const MirrorCache& mi
     if (fresh) {
       std::filesystem::remove_all(tree.dir, ec);
       std::filesystem::remove(incomplete, ec);
+      if (!parent_existed) std::filesystem::remove(tree.dir.parent_path(), ec);  // only if empty: ours
     }
     throw;
   }
