@@ -225,17 +225,22 @@ std::vector<std::string> TreeFiles::files_below(std::string_view relative) const
   return files;
 }
 
-void TreeFiles::write_file(std::string_view relative, std::string_view content, bool executable) const {
-  auto parts = split_path(relative);
-  std::string where = (root_ / relative).string();
+int TreeFiles::open_parent_for_write(const std::vector<std::string>& parts, const std::string& where) const {
   std::string blocked;
   Kind kind = Kind::absent;
-  Fd parent(open_parent(parts, true, &blocked, &kind));
-  if (parent.get() < 0) {
+  int parent = open_parent(parts, true, &blocked, &kind);
+  if (parent < 0) {
     if (!blocked.empty())
       fail_bad_input("refusing to write " + where + ": " + blocked + " is " + kind_word(kind) + ", not a directory");
     fail_environment("cannot create the directories of " + where);
   }
+  return parent;
+}
+
+void TreeFiles::write_file(std::string_view relative, std::string_view content, bool executable) const {
+  auto parts = split_path(relative);
+  std::string where = (root_ / relative).string();
+  Fd parent(open_parent_for_write(parts, where));
   std::string temporary = temporary_name();
   Fd out(::openat(parent.get(), temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                   executable ? 0777 : 0666));
@@ -257,14 +262,7 @@ void TreeFiles::write_file(std::string_view relative, std::string_view content, 
 void TreeFiles::write_symlink(std::string_view relative, std::string_view target) const {
   auto parts = split_path(relative);
   std::string where = (root_ / relative).string();
-  std::string blocked;
-  Kind kind = Kind::absent;
-  Fd parent(open_parent(parts, true, &blocked, &kind));
-  if (parent.get() < 0) {
-    if (!blocked.empty())
-      fail_bad_input("refusing to write " + where + ": " + blocked + " is " + kind_word(kind) + ", not a directory");
-    fail_environment("cannot create the directories of " + where);
-  }
+  Fd parent(open_parent_for_write(parts, where));
   std::string temporary = temporary_name();
   if (::symlinkat(std::string(target).c_str(), parent.get(), temporary.c_str()) != 0)
     fail_environment("cannot write " + where + ": " + errno_text(errno));

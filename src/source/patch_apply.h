@@ -77,6 +77,8 @@ class TreeFiles {
 
  private:
   int open_parent(const std::vector<std::string>& parts, bool create, std::string* blocked, Kind* kind) const;
+  // open_parent(create) for a write to `where`, or the error naming what is in the way.
+  int open_parent_for_write(const std::vector<std::string>& parts, const std::string& where) const;
 
   int fd_ = -1;
   std::filesystem::path root_;
