@@ -9,11 +9,11 @@ namespace archbuild {
 
 void TerminalEvents::stage(const std::string& stage, const std::string& text, Tone tone) {
   if (quiet_) return;
-  const std::string padding(12 - std::min<size_t>(11, stage.size()), ' ');
   const std::string shown = tone == Tone::failure   ? paint(text, Style::red, stderr)
                             : tone == Tone::warning ? paint(text, Style::yellow, stderr)
                                                     : text;
-  status_.print(paint(stage, Style::bold, stderr) + padding + shown);
+  // the stage name bold, the padding and text as stage_line lays them out
+  status_.print(paint(stage, Style::bold, stderr) + stage_line(stage, shown).substr(stage.size()));
 }
 
 void TerminalEvents::validation(const WheelValidation& validation) {

@@ -40,7 +40,7 @@ class CellLogEvents : public PipelineEvents {
     if (file_) std::fclose(file_);
   }
   void stage(const std::string& stage, const std::string& text, Tone) override {
-    status_.print(stage + std::string(12 - std::min<size_t>(11, stage.size()), ' ') + text);
+    status_.print(stage_line(stage, text));
   }
   void validation(const WheelValidation& validation) override {
     print_validation(

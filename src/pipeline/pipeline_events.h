@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <string>
 
 #include "ui/status_line.h"
@@ -10,6 +11,11 @@ namespace archbuild {
 // Whether a stage line is news, a warning or a failure; the printer decides
 // what that looks like (colour on a terminal, nothing in a log).
 enum class Tone { plain, warning, failure };
+
+// "stage       text": the stage name in a 12-column field, as both printers show it.
+inline std::string stage_line(const std::string& stage, const std::string& text) {
+  return stage + std::string(12 - std::min<size_t>(11, stage.size()), ' ') + text;
+}
 
 // How the pipeline tells its caller what happens, as it happens. The CLI
 // prints stage lines under one live status line on stderr; a matrix cell

@@ -1,11 +1,38 @@
 // Helpers shared by unit tests of several folders.
 #pragma once
 
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
 #include "toolchain/toolkit_facts.h"
 
 namespace archbuild {
 
 // The toolkit table shipped in toolchains/.
 inline ToolkitTable table() { return ToolkitTable::load(ARCHBUILD_SOURCE_DIR "/toolchains"); }
+
+// A fresh directory for one test, removed with it.
+struct TempDir {
+  std::filesystem::path path;
+  explicit TempDir(const std::string& name = "archbuild-test") {
+    std::string pattern = (std::filesystem::temp_directory_path() / (name + "-XXXXXX")).string();
+    path = mkdtemp(pattern.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+inline void write(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+inline std::string read(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
 
 }  // namespace archbuild

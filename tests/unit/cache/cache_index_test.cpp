@@ -10,29 +10,11 @@
 #include "cache/simple_index.h"
 #include "cache/wheel_store.h"
 #include "core/error.h"
+#include "test_support.h"
 
 using namespace archbuild;
 
 namespace {
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "archbuild-index-test-XXXXXX").string();
-    path = mkdtemp(pattern.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
-
-void write(const std::filesystem::path& path, const std::string& text) {
-  std::filesystem::create_directories(path.parent_path());
-  std::ofstream(path) << text;
-}
-
-std::string read(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
 
 // The exit code of a UserError `body` throws; success when none.
 template <typename Body>

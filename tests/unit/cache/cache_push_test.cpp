@@ -8,24 +8,11 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "test_support.h"
 
 using namespace archbuild;
 
 namespace {
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "archbuild-push-test-XXXXXX").string();
-    path = mkdtemp(pattern.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
-
-void write(const std::filesystem::path& path, const std::string& text) {
-  std::filesystem::create_directories(path.parent_path());
-  std::ofstream(path) << text;
-}
 
 // A cache with one published entry.
 WheelStore source_cache(const std::filesystem::path& root) {
