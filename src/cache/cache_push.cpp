@@ -4,23 +4,16 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <fstream>
-#include <sstream>
+#include <optional>
 
+#include "cache/store_maintenance.h"
 #include "core/error.h"
 #include "core/file_lock.h"
+#include "core/regular_file.h"
 
 namespace archbuild {
 
 namespace {
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) fail_environment("cannot read " + path.string());
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 bool marked(const std::filesystem::path& dest) {
   std::error_code ec;
   auto marker = dest / kSharedCacheMarker;
@@ -76,29 +69,95 @@ void refuse_link(const std::filesystem::path& path, bool directory) {
 }
 }  // namespace
 
+namespace {
+
+// A DEST entry counts as there only when its wheels are its manifest's bytes.
+bool whole_in(const WheelStore& to, const CacheKey& key, std::vector<std::string>* damage = nullptr) {
+  auto there = to.find(key);
+  if (!there) return false;
+  auto problems = wheel_digest_problems(*there);
+  if (damage) *damage = problems;
+  return problems.empty();
+}
+
+// One source entry into DEST. The copy is written aside in DEST's store
+// while the source entry is locked (a `cache gc` of the source waits rather
+// than removing it mid-copy), and renamed into place under DEST's key lock;
+// no lock is held while waiting for another, so pushes in both directions
+// never deadlock.
+void push_entry(const WheelStore& from, const WheelStore& to, const CacheKey& key, PushResult& result) {
+  std::vector<std::string> damage;
+  // Unlocked, so a pusher hashing a big wheel holds no one up; settled again below under the lock.
+  if (whole_in(to, key, &damage)) {
+    result.present.push_back(key.hash);
+    return;
+  }
+  std::optional<StagedEntry> staged;
+  {
+    FileLock source_lock(from.lock_path(key));
+    auto entry = from.find(key);
+    if (!entry) {
+      result.gone_from_source.push_back(key.hash);
+      return;
+    }
+    if (auto problems = wheel_digest_problems(*entry); !problems.empty()) {
+      for (const auto& problem : problems)
+        result.not_pushed.push_back(key.hash + ": " + problem + " (in " + entry->dir.string() + ")");
+      return;
+    }
+    auto manifest = read_own_file(entry->dir / "manifest.json", kMaxManifestBytes);
+    if (!manifest) {
+      result.gone_from_source.push_back(key.hash);
+      return;
+    }
+    staged.emplace(to.stage(key, entry->wheels, *manifest));
+  }
+  FileLock lock(to.lock_path(key));
+  if (whole_in(to, key)) {  // another pusher was first: ours is removed unseen
+    result.present.push_back(key.hash);
+    return;
+  }
+  staged->commit();
+  if (damage.empty()) {
+    result.pushed.push_back(key.hash);
+  } else {
+    result.repaired.push_back(key.hash);
+    for (const auto& problem : damage) result.repairs.push_back(key.hash + ": " + problem);
+  }
+}
+
+}  // namespace
+
 PushResult push_cache(const WheelStore& from, const std::filesystem::path& dest) {
   claim_shared_dir(dest);
   WheelStore to(dest);
   // Every refusal before the first write.
   refuse_link(to.root(), true);
   check_cache_index_dirs(dest);
-  std::vector<std::pair<StoreEntry, CacheKey>> pending;
+  std::vector<CacheKey> pending;
   for (auto& entry : from.entries()) {
     if (entry.wheels.empty()) continue;
-    CacheKey key{read_text(entry.dir / "key.txt"), entry.hash};
+    CacheKey key{entry.key_text, entry.hash};
     refuse_link(to.lock_path(key), false);
     refuse_link(to.root() / key.hash, true);
-    pending.emplace_back(std::move(entry), std::move(key));
+    pending.push_back(std::move(key));
   }
   PushResult result;
-  for (const auto& [entry, key] : pending) {
-    FileLock lock(to.lock_path(key));
-    if (to.find(key)) {
-      result.present.push_back(entry.hash);
-      continue;
+  try {
+    for (const auto& key : pending) push_entry(from, to, key, result);
+  } catch (const std::exception& error) {
+    // DEST's index lists what DEST holds also after a failure (a full disk):
+    // rebuilt from its store before the error is reported.
+    try {
+      refresh_cache_index(dest, to);
+    } catch (const std::exception& again) {
+      const auto* user_error = dynamic_cast<const UserError*>(&error);
+      throw UserError(user_error ? user_error->code() : ExitCode::environment,
+                      std::string(error.what()) + "; rebuilding the index of " + dest.string() + " failed too (" +
+                          again.what() + "): run `archbuild cache gc --cache-dir " + dest.string() +
+                          "` once that is fixed");
     }
-    to.publish(key, entry.wheels, read_text(entry.dir / "manifest.json"));
-    result.pushed.push_back(entry.hash);
+    throw;
   }
   result.index = refresh_cache_index(dest, to);
   return result;

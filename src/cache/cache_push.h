@@ -10,9 +10,13 @@
 namespace archbuild {
 
 struct PushResult {
-  std::vector<std::string> pushed;   // key hashes copied
-  std::vector<std::string> present;  // already there
-  CacheIndex index;                  // DEST's index after the push
+  std::vector<std::string> pushed;            // key hashes copied
+  std::vector<std::string> present;           // already there, every wheel its manifest's bytes
+  std::vector<std::string> repaired;          // there, but a wheel was not its manifest's bytes: copied again
+  std::vector<std::string> repairs;           // "HASH: what was wrong in DEST", one line per problem
+  std::vector<std::string> gone_from_source;  // removed from the source (`cache gc`) after being listed
+  std::vector<std::string> not_pushed;        // "HASH: problem": a source wheel unlike its manifest
+  CacheIndex index;                           // DEST's index after the push
 };
 
 // The file that makes a directory an archbuild shared cache. Written first
@@ -24,6 +28,13 @@ inline constexpr const char* kSharedCacheMarker = ".archbuild-cache";
 // builders share (NFS and the like): each entry under its key's lock, written
 // aside and renamed into place, as a local publish is; then DEST's index is
 // regenerated under its lock. Pushers that race on the same key copy it once.
+//
+// An entry counts as in DEST only when DEST's wheels hash to what DEST's
+// manifest records; one that does not is copied again (`repaired`). A
+// source entry is copied only when its own wheels match its manifest, and
+// one a `cache gc` of the source removes meanwhile is skipped
+// (`gone_from_source`). However the push ends, a full disk included, DEST's
+// index is rebuilt from what DEST's store holds.
 //
 // DEST must be archbuild's: new, empty (then claimed with the marker) or
 // marked. One that holds anything else, or whose store/, wheels/, simple/,

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "core/sha256.h"
 #include "core/strings.h"
 #include "wheel/wheel_archive.h"
@@ -70,12 +71,14 @@ void write_atomically(const std::filesystem::path& path, const std::string& cont
   std::filesystem::create_directories(path.parent_path());
   auto temporary = path.parent_path() /
                    (std::string(kTemporaryPrefix) + path.filename().string() + "-" + std::to_string(getpid()));
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << content;
-    if (!out) fail_environment("cannot write " + temporary.string());
+  try {
+    write_whole_file(temporary, content);  // checked to the close: a full disk never renames a short page in
+    std::filesystem::rename(temporary, path);
+  } catch (const std::filesystem::filesystem_error& error) {
+    std::error_code ec;
+    std::filesystem::remove(temporary, ec);
+    fail_writing(error, path.parent_path());
   }
-  std::filesystem::rename(temporary, path);
 }
 
 std::string page(const std::string& title, const std::string& body) {

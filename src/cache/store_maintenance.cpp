@@ -1,20 +1,12 @@
 #include "cache/store_maintenance.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <map>
-#include <memory>
 #include <set>
-
-#include <openssl/evp.h>
 
 #include "cache/simple_index.h"
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "core/sha256.h"
 #include "wheel/wheel_archive.h"
 
@@ -24,73 +16,8 @@ namespace {
 
 // Index pages archbuild writes are a few hundred bytes per wheel.
 constexpr uint64_t kMaxPageBytes = 16ull << 20;
-constexpr uint64_t kMaxKeyBytes = 1ull << 20;
 // Problems reported per page before the rest are only counted.
 constexpr size_t kMaxPageProblems = 20;
-
-// An open descriptor, closed on scope exit.
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-// Opens `path` for reading only when it is a regular file: O_NONBLOCK so a
-// FIFO does not block the open, fstat on the descriptor so what is checked is
-// what is read. Returns the reason it may not be read, or "".
-std::string open_regular(const std::filesystem::path& path, Fd& file) {
-  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (file.fd < 0) return std::string("cannot be opened: ") + std::strerror(errno);
-  struct stat info {};
-  if (::fstat(file.fd, &info) != 0) return std::string("cannot be examined: ") + std::strerror(errno);
-  if (!S_ISREG(info.st_mode))
-    return S_ISFIFO(info.st_mode)  ? "is a FIFO, not a regular file"
-           : S_ISCHR(info.st_mode) ? "is a character device, not a regular file"
-           : S_ISDIR(info.st_mode) ? "is a directory, not a regular file"
-                                   : "is not a regular file";
-  return {};
-}
-
-// The whole file when it is a regular file of at most `cap` bytes; else the problem.
-std::string read_regular(const std::filesystem::path& path, uint64_t cap, std::string& content) {
-  Fd file;
-  if (auto why = open_regular(path, file); !why.empty()) return why;
-  content.clear();
-  char buffer[1 << 16];
-  for (;;) {
-    ssize_t got = ::read(file.fd, buffer, sizeof buffer);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) return std::string("cannot be read: ") + std::strerror(errno);
-    if (got == 0) return {};
-    if (content.size() + static_cast<uint64_t>(got) > cap)
-      return "is larger than " + std::to_string(cap >> 20) + " MiB, more than archbuild ever writes there";
-    content.append(buffer, static_cast<size_t>(got));
-  }
-}
-
-// sha256 of a regular file, or the reason it was not read.
-std::string hash_regular(const std::filesystem::path& path, std::string& hex) {
-  Fd file;
-  if (auto why = open_regular(path, file); !why.empty()) return why;
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr);
-  char buffer[1 << 16];
-  for (;;) {
-    ssize_t got = ::read(file.fd, buffer, sizeof buffer);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) return std::string("cannot be read: ") + std::strerror(errno);
-    if (got == 0) break;
-    EVP_DigestUpdate(context.get(), buffer, static_cast<size_t>(got));
-  }
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_DigestFinal_ex(context.get(), digest, &length);
-  static const char* digits = "0123456789abcdef";
-  hex.clear();
-  for (unsigned i = 0; i < length; ++i) (hex += digits[digest[i] >> 4]) += digits[digest[i] & 15];
-  return {};
-}
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -110,24 +37,15 @@ std::string shown(std::string_view text) {
 
 }  // namespace
 
-std::vector<std::string> verify_store_entry(const StoreEntry& entry) {
+std::vector<std::string> wheel_digest_problems(const StoreEntry& entry) {
+  if (!entry.manifest) return {"manifest.json is missing or not JSON"};
   std::vector<std::string> problems;
-  std::string key_text;
-  if (auto why = read_regular(entry.dir / "key.txt", kMaxKeyBytes, key_text); !why.empty())
-    problems.push_back("key.txt " + why);
-  else if (sha256_hex(key_text) != entry.hash)
-    problems.push_back("key.txt does not hash to the entry's name (edited?)");
-  if (!entry.manifest) {
-    problems.push_back("manifest.json is missing or not JSON");
-    return problems;
-  }
-  if (entry.wheels.empty()) problems.push_back("no wheel in wheels/");
   std::map<std::string, std::string> recorded;
   for (const auto& wheel : entry.manifest->wheels) recorded[wheel.file] = wheel.sha256;
   for (const auto& wheel : entry.wheels) {
     auto name = wheel.filename().string();
     std::string digest;
-    if (auto why = hash_regular(wheel, digest); !why.empty()) {
+    if (auto why = hash_regular_file(wheel, digest); !why.empty()) {
       problems.push_back(name + " " + why);
       continue;
     }
@@ -137,15 +55,32 @@ std::vector<std::string> verify_store_entry(const StoreEntry& entry) {
     } else if (digest != it->second) {
       problems.push_back(name + ": sha256 differs from the manifest's (changed after publishing)");
     }
+  }
+  std::error_code ec;
+  for (const auto& [name, hash] : recorded)
+    if (!std::filesystem::exists(entry.dir / "wheels" / name, ec))
+      problems.push_back(name + ": in manifest.json but missing");
+  return problems;
+}
+
+std::vector<std::string> verify_store_entry(const StoreEntry& entry) {
+  std::vector<std::string> problems;
+  if (sha256_hex(entry.key_text) != entry.hash)
+    problems.push_back("key.txt does not hash to the entry's name (edited?)");
+  if (entry.manifest && entry.wheels.empty()) problems.push_back("no wheel in wheels/");
+  auto digests = wheel_digest_problems(entry);
+  problems.insert(problems.end(), digests.begin(), digests.end());
+  if (!entry.manifest) return problems;
+  std::error_code ec;
+  for (const auto& wheel : entry.wheels) {
+    if (!std::filesystem::is_regular_file(wheel, ec)) continue;  // named above; a FIFO would block the unzip
     try {
-      for (const auto& error : verify_record(wheel).errors) problems.push_back(name + ": " + error);
+      for (const auto& error : verify_record(wheel).errors)
+        problems.push_back(wheel.filename().string() + ": " + error);
     } catch (const UserError& e) {
-      problems.push_back(name + ": " + e.what());
+      problems.push_back(wheel.filename().string() + ": " + e.what());
     }
   }
-  for (const auto& [name, hash] : recorded)
-    if (!std::filesystem::exists(entry.dir / "wheels" / name))
-      problems.push_back(name + ": in manifest.json but missing");
   return problems;
 }
 
@@ -207,7 +142,7 @@ std::vector<std::string> verify_cache_index(const std::filesystem::path& cache_d
         ++more;
     };
     std::string body;
-    if (auto why = read_regular(dir.path() / "index.html", kMaxPageBytes, body); !why.empty()) {
+    if (auto why = read_regular_file(dir.path() / "index.html", kMaxPageBytes, body); !why.empty()) {
       problems.push_back(page_name + " " + why);
       continue;
     }
@@ -243,7 +178,7 @@ std::vector<std::string> verify_cache_index(const std::filesystem::path& cache_d
       std::string why;
       if (known == hashed.end()) {
         std::string hex_digest;
-        why = hash_regular(target, hex_digest);
+        why = hash_regular_file(target, hex_digest);
         known = hashed.emplace(target, why.empty() ? hex_digest : "").first;
       }
       if (!why.empty() || known->second.empty())

@@ -15,6 +15,12 @@ namespace archbuild {
 // a wheel whose sha256 differs from the manifest's or whose RECORD fails.
 std::vector<std::string> verify_store_entry(const StoreEntry& entry);
 
+// The part of verify_store_entry that says whether the entry's wheels are the
+// bytes its manifest records (no RECORD check): a missing or unreadable
+// manifest, a wheel whose sha256 differs, one not listed or missing, one line
+// each naming the wheel. Empty when every wheel is as published.
+std::vector<std::string> wheel_digest_problems(const StoreEntry& entry);
+
 // Problems of the index itself: a page naming a wheel that is not there, a
 // published wheel the index does not list, a page or link that is not what
 // archbuild writes (not a regular file, over 16 MiB, a link outside the

@@ -5,13 +5,14 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <thread>
+#include <utility>
 
 #include "core/cache_layout.h"
 #include "core/error.h"
+#include "core/file_lock.h"
+#include "core/regular_file.h"
 
 namespace archbuild {
 
@@ -23,25 +24,26 @@ std::string StoreEntry::value(const std::string& key_name) const {
   return it == key.end() ? "" : it->second;
 }
 
-std::filesystem::path WheelStore::lock_path(const CacheKey& key) const { return root_ / (key.hash + ".lock"); }
+std::filesystem::path WheelStore::lock_path(const CacheKey& key) const { return lock_path(key.hash); }
+std::filesystem::path WheelStore::lock_path(const std::string& hash) const { return root_ / (hash + ".lock"); }
 
 std::optional<StoreEntry> WheelStore::load(const std::filesystem::path& dir) const {
   std::error_code ec;
-  std::ifstream key_file(dir / "key.txt");
-  if (!key_file) return std::nullopt;
-  std::stringstream key_text;
-  key_text << key_file.rdbuf();
+  auto key_text = read_own_file(dir / "key.txt", kMaxKeyTextBytes);
+  if (!key_text) return std::nullopt;
   StoreEntry entry;
   entry.dir = dir;
   entry.hash = dir.filename().string();
-  entry.key = parse_key_text(key_text.str());
+  entry.key_text = std::move(*key_text);
+  entry.key = parse_key_text(entry.key_text);
   for (const auto& file : std::filesystem::directory_iterator(dir / "wheels", ec))
     if (file.path().extension() == ".whl") entry.wheels.push_back(file.path());
   std::sort(entry.wheels.begin(), entry.wheels.end());
-  std::ifstream manifest(dir / "manifest.json");
-  if (auto json = nlohmann::json::parse(manifest, nullptr, false); json.is_object()) {
-    entry.manifest = BuildReport::from_json(json);
-    entry.manifest_json = std::move(json);
+  if (auto manifest = read_own_file(dir / "manifest.json", kMaxManifestBytes)) {
+    if (auto json = nlohmann::json::parse(*manifest, nullptr, false); json.is_object()) {
+      entry.manifest = BuildReport::from_json(json);
+      entry.manifest_json = std::move(json);
+    }
   }
   entry.published = std::filesystem::last_write_time(dir / "manifest.json", ec);
   if (ec) entry.published = std::filesystem::last_write_time(dir / "key.txt", ec);
@@ -84,22 +86,31 @@ std::string host_name() {
   return name;
 }
 
+std::filesystem::path temporary_name(const std::filesystem::path& parent, const std::string& name) {
+  // Host and pid in the name let `cache gc` tell a dead publish from a
+  // running one, also in a directory several builders share.
+  return parent / (kTemporaryPrefix + name + "@" + host_name() + "@" + std::to_string(getpid()));
+}
+
+// Written aside, whole, or not at all: on any error (a full disk) what was
+// written is removed before the error goes on.
 std::filesystem::path fill_aside(const std::filesystem::path& parent, const std::string& name,
                                  const std::vector<std::filesystem::path>& wheels,
                                  const std::vector<std::pair<std::string, std::string>>& files) {
-  std::filesystem::create_directories(parent);
-  // Host and pid in the name let `cache gc` tell a dead publish from a
-  // running one, also in a directory several builders share.
-  auto temporary = parent / (kTemporaryPrefix + name + "@" + host_name() + "@" + std::to_string(getpid()));
-  std::filesystem::remove_all(temporary);
-  std::filesystem::create_directories(temporary / "wheels");
-  for (const auto& wheel : wheels)
-    std::filesystem::copy_file(wheel, temporary / "wheels" / wheel.filename(),
-                               std::filesystem::copy_options::overwrite_existing);
-  for (const auto& [file, content] : files) {
-    std::ofstream out(temporary / file);
-    out << content;
-    if (!out) fail_environment("cannot write " + (temporary / file).string());
+  const auto temporary = temporary_name(parent, name);
+  std::error_code ec;
+  try {
+    std::filesystem::create_directories(parent);
+    std::filesystem::remove_all(temporary);
+    std::filesystem::create_directories(temporary / "wheels");
+    for (const auto& wheel : wheels) copy_whole_file(wheel, temporary / "wheels" / wheel.filename());
+    for (const auto& [file, content] : files) write_whole_file(temporary / file, content);
+  } catch (const std::filesystem::filesystem_error& error) {
+    std::filesystem::remove_all(temporary, ec);
+    fail_writing(error, parent);
+  } catch (...) {
+    std::filesystem::remove_all(temporary, ec);
+    throw;
   }
   return temporary;
 }
@@ -118,12 +129,34 @@ void pause_for_publish_test() {
   }
 }
 
+StagedEntry::StagedEntry(const WheelStore& store, CacheKey key, std::filesystem::path temporary)
+    : store_(&store), key_(std::move(key)), temporary_(std::move(temporary)) {}
+
+StagedEntry::StagedEntry(StagedEntry&& other) noexcept
+    : store_(other.store_), key_(std::move(other.key_)), temporary_(std::exchange(other.temporary_, {})) {}
+
+StagedEntry::~StagedEntry() {
+  std::error_code ec;
+  if (!temporary_.empty()) std::filesystem::remove_all(temporary_, ec);
+}
+
+StoreEntry StagedEntry::commit() {
+  pause_for_publish_test();
+  move_into_place(temporary_, store_->root_ / key_.hash);
+  temporary_.clear();
+  auto entry = store_->load(store_->root_ / key_.hash);
+  if (!entry) fail_environment("the entry just published vanished: " + (store_->root_ / key_.hash).string());
+  return *entry;
+}
+
+StagedEntry WheelStore::stage(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,
+                              const std::string& manifest_json) const {
+  return {*this, key, fill_aside(root_, key.hash, wheels, {{"manifest.json", manifest_json}, {"key.txt", key.text}})};
+}
+
 StoreEntry WheelStore::publish(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,
                                const std::string& manifest_json) const {
-  auto temporary = fill_aside(root_, key.hash, wheels, {{"manifest.json", manifest_json}, {"key.txt", key.text}});
-  pause_for_publish_test();
-  move_into_place(temporary, root_ / key.hash);
-  return *find(key);
+  return stage(key, wheels, manifest_json).commit();
 }
 
 std::filesystem::path WheelStore::quarantine(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,
@@ -133,10 +166,14 @@ std::filesystem::path WheelStore::quarantine(const CacheKey& key, const std::vec
   return quarantine_ / key.hash;
 }
 
-void WheelStore::remove(const StoreEntry& entry) const {
-  auto doomed = root_ / (kTemporaryPrefix + entry.hash + "-removed@" + host_name() + "@" + std::to_string(getpid()));
+bool WheelStore::remove_if_unchanged(const StoreEntry& entry) const {
+  FileLock lock(lock_path(entry.hash));  // no build of that key publishes into it meanwhile
+  auto now = load(entry.dir);
+  if (!now || now->published != entry.published) return false;
+  auto doomed = temporary_name(root_, entry.hash + "-removed");
   std::filesystem::rename(entry.dir, doomed);
   std::filesystem::remove_all(doomed);
+  return true;
 }
 
 std::vector<std::filesystem::path> WheelStore::leftovers() const {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -14,17 +15,44 @@
 
 namespace archbuild {
 
+// The most archbuild reads of an entry's key.txt and manifest.json: far
+// above what it writes (a key text is a few hundred bytes, a manifest some
+// kilobytes per wheel), far below what would exhaust memory.
+inline constexpr uint64_t kMaxKeyTextBytes = 1ull << 20;
+inline constexpr uint64_t kMaxManifestBytes = 64ull << 20;
+
 // A published build: <cache>/store/<key hash>/ with key.txt, manifest.json
 // and wheels/. Entries appear whole (written aside, then renamed into place).
 struct StoreEntry {
   std::filesystem::path dir;
   std::string hash;  // the directory's name: sha256 of key.txt
   std::vector<std::filesystem::path> wheels;
+  std::string key_text;                                  // key.txt as written
   std::map<std::string, std::string> key;                // key.txt parsed
   std::optional<BuildReport> manifest;                   // absent when manifest.json is missing or not JSON
   nlohmann::json manifest_json;                          // the file as written (null when unreadable), for display
   std::filesystem::file_time_type published;             // manifest.json's time
   std::string value(const std::string& key_name) const;  // "" when absent
+};
+
+class WheelStore;
+
+// A publish written aside (.tmp-KEY@HOST@PID in the store), which no reader
+// sees until commit() renames it into place; removed if never committed.
+class StagedEntry {
+ public:
+  StagedEntry(const WheelStore& store, CacheKey key, std::filesystem::path temporary);
+  StagedEntry(StagedEntry&& other) noexcept;
+  StagedEntry& operator=(StagedEntry&&) = delete;
+  ~StagedEntry();
+  // Renames it over store/KEY (replacing a stale entry there); the caller
+  // holds the key's lock.
+  StoreEntry commit();
+
+ private:
+  const WheelStore* store_;
+  CacheKey key_;
+  std::filesystem::path temporary_;  // empty once committed or moved from
 };
 
 class WheelStore {
@@ -35,22 +63,34 @@ class WheelStore {
   std::vector<StoreEntry> entries() const;
   // Entries whose hash starts with `prefix` (for `cache show`).
   std::vector<StoreEntry> matching(const std::string& prefix) const;
-  // Copies the wheels and writes key.txt + manifest.json, atomically.
+  // Copies the wheels and writes key.txt + manifest.json, atomically: stage()
+  // then commit(). A full disk is UserError(environment) "no space left on
+  // <store>", with what was written aside removed.
   StoreEntry publish(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,
                      const std::string& manifest_json) const;
+  // publish()'s first half, for `cache push`: the copy is written while the
+  // source entry is locked, and committed under this store's key lock.
+  StagedEntry stage(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,
+                    const std::string& manifest_json) const;
   // Keeps a wheel that failed validation, with its report, out of the store.
   std::filesystem::path quarantine(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,
                                    const std::string& report_json) const;
-  // Takes an entry out of the store: renamed away first (readers stop seeing
-  // it at once), then deleted.
-  void remove(const StoreEntry& entry) const;
+  // Takes an entry out of the store under its key's lock: renamed away first
+  // (readers stop seeing it at once), then deleted. False, removing nothing,
+  // when it is no longer the entry listed: another `cache gc` removed it, or
+  // a build replaced it, since `entry` was read.
+  bool remove_if_unchanged(const StoreEntry& entry) const;
   // Temporary dirs of publishes that never finished: their process (on this
   // host) is gone, or, written by another host, they are over an hour old.
   std::vector<std::filesystem::path> leftovers() const;
   std::filesystem::path lock_path(const CacheKey& key) const;
+  std::filesystem::path lock_path(const std::string& hash) const;
   const std::filesystem::path& root() const { return root_; }
 
  private:
+  friend class StagedEntry;
+  // nullopt when `dir` holds no key.txt; a key.txt or manifest.json that is
+  // not a regular file archbuild could have written is refused (exit 2).
   std::optional<StoreEntry> load(const std::filesystem::path& dir) const;
   std::filesystem::path root_;
   std::filesystem::path quarantine_;

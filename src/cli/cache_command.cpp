@@ -17,6 +17,7 @@
 #include "core/cache_layout.h"
 #include "core/error.h"
 #include "core/file_lock.h"
+#include "core/user_path.h"
 #include "ui/terminal.h"
 
 namespace archbuild {
@@ -199,24 +200,40 @@ ExitCode run_verify(const CacheOptions& options) {
 
 ExitCode run_push(const CacheOptions& options, const std::string& dest_text) {
   if (dest_text.empty()) fail_bad_input("cache push: give the destination directory");
-  auto dest = std::filesystem::absolute(dest_text);
+  auto dest = checked_user_path(dest_text, "cache push DEST");
   std::error_code ec;
   if (std::filesystem::exists(dest, ec) && !std::filesystem::is_directory(dest, ec))
     fail_bad_input("cache push: " + dest.string() + " is not a directory");
-  auto result = push_cache(WheelStore(options.resolve()), dest);
+  const WheelStore from(options.resolve());
+  auto result = push_cache(from, dest);
   if (options.json) {
     print_json({{"dest", dest.string()},
                 {"pushed", result.pushed},
                 {"already_there", result.present},
+                {"repaired", result.repaired},
+                {"repairs", result.repairs},
+                {"gone_from_source", result.gone_from_source},
+                {"not_pushed", result.not_pushed},
                 {"index", result.index.simple_dir.string()},
                 {"wheels_in_index", result.index.wheels.size()}});
   } else {
     for (const auto& hash : result.pushed) std::cout << "pushed  " << hash.substr(0, 12) << "\n";
-    std::cout << result.pushed.size() << " pushed, " << result.present.size() << " already there; "
-              << result.index.wheels.size() << " wheel" << (result.index.wheels.size() == 1 ? "" : "s") << " in "
-              << result.index.simple_dir.string() << "\n"
+    for (const auto& line : result.repairs) std::cout << "repaired " << line << " (copied again)\n";
+    for (const auto& hash : result.gone_from_source)
+      std::cout << "skipped " << hash.substr(0, 12) << ": removed from " << from.root().string()
+                << " while pushing (cache gc)\n";
+    for (const auto& line : result.not_pushed) std::cout << "NOT pushed " << line << "\n";
+    std::cout << result.pushed.size() << " pushed, " << result.present.size() << " already there, "
+              << result.repaired.size() << " repaired, " << result.gone_from_source.size() << " gone from the source, "
+              << result.not_pushed.size() << " not pushed; " << result.index.wheels.size() << " wheel"
+              << (result.index.wheels.size() == 1 ? "" : "s") << " in " << result.index.simple_dir.string() << "\n"
               << "serve it: python3 -m http.server --directory " << dest.string()
               << " PORT, then pip install --index-url http://HOST:PORT/simple PROJECT\n";
+  }
+  if (!result.not_pushed.empty()) {
+    std::cerr << "archbuild: error: " << result.not_pushed.size()
+              << " problem(s) in the source cache kept entries out of DEST (see `archbuild cache verify`)\n";
+    return ExitCode::work_failed;
   }
   return ExitCode::success;
 }
@@ -230,19 +247,27 @@ ExitCode run_gc(const CacheOptions& options, size_t keep, bool dry_run) {
   nlohmann::json removed = nlohmann::json::array();
   uintmax_t freed = 0;
   for (const auto& entry : doomed) {
-    freed += entry_bytes(entry);
+    const auto bytes = entry_bytes(entry);
+    // Another gc at once removes some of the same entries: each goes once, the other run skips it.
+    if (!dry_run && !store.remove_if_unchanged(entry)) {
+      if (!options.json)
+        std::cout << "skipped " << entry.hash.substr(0, 12) << ": removed or replaced meanwhile (another cache gc "
+                  << "or build)\n";
+      continue;
+    }
+    freed += bytes;
     removed.push_back(entry_json(entry));
     if (!options.json)
       std::cout << (dry_run ? "would remove " : "removed ") << entry.hash.substr(0, 12) << " " << gc_group(entry)
                 << " (" << short_time(entry) << ")\n";
   }
   if (!dry_run) {
-    // The key lock keeps a build of that key from publishing into it meanwhile.
-    for (const auto& entry : doomed) {
-      FileLock lock(entry.dir.parent_path() / (entry.hash + ".lock"));
-      store.remove(entry);
+    std::error_code ec;
+    for (const auto& path : leftovers) {
+      std::filesystem::remove_all(path, ec);  // gone already when another gc removed it first
+      if (ec && std::filesystem::exists(std::filesystem::symlink_status(path)))
+        fail_environment("cannot remove the unfinished publish " + path.string() + ": " + ec.message());
     }
-    for (const auto& path : leftovers) std::filesystem::remove_all(path);
     refresh_cache_index(cache_dir, store);
   }
   if (options.json) {
@@ -302,7 +327,9 @@ Command cache_command() {
             index->add_option("wheels", *index_wheels, "Directory of wheels")->required();
             index->add_option("--index", *index_target, "Where the index goes (default: WHEELS/simple)");
             app.require_subcommand(1);
-            app.footer("Exit: 0 ok; 1 `verify` found a problem, or `why`'s keys differ; 2 bad input.");
+            app.footer(
+                "Exit: 0 ok; 1 `verify` found a problem, `why`'s keys differ, or `push` kept a damaged source "
+                "entry out; 2 bad input; 3 this environment (a full disk: \"no space left on PATH\").");
 
             return [=]() -> ExitCode {
               if (ls->parsed()) return run_ls(*options);

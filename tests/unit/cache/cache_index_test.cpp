@@ -96,7 +96,7 @@ TEST(CacheIndex, UnlinksOnlyTheWheelLinksItMade) {
   ASSERT_TRUE(std::filesystem::exists(cache / "wheels" / "demo-1.0-py3-none-any.whl"));
   write(cache / "wheels" / "mine-2.0-py3-none-any.whl", "dropped in by hand");
   write(cache / "wheels" / "notes.txt", "mine");
-  store.remove(entry);
+  store.remove_if_unchanged(entry);
   auto index = refresh_cache_index(cache, store);
   EXPECT_TRUE(index.wheels.empty());
   EXPECT_FALSE(std::filesystem::exists(cache / "wheels" / "demo-1.0-py3-none-any.whl"));
