@@ -10,7 +10,7 @@ debian_packages=(
   build-essential cmake ninja-build pkg-config git ccache
   libgit2-dev libspdlog-dev libtomlplusplus-dev
   libboost1.81-dev libboost-filesystem1.81-dev
-  libcli11-dev nlohmann-json3-dev libzip-dev libzstd-dev liblz4-dev
+  libcli11-dev nlohmann-json3-dev libzip-dev zlib1g-dev libzstd-dev liblz4-dev
   libssl-dev libgtest-dev clang-format
   python3-venv python3-setuptools python3-wheel python3-pip
   redis-server

@@ -10,6 +10,7 @@
 
 #include "builder/step_launcher.h"
 #include "cli/command.h"
+#include "config/settings.h"
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "gpu/module_loader.h"
@@ -18,7 +19,8 @@
 namespace {
 bool names_a_recipe(const char* word) {
   try {
-    return archbuild::RecipeBook::load_default().find(word) != nullptr;
+    // Site recipes count too (recipe_path from the config file or environment).
+    return archbuild::RecipeBook::load_for(archbuild::Settings::load()).find(word) != nullptr;
   } catch (const std::exception&) {
     return false;  // a broken recipe dir: the normal parse reports the unknown command
   }
@@ -80,8 +82,11 @@ int main(int argc, char** argv) {
     const int code = e.code().value();
     const bool bad_path = code == ENOTDIR || code == EEXIST || code == EISDIR || code == ENAMETOOLONG ||
                           code == EINVAL || code == ENOENT || code == ELOOP;
-    std::cerr << "archbuild: error: " << (code == ENOSPC ? "no space left on the device" : e.code().message()) << ": "
-              << e.path1().string() << (e.path2().empty() ? "" : " -> " + e.path2().string()) << "\n";
+    const auto paths = e.path1().string() + (e.path2().empty() ? "" : " -> " + e.path2().string());
+    if (code == ENOSPC || code == EDQUOT)
+      std::cerr << "archbuild: error: no space left on " << paths << " (" << e.code().message() << ")\n";
+    else
+      std::cerr << "archbuild: error: " << e.code().message() << ": " << paths << "\n";
     return to_int(bad_path ? ExitCode::bad_input : ExitCode::environment);
   } catch (const std::exception& e) {
     std::cerr << "archbuild: internal error: " << e.what() << "\n";

@@ -1,5 +1,9 @@
 #include "binary/fatbin.h"
 
+#include <memory>
+#include <new>
+#include <optional>
+
 #include <lz4.h>
 #include <zstd.h>
 
@@ -110,6 +114,89 @@ void scan_fatbin_region(const ByteView& view, uint64_t start, uint64_t size, con
   }
 }
 
+namespace {
+
+// What an LZ4 block decodes to, summed from its sequences without decoding
+// (nullopt when they do not parse), so that the output buffer is sized by the
+// bytes the input holds, not by the header's word: each input byte yields
+// at most 255 output bytes.
+std::optional<uint64_t> lz4_block_output_size(std::span<const uint8_t> block) {
+  size_t at = 0;
+  auto length = [&](uint64_t nibble) -> std::optional<uint64_t> {
+    if (nibble != 15) return nibble;
+    for (;;) {
+      if (at == block.size()) return std::nullopt;
+      uint8_t more = block[at++];
+      nibble += more;
+      if (more != 255) return nibble;
+    }
+  };
+  uint64_t output = 0;
+  while (at < block.size()) {
+    uint8_t token = block[at++];
+    auto literals = length(token >> 4);
+    if (!literals || *literals > block.size() - at) return std::nullopt;
+    at += *literals;
+    output += *literals;
+    if (at == block.size()) return output;  // the last sequence holds literals only
+    if (block.size() - at < 2) return std::nullopt;
+    at += 2;  // match offset
+    auto match = length(token & 15);
+    if (!match) return std::nullopt;
+    output += *match + 4;  // LZ4's minimum match
+  }
+  return std::nullopt;  // empty, or ends with a match
+}
+
+[[noreturn]] void larger_than_declared(const FatbinEntry& entry, const char* format) {
+  throw ParseError(entry.header_offset + 56, std::string(format) + " payload decompresses to more than the " +
+                                                 std::to_string(entry.uncompressed_size) +
+                                                 " bytes its header declares");
+}
+
+std::vector<uint8_t> lz4_payload(const std::vector<uint8_t>& input, const FatbinEntry& entry, uint64_t payload_at) {
+  auto size = lz4_block_output_size(input);
+  if (!size) throw ParseError(payload_at, "corrupt LZ4 payload");
+  if (*size > entry.uncompressed_size) larger_than_declared(entry, "LZ4");
+  std::vector<uint8_t> output(*size);
+  int written = LZ4_decompress_safe(reinterpret_cast<const char*>(input.data()), reinterpret_cast<char*>(output.data()),
+                                    static_cast<int>(input.size()), static_cast<int>(output.size()));
+  if (written < 0) throw ParseError(payload_at, "corrupt LZ4 payload");
+  output.resize(static_cast<size_t>(written));
+  return output;
+}
+
+// Streamed a chunk at a time, so memory follows the bytes the frames really
+// produce, and stopped as soon as they pass the declared size.
+std::vector<uint8_t> zstd_payload(const std::vector<uint8_t>& input, const FatbinEntry& entry, uint64_t payload_at) {
+  std::unique_ptr<ZSTD_DStream, decltype(&ZSTD_freeDStream)> stream(ZSTD_createDStream(), ZSTD_freeDStream);
+  if (!stream) throw std::bad_alloc();
+  // The window a frame asks for is allocated too: no more than the declared
+  // output needs (a frame asking more is refused as corrupt).
+  int window_log = 10;  // zstd's smallest window
+  while ((uint64_t{1} << window_log) < entry.uncompressed_size) ++window_log;
+  ZSTD_DCtx_setParameter(stream.get(), ZSTD_d_windowLogMax, window_log);
+  std::vector<uint8_t> chunk(ZSTD_DStreamOutSize()), output;
+  ZSTD_inBuffer in{input.data(), input.size(), 0};
+  size_t hint = 0;
+  bool more;
+  do {
+    ZSTD_outBuffer out{chunk.data(), chunk.size(), 0};
+    hint = ZSTD_decompressStream(stream.get(), &out, &in);
+    if (ZSTD_isError(hint))
+      throw ParseError(payload_at, std::string("corrupt zstd payload: ") + ZSTD_getErrorName(hint));
+    if (out.pos > entry.uncompressed_size - output.size()) larger_than_declared(entry, "zstd");
+    output.insert(output.end(), chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(out.pos));
+    // A finished frame may be followed by another; an unfinished one needs
+    // more input, or room to flush what it holds.
+    more = in.pos < in.size || (hint != 0 && out.pos == out.size);
+  } while (more);
+  if (hint != 0) throw ParseError(payload_at, "corrupt zstd payload: its frame ends early");
+  return output;
+}
+
+}  // namespace
+
 std::vector<uint8_t> entry_payload(const ByteView& view, const FatbinEntry& entry) {
   uint64_t payload_at = entry.header_offset + entry.header_size;
   if (entry.compression == Compression::none) {
@@ -117,8 +204,9 @@ std::vector<uint8_t> entry_payload(const ByteView& view, const FatbinEntry& entr
   }
   uint64_t stored = entry.compressed_size ? entry.compressed_size : entry.payload_size;
   if (stored > entry.payload_size) throw ParseError(entry.header_offset + 16, "compressed size exceeds the payload");
-  // Bounds against a hostile size field: no real cubin or PTX is this large,
-  // and neither LZ4 nor fatbin's zstd level gets near a 1024:1 ratio.
+  // The declared size is only a ceiling: no real cubin or PTX is this large,
+  // and neither LZ4 (255:1 at most) nor fatbin's zstd level gets near 1024:1.
+  // The output grows with what decompression really produces.
   constexpr uint64_t kMaxImage = 512ull << 20;
   constexpr uint64_t kMaxRatio = 1024;
   auto input = view.copy(payload_at, stored, "compressed payload");
@@ -126,20 +214,8 @@ std::vector<uint8_t> entry_payload(const ByteView& view, const FatbinEntry& entr
       entry.uncompressed_size > stored * kMaxRatio)
     throw ParseError(entry.header_offset + 56,
                      "implausible uncompressed size " + std::to_string(entry.uncompressed_size));
-  std::vector<uint8_t> output(entry.uncompressed_size);
-  if (entry.compression == Compression::lz4) {
-    int written = LZ4_decompress_safe(reinterpret_cast<const char*>(input.data()),
-                                      reinterpret_cast<char*>(output.data()), static_cast<int>(input.size()),
-                                      static_cast<int>(output.size()));
-    if (written < 0) throw ParseError(payload_at, "corrupt LZ4 payload");
-    output.resize(written);
-  } else {
-    size_t written = ZSTD_decompress(output.data(), output.size(), input.data(), input.size());
-    if (ZSTD_isError(written))
-      throw ParseError(payload_at, std::string("corrupt zstd payload: ") + ZSTD_getErrorName(written));
-    output.resize(written);
-  }
-  return output;
+  return entry.compression == Compression::lz4 ? lz4_payload(input, entry, payload_at)
+                                               : zstd_payload(input, entry, payload_at);
 }
 
 }  // namespace archbuild

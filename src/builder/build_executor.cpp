@@ -2,8 +2,10 @@
 
 #include <sys/resource.h>
 
+#include <cerrno>
 #include <csignal>
 #include <fstream>
+#include <map>
 
 #include "builder/build_log.h"
 #include "builder/progress.h"
@@ -35,17 +37,40 @@ class StepLog {
     while (std::getline(in, line)) {
       if (in.eof()) break;  // a partial line: read it next time
       offset_ += line.size() + 1;
-      auto tab = line.find('\t');
-      if (tab == std::string::npos || tab + 1 >= line.size()) continue;
-      long long started_ms = std::atoll(line.substr(0, tab).c_str());
-      state.running[line.substr(tab + 1)] = now_steady - std::chrono::milliseconds(std::max(0LL, now_ms - started_ms));
+      // "<ms>\t<pid>\t<output>" (older launchers: "<ms>\t<output>")
+      auto fields = split_fields(line);
+      if (fields.size() < 2 || fields.back().empty()) continue;
+      long long started_ms = std::atoll(fields.front().c_str());
+      const auto& output = fields.back();
+      state.running[output] = now_steady - std::chrono::milliseconds(std::max(0LL, now_ms - started_ms));
+      if (fields.size() == 3) pids_[output] = std::atoi(fields[1].c_str());
       if (state.phase == BuildPhase::starting || state.phase == BuildPhase::configure)
         state.phase = BuildPhase::compile;
+    }
+    // A compile whose process has ended is no longer running (setuptools
+    // prints a compile's command before it runs and nothing after).
+    for (auto it = pids_.begin(); it != pids_.end();) {
+      if (it->second > 0 && ::kill(it->second, 0) != 0 && errno == ESRCH) {
+        state.running.erase(it->first);
+        it = pids_.erase(it);
+      } else {
+        ++it;
+      }
     }
   }
 
  private:
+  static std::vector<std::string> split_fields(const std::string& line) {
+    std::vector<std::string> fields;
+    size_t start = 0;
+    for (size_t tab; fields.size() < 2 && (tab = line.find('\t', start)) != std::string::npos; start = tab + 1)
+      fields.push_back(line.substr(start, tab - start));
+    fields.push_back(line.substr(start));  // the output path may hold anything but a newline
+    return fields;
+  }
+
   std::filesystem::path path_;
+  std::map<std::string, int> pids_;  // running outputs by compile pid
   uint64_t offset_ = 0;
   std::error_code ignored_;
 };
@@ -170,6 +195,8 @@ BuildResult execute_build(const BuildPlan& plan, StatusLine& status, CommandRunn
     spec.argv = plan.argv;
     spec.env = plan.env;  // exactly what `archbuild plan` prints, launchers and step log included
     spec.working_dir = plan.source_dir;
+    if (plan.isolate_network != NetworkIsolation::unavailable)
+      spec.network = NetworkIsolationSetup::for_mode(plan.isolate_network);
     if (!result.attempts.empty()) {
       // An OOM retry changes only the jobs, and continues the build: it does not reconfigure.
       spec.env["MAX_JOBS"] = std::to_string(jobs);

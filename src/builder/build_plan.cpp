@@ -1,12 +1,14 @@
 #include "builder/build_plan.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "arch/nvcc_arch_flags.h"
 #include "builder/arch_enforcement.h"
 #include "builder/launcher_shims.h"
 #include "builder/step_launcher.h"
 #include "core/cache_layout.h"
+#include "core/error.h"
 #include "core/strings.h"
 
 namespace archbuild {
@@ -26,6 +28,44 @@ std::string substitute(std::string word, const PlanInputs& in, const PlanFacts& 
 }
 
 }  // namespace
+
+bool runs_parallel_frontend(const BuildStep& build, const std::map<std::string, std::string>& extra_env) {
+  for (const auto* env : {&extra_env, &build.env})
+    if (auto off = env->find("ARCHBUILD_PARALLEL_SETUPTOOLS"); off != env->end()) {
+      if (off->second == "0") return false;
+      break;  // --env wins over the recipe
+    }
+  return std::any_of(build.command.begin(), build.command.end(),
+                     [](const std::string& word) { return word.ends_with("recipes/frontends/pep517_wheel.py"); });
+}
+
+std::map<std::string, std::string> parse_env_assignments(const std::vector<std::string>& items) {
+  // What archbuild itself decides, and the option that decides it.
+  static const std::map<std::string, std::string> owned = {{"TORCH_CUDA_ARCH_LIST", "--arch"},
+                                                           {"CUDAARCHS", "--arch"},
+                                                           {"MAX_JOBS", "--jobs"},
+                                                           {"CMAKE_BUILD_PARALLEL_LEVEL", "--jobs"},
+                                                           {"CUDA_HOME", "--cuda"},
+                                                           {"CUDA_PATH", "--cuda"},
+                                                           {"CUDACXX", "--cuda"},
+                                                           {"CMAKE_CUDA_COMPILER", "--cuda"},
+                                                           {"PATH", "the environment archbuild runs in"}};
+  std::map<std::string, std::string> env;
+  for (const auto& item : items) {
+    auto equals = item.find('=');
+    std::string key = item.substr(0, equals);
+    bool valid = equals != std::string::npos && !key.empty() && !std::isdigit(static_cast<unsigned char>(key[0])) &&
+                 std::all_of(key.begin(), key.end(),
+                             [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    if (!valid) fail_bad_input("--env '" + item + "': expected KEY=VALUE with KEY made of letters, digits and _");
+    if (auto it = owned.find(key); it != owned.end())
+      fail_bad_input("--env " + key + ": archbuild sets " + key + " itself; use " + it->second);
+    if (key.starts_with("ARCHBUILD_") && key != "ARCHBUILD_PARALLEL_SETUPTOOLS")
+      fail_bad_input("--env " + key + ": ARCHBUILD_ variables are archbuild's own settings, not build environment");
+    env[key] = item.substr(equals + 1);
+  }
+  return env;
+}
 
 BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
   BuildPlan plan;
@@ -51,12 +91,14 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
   job_inputs.jobs_override = in.jobs_override;
   job_inputs.compile_units = facts.cuda_files;
   job_inputs.one_file_at_a_time = facts.one_file_at_a_time;
+  job_inputs.parallel_setuptools = runs_parallel_frontend(*in.resolved.build, in.extra_env);
   job_inputs.arch_count = 0;
   for (const auto& target : in.archs.targets()) job_inputs.arch_count += (target.sass ? 1 : 0) + (target.ptx ? 1 : 0);
   plan.jobs = plan_jobs(job_inputs);
 
   for (const auto& word : in.resolved.build->command) plan.argv.push_back(substitute(word, in, facts, plan.wheel_dir));
   for (const auto& [key, value] : in.resolved.build->env) plan.env[key] = substitute(value, in, facts, plan.wheel_dir);
+  for (const auto& [key, value] : in.extra_env) plan.env[key] = value;
 
   // What PyTorch's build (and cpp_extension) read: docs/CUDA_FACTS.md.
   plan.env["TORCH_CUDA_ARCH_LIST"] = plan.arch_list;
@@ -125,6 +167,7 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
        {"TORCH_CUDA_ARCH_LIST", "CUDA_HOME", "CUDAHOSTCXX", "NVCC_APPEND_FLAGS", "CMAKE_CUDA_COMPILER_LAUNCHER"})
     if (auto it = plan.env.find(key); it != plan.env.end()) plan.configure_inputs[key] = it->second;
   for (const auto& [key, value] : in.resolved.build->env) plan.configure_inputs[key] = value;
+  for (const auto& [key, value] : in.extra_env) plan.configure_inputs[key] = value;
   // Enforcement happens in the launcher, not in the project's flags: turning
   // it on or off must still rebuild what was built the other way.
   plan.configure_inputs["archbuild.arch_enforcement"] = in.enforce_archs ? "on" : "off";
@@ -166,6 +209,25 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
   }
   plan.env["ARCHBUILD_STEP_LOG"] = plan.step_log.string();
 
+  // Offline by design: what the wheel holds was compiled here from the named
+  // source, not downloaded by the project's setup.py.
+  if (in.allow_network) {
+    plan.network = "on (--allow-network)";
+  } else if (!in.compiler_cache_remote.empty()) {
+    plan.network = "on: the compiler cache's remote storage needs it";
+  } else if (in.network.mode != NetworkIsolation::unavailable) {
+    plan.isolate_network = in.network.mode;
+    plan.network = "off: the build step runs in a " + in.network.describe() + " of its own";
+  } else {
+    plan.network = "off, best effort: no network namespace here (" + in.network.reason +
+                   "); proxies point at a closed port and pip uses no index";
+    for (const char* proxy : {"http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"})
+      plan.env[proxy] = "http://127.0.0.1:9";
+    plan.env["no_proxy"] = "";
+    plan.env["NO_PROXY"] = "";
+    plan.env["PIP_NO_INDEX"] = "1";
+  }
+
   // The cache key's inputs (sorted `key value` text in the cache).
   auto& key = plan.key_inputs;
   key["recipe"] = in.recipe->name;
@@ -180,8 +242,10 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
   key["build.system"] = plan.build_system;
   key["build.command"] = join(in.resolved.build->command, " ");
   for (const auto& [name, value] : in.resolved.build->env) key["build.env." + name] = value;
+  for (const auto& [name, value] : in.extra_env) key["env." + name] = value;  // --env
   if (in.source) {
     key["source.commit"] = in.source->commit;
+    if (in.source->sdist) key["source.sdist.sha256"] = in.source->sdist->sha256;  // pypi:NAME==VERSION
     for (const auto& sub : in.source->submodules) key["source.submodule." + sub.path] = sub.commit;
     for (const auto& patch : in.source->patches)
       key["source.patch." + std::filesystem::path(patch.file).filename().string()] = patch.sha256;
@@ -208,6 +272,8 @@ nlohmann::json BuildPlan::to_json() const {
           {"jobs", jobs.jobs},
           {"nvcc_threads", jobs.nvcc_threads},
           {"jobs_reason", jobs.reason},
+          {"parallelism", jobs.parallelism},
+          {"network", network},
           {"job_memory_gb", job_memory_gb},
           {"cmake_fresh", cmake_fresh},
           {"cmake_fresh_reason", cmake_fresh_reason},

@@ -11,6 +11,7 @@
 #include "arch/arch_dialect.h"
 #include "builder/job_planner.h"
 #include "builder/plan_facts.h"
+#include "process/network_isolation.h"
 #include "recipe/recipe.h"
 #include "source/source_tree.h"
 #include "toolchain/host_compiler.h"
@@ -51,6 +52,10 @@ struct BuildPlan {
   std::string self_executable;                    // archbuild: the step launcher the launcher shims run
   std::map<std::string, std::string> key_inputs;  // what the cache key hashes
   std::string inherited_path;  // the caller's $PATH, which env["PATH"] extends (the script says "$PATH")
+  // The build step runs offline: in a network namespace of its own when
+  // `isolate_network` is not unavailable; `network` says how, for humans.
+  NetworkIsolation isolate_network = NetworkIsolation::unavailable;
+  std::string network;
 
   nlohmann::json to_json() const;
   // A script a user can paste: cd, exports, the command (shell-quoted).
@@ -76,7 +81,19 @@ struct PlanInputs {
   std::optional<SourceTree> source;                          // absent when planning before checkout
   std::map<std::string, std::string> dependency_key_inputs;  // "dep.torch" -> what it builds against
   bool enforce_archs = true;                                 // false: keep the project's own arch flags
+  std::map<std::string, std::string> extra_env;              // --env KEY=VALUE, over the recipe's [build.env]
+  NetworkIsolationProbe network;                             // what this machine allows
+  bool allow_network = false;                                // --allow-network
 };
+
+// Whether the build step runs archbuild's PEP 517 frontend with its parallel
+// setuptools compiles on (recipes/frontends/parallel_build_ext.py).
+bool runs_parallel_frontend(const BuildStep& build, const std::map<std::string, std::string>& extra_env = {});
+
+// --env KEY=VALUE items as a map. Throws UserError(bad_input) for a
+// malformed item or a variable archbuild sets itself (naming the option
+// that controls it).
+std::map<std::string, std::string> parse_env_assignments(const std::vector<std::string>& items);
 
 // The plan as a pure function of its inputs and the facts: no files read or
 // written, no process run, no environment looked at.

@@ -25,14 +25,23 @@ JobPlan plan_jobs(const JobInputs& in) {
                   " GB per job = " + std::to_string(by_memory) + ")";
   }
   // How many nvcc processes run at once, at most.
-  const size_t concurrent = in.one_file_at_a_time ? std::min<size_t>(in.compile_units, 1) : in.compile_units;
+  const bool serial = in.one_file_at_a_time && !in.parallel_setuptools;
+  if (serial)
+    plan.parallelism =
+        "1 compile at a time: setup.py turns torch's ninja off (use_ninja=False) and its build command does not go "
+        "through archbuild's PEP 517 frontend, which would compile in parallel";
+  else if (in.one_file_at_a_time && plan.jobs > 1)
+    plan.parallelism = "up to " + std::to_string(plan.jobs) +
+                       " compiles at once: setup.py turns torch's ninja off, archbuild's frontend runs its extension "
+                       "modules and their files in parallel";
+  const size_t concurrent = serial ? std::min<size_t>(in.compile_units, 1) : in.compile_units;
   if (in.arch_count > 1 && concurrent > 0 && concurrent < plan.jobs) {
     // Each .cu file can use jobs/units threads; more than one per arch is waste.
     unsigned spare = plan.jobs / static_cast<unsigned>(concurrent);
     plan.nvcc_threads = std::max(1u, std::min<unsigned>(spare, static_cast<unsigned>(in.arch_count)));
     if (plan.nvcc_threads > 1)
       plan.reason += "; " +
-                     (in.one_file_at_a_time
+                     (serial
                           ? std::string("the build compiles one file at a time")
                           : std::to_string(in.compile_units) + " CUDA files < " + std::to_string(plan.jobs) + " jobs") +
                      ": nvcc --threads " + std::to_string(plan.nvcc_threads);

@@ -13,20 +13,25 @@ struct JobInputs {
   std::optional<unsigned> jobs_override;  // --jobs
   size_t compile_units = 0;               // .cu files in the source (0: unknown)
   size_t arch_count = 1;                  // SASS/PTX targets per .cu file
-  bool one_file_at_a_time = false;        // the build compiles serially (cpp_extension use_ninja=False)
+  bool one_file_at_a_time = false;        // setup.py compiles serially (cpp_extension use_ninja=False)
+  bool parallel_setuptools = false;       // ... unless archbuild's frontend runs its compiles in parallel
 };
 
 struct JobPlan {
   unsigned jobs = 1;          // MAX_JOBS
   unsigned nvcc_threads = 1;  // nvcc --threads (archs compiled in parallel per file)
   std::string reason;         // why, in one line
+  // What the build really gets, when that is not simply `jobs` at once:
+  // "1 compile at a time (...)"; empty otherwise.
+  std::string parallelism;
 };
 
 // jobs = min(cores, memory / per-job estimate), at least 1; --jobs wins.
 // When the project has fewer CUDA files than jobs and several archs, the idle
 // cores go to nvcc --threads, so a small multi-arch build takes the time of a
 // single-arch one (docs/CUDA_FACTS.md#measured-threads: 141 s -> 57 s for 6 archs). A build
-// that compiles one file at a time leaves all cores but one idle.
+// that compiles one file at a time leaves all cores but one idle, unless
+// archbuild's PEP 517 frontend runs its setuptools compiles in parallel.
 JobPlan plan_jobs(const JobInputs& inputs);
 
 }  // namespace archbuild

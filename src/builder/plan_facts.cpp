@@ -1,16 +1,16 @@
 #include "builder/plan_facts.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
-#include <regex>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/data_dir.h"
 #include "core/error.h"
 #include "core/json_text.h"
+#include "core/regular_file.h"
 #include "core/self_executable.h"
 #include "core/strings.h"
 #include "core/system_info.h"
@@ -57,13 +57,23 @@ size_t count_cuda_files(const std::filesystem::path& dir) {
   return count;
 }
 
+bool says_use_ninja_false(std::string_view text) {
+  constexpr std::string_view kKey = "use_ninja";
+  auto space_ends = [&](size_t at) {
+    while (at < text.size() && std::isspace(static_cast<unsigned char>(text[at]))) ++at;
+    return at;
+  };
+  for (size_t key = text.find(kKey); key != std::string_view::npos; key = text.find(kKey, key + 1)) {
+    size_t at = space_ends(key + kKey.size());
+    if (at < text.size() && text[at] == '=' && text.substr(space_ends(at + 1), 5) == "False") return true;
+  }
+  return false;
+}
+
 bool compiles_one_file_at_a_time(const std::filesystem::path& dir) {
-  std::ifstream in(dir / "setup.py");
-  if (!in) return false;
-  std::stringstream text;
-  text << in.rdbuf();
-  static const std::regex no_ninja(R"(use_ninja\s*=\s*False)");
-  return std::regex_search(text.str(), no_ninja);
+  // setup.py is the project's: it may be huge, a FIFO or a link to /dev/zero.
+  std::string text;
+  return read_regular_file(dir / "setup.py", kMaxSetupPyBytes, text).empty() && says_use_ninja_false(text);
 }
 
 std::vector<std::filesystem::path> setuptools_build_outputs(const std::filesystem::path& source_dir) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace archbuild {
@@ -47,7 +48,14 @@ std::vector<std::filesystem::path> setuptools_build_outputs(const std::filesyste
 
 // Whether the project's setup.py turns torch.utils.cpp_extension's ninja off
 // (`use_ninja=False`, as pytorch_scatter does): then its compiles run one at
-// a time whatever MAX_JOBS says.
+// a time whatever MAX_JOBS says. Reads it only when it is a regular file of
+// at most kMaxSetupPyBytes.
 bool compiles_one_file_at_a_time(const std::filesystem::path& dir);
+// Far above any real setup.py (PyTorch's is about 60 KB).
+inline constexpr size_t kMaxSetupPyBytes = 1u << 20;
+// `use_ninja`, optional white space, `=`, optional white space, `False`: one
+// linear scan (std::regex recurses per character and overflows the stack on
+// a long run of white space).
+bool says_use_ninja_false(std::string_view text);
 
 }  // namespace archbuild

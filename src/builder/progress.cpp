@@ -166,6 +166,7 @@ StatusText describe_progress(const ProgressState& state, std::chrono::steady_clo
   } else if (state.compiles_started > 0) {
     text.counts = "#" + std::to_string(state.compiles_started);  // no total is known
   }
+  if (state.running.size() > 1) text.running = std::to_string(state.running.size()) + " running";
   if (!state.running.empty()) {
     auto oldest = std::min_element(state.running.begin(), state.running.end(),
                                    [](const auto& a, const auto& b) { return a.second < b.second; });
@@ -184,6 +185,7 @@ std::string format_status_line(const StatusText& text, size_t width) {
   line += "] " + text.elapsed;
   if (!text.rate.empty()) line += " " + text.rate;
   if (!text.eta.empty()) line += " ETA " + text.eta;
+  if (!text.running.empty()) line += " " + text.running;
   if (!text.current.empty() && line.size() + 2 < width) {
     std::string current = text.current;
     size_t room = width - line.size() - 2;

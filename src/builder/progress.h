@@ -43,12 +43,14 @@ struct StatusText {
   std::string elapsed;  // "12:03"
   std::string rate;     // "2.3/s"
   std::string eta;      // "34:10"
+  std::string running;  // "6 running": compiles known to run at once, when more than one
   std::string current;  // longest-running target, or the last one reported
 };
 
 // The pure formatter behind the status line.
 StatusText describe_progress(const ProgressState& state, std::chrono::steady_clock::time_point now);
-// One line, cut to `width` columns: "[compile 412/5123 8%] 12:03 2.3/s ETA 34:10  aten/.../Foo.cu.o"
+// One line, cut to `width` columns:
+// "[compile 412/5123 8%] 12:03 2.3/s ETA 34:10 6 running  aten/.../Foo.cu.o"
 std::string format_status_line(const StatusText& text, size_t width);
 std::string format_duration(double seconds);  // "12:03", "1:02:03"
 

@@ -42,7 +42,9 @@ int run_step_launcher(int argc, char** argv) {
                         std::chrono::system_clock::now().time_since_epoch())
                         .count();
     char line[4096];
-    int length = std::snprintf(line, sizeof line, "%lld\t%s\n", now, output);
+    // The pid stays the compile's own (exec below): the status line counts
+    // the ones alive as running, which setuptools' output never says.
+    int length = std::snprintf(line, sizeof line, "%lld\t%d\t%s\n", now, static_cast<int>(::getpid()), output);
     int fd = ::open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd >= 0) {
       // One write under PIPE_BUF bytes with O_APPEND: lines never interleave.

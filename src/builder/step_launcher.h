@@ -6,7 +6,7 @@ namespace archbuild {
 
 // `archbuild _launch COMMAND...`: the compiler launcher archbuild puts in
 // front of a CMake build's compiles (before ccache). It appends
-// "<epoch ms>\t<output file>\n" to $ARCHBUILD_STEP_LOG, then execs COMMAND,
+// "<epoch ms>\t<pid>\t<output file>\n" to $ARCHBUILD_STEP_LOG, then execs COMMAND,
 // so the status line can name the longest-running compile: ninja reports
 // steps only when they finish. When the command runs nvcc and the build
 // enforces its arch list ($ARCHBUILD_NVCC_TARGETS), nvcc's target flags are

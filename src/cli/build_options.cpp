@@ -3,7 +3,7 @@
 namespace archbuild {
 
 void BuildOptions::declare(CLI::App& app) {
-  app.add_option("what", what, "RECIPE | PATH (a git repository) | URL")->required();
+  app.add_option("what", what, "RECIPE | PATH (a git repository) | URL | pypi:NAME==VERSION (an sdist)")->required();
   app.add_option("--arch", arch, "Arch spec: native, official, 9.0, \"8.0;9.0+PTX\", ...")->required();
   app.add_option("--ref", ref, "Tag, branch or commit (default: the recipe's, or the default branch)");
   app.add_option("--recipe", recipe, "Build a PATH or URL with this recipe (default: cpp-extension)");
@@ -16,14 +16,20 @@ void BuildOptions::declare(CLI::App& app) {
   app.add_option("--compiler-cache-remote", settings.compiler_cache_remote,
                  "ccache remote storage shared by builders (redis://host:port)");
   app.add_option("--patch", patches, "Apply this git-format patch too (repeatable)");
+  app.add_option("--env", env,
+                 "Set KEY=VALUE in the build's environment, over the recipe's (repeatable; part of the cache key)");
   add_mirror_option(app, mirrors);
   add_offline_flag(app, settings.offline);
+  add_recipe_path_option(app, settings.recipe_path);
   add_json_flag(app, json);
   app.add_flag("--no-validate", no_validate, "Publish without validating the wheel (recorded in the manifest)");
   app.add_flag("--rebuild", rebuild, "Build even when the cache has a wheel for the same key");
   app.add_flag("--keep-project-archs", keep_project_archs,
                "Keep the project's own nvcc arch flags (default: every nvcc call builds exactly --arch); the wheel's "
                "label then says what it holds");
+  app.add_flag("--allow-network", allow_network,
+               "Let the build step reach the network (default: it runs offline, in a network namespace of its own)");
+  add_test_options(app, tests);
   auto* wheel =
       app.add_option("--torch-wheel", torch_wheel,
                      "Build an extension against this torch wheel (default: the cache's torch for the arch list)");
@@ -42,11 +48,16 @@ BuildRequest BuildOptions::request() const {
   request.out = out;
   request.patches = patches;
   request.mirrors = mirrors;
+  request.env = env;
   request.torch_wheel = torch_wheel;
   request.use_installed_torch = use_installed_torch;
   request.no_validate = no_validate;
   request.rebuild = rebuild;
   request.keep_project_archs = keep_project_archs;
+  request.allow_network = allow_network;
+  request.test_command = tests.command;
+  request.test_timeout_seconds = tests.timeout();
+  request.max_failed_tests = tests.budget();
   request.setting_flags = settings.by_key();
   return request;
 }

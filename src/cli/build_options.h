@@ -13,9 +13,11 @@ namespace archbuild {
 // The command-line options `plan` and `build` share, turned into a BuildRequest.
 struct BuildOptions {
   std::string what, arch, ref, recipe, cuda, out, torch_wheel;
-  std::vector<std::string> patches, mirrors;
+  std::vector<std::string> patches, mirrors, env;
   SettingFlags settings;
-  bool json = false, no_validate = false, rebuild = false, use_installed_torch = false, keep_project_archs = false;
+  TestOptions tests;
+  bool json = false, no_validate = false, rebuild = false, use_installed_torch = false, keep_project_archs = false,
+       allow_network = false;
 
   void declare(CLI::App& app);
   BuildRequest request() const;

@@ -19,6 +19,11 @@ void add_offline_flag(CLI::App& app, bool& offline) {
   app.add_flag("--offline", offline, "Never fetch: use the mirrors as they are (the offline setting)");
 }
 
+void add_recipe_path_option(CLI::App& app, std::string& recipe_path) {
+  app.add_option("--recipe-path", recipe_path,
+                 "':'-separated dirs of site recipes, searched before the built-in ones (the recipe_path setting)");
+}
+
 void add_json_flag(CLI::App& app, bool& json, const std::string& help) { app.add_flag("--json", json, help); }
 
 std::map<std::string, std::string> SettingFlags::by_key() const {
@@ -27,7 +32,28 @@ std::map<std::string, std::string> SettingFlags::by_key() const {
           {"jobs", jobs},
           {"compiler_launcher", compiler_launcher},
           {"compiler_cache_remote", compiler_cache_remote},
+          {"recipe_path", recipe_path},
           {"offline", offline ? "true" : ""}};
+}
+
+void add_test_options(CLI::App& app, TestOptions& tests) {
+  app.add_option("--test", tests.command,
+                 "The project's tests, run from its source tree against the installed wheel on the GPU "
+                 "(e.g. 'pytest test/test_ops.py -k cuda'; default: the recipe's [tests])");
+  app.add_option("--test-timeout", tests.timeout_seconds, "Time budget of the tests in seconds (default 1200)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-failed-tests", tests.max_failed_tests,
+                 "Failures the tests may have and still pass, listed in the report (default 0; a CUDA error "
+                 "never counts as tolerable)")
+      ->check(CLI::NonNegativeNumber);
+}
+
+std::optional<double> TestOptions::timeout() const {
+  return timeout_seconds > 0 ? std::optional<double>(timeout_seconds) : std::nullopt;
+}
+
+std::optional<unsigned> TestOptions::budget() const {
+  return max_failed_tests >= 0 ? std::optional<unsigned>(static_cast<unsigned>(max_failed_tests)) : std::nullopt;
 }
 
 }  // namespace archbuild

@@ -37,6 +37,7 @@ Command matrix_command() {
         add_python_option(app, options->settings.python, "Interpreter the builds run with");
         add_mirror_option(app, options->mirrors);
         add_offline_flag(app, options->settings.offline);
+        add_recipe_path_option(app, options->settings.recipe_path);
         app.add_option("--junit", options->junit, "Write JUnit XML here (one testcase per cell)");
         add_json_flag(app, options->json, "Print the JSON report");
         app.add_flag("--dry-run", options->dry_run, "List the cells in the order they would run, build nothing");
@@ -44,7 +45,8 @@ Command matrix_command() {
             "Exit: 0 every cell built; 1 some cell failed or was skipped (the others still ran); 2 bad matrix file; "
             "130 interrupted (running cells stopped, no new one started).");
         return [options]() {
-          auto book = RecipeBook::load_default();
+          auto settings = Settings::load(options->settings.by_key());
+          auto book = RecipeBook::load_for(settings);
           auto matrix = load_build_matrix(options->file, book);
           if (options->dry_run) {
             auto cells = matrix_report_json(matrix, std::vector<CellResult>(matrix.cells.size()))["cells"];
@@ -61,7 +63,6 @@ Command matrix_command() {
             }
             return ExitCode::success;
           }
-          auto settings = Settings::load(options->settings.by_key());
           MatrixRunOptions run;
           run.cache_dir = settings.cache_dir();
           run.out_dir = CacheLayout(run.cache_dir).matrix();
@@ -74,13 +75,14 @@ Command matrix_command() {
             machine.cores = cpu_count();
             machine.available_memory_bytes = available_memory_bytes().value_or(0);
             for (const auto& cell : matrix.cells)
-              machine.job_memory_gb = std::max(machine.job_memory_gb, book.find(cell.recipe)->job_memory_gb);
+              machine.job_memory_gb = std::max(machine.job_memory_gb, matrix_cell_recipe(cell, book).job_memory_gb);
             budget = plan_jobs(machine).jobs;
           }
           run.jobs_per_cell = std::max(1u, budget / run.parallel);
           run.python = options->settings.python;
           run.mirrors = options->mirrors;
           run.offline = settings.offline();
+          run.recipe_path = options->settings.recipe_path;
           if (!options->json)
             std::cout << matrix.cells.size() << " cells, " << run.parallel << " at once, " << run.jobs_per_cell
                       << " compile jobs each (budget " << budget << ")\n"

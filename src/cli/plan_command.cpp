@@ -28,7 +28,8 @@ Command plan_command() {
                                      ", " + plan.build_system + ") for " + context.archs.list.canonical(),
                                  Style::bold)
                         << "\n# toolkit: " << context.host.toolchain.describe() << "\n# jobs: " << plan.jobs.reason
-                        << "\n";
+                        << (plan.jobs.parallelism.empty() ? "" : "\n# parallelism: " + plan.jobs.parallelism)
+                        << "\n# network: " << plan.network << "\n";
               std::cout << "# arch enforcement: "
                         << (plan.enforce_archs
                                 ? "on: every nvcc call builds exactly " + plan.env.at("ARCHBUILD_NVCC_TARGETS") +

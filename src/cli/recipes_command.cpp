@@ -3,6 +3,7 @@
 #include "cli/command.h"
 #include "cli/common_options.h"
 #include "cli/json_output.h"
+#include "config/settings.h"
 #include "core/error.h"
 #include "core/strings.h"
 #include "recipe/recipe.h"
@@ -20,6 +21,8 @@ nlohmann::json recipe_json(const Recipe& recipe) {
   auto patches = nlohmann::json::array();
   for (const auto& rule : recipe.patches)
     patches.push_back({{"versions", rule.versions.text()}, {"files", rule.files}});
+  std::vector<std::string> shadows;
+  for (const auto& file : recipe.shadows) shadows.push_back(file.string());
   return {{"name", recipe.name},
           {"description", recipe.description},
           {"repository", recipe.repository},
@@ -32,7 +35,17 @@ nlohmann::json recipe_json(const Recipe& recipe) {
           {"builds", builds},
           {"patches", patches},
           {"file", recipe.file.string()},
-          {"file_sha256", recipe.file_sha256}};
+          {"file_sha256", recipe.file_sha256},
+          {"origin", recipe.origin},
+          {"patches_dir", recipe.patches_dir.string()},
+          {"shadows", shadows}};
+}
+
+// ", shadows /usr/share/archbuild/recipes/torch.toml" when a site recipe hides others of its name.
+std::string shadow_text(const Recipe& recipe) {
+  std::vector<std::string> files;
+  for (const auto& file : recipe.shadows) files.push_back(file.string());
+  return files.empty() ? "" : ", shadows " + join(files, ", ");
 }
 
 }  // namespace
@@ -41,14 +54,16 @@ Command recipes_command() {
   return {"recipes", "List the build recipes, or show one resolved for a ref", [](CLI::App& app) {
             struct Options {
               std::string name, ref;
+              SettingFlags settings;
               bool json = false;
             };
             auto options = std::make_shared<Options>();
             app.add_option("name", options->name, "A recipe to show");
             app.add_option("--ref", options->ref, "Resolve for this tag/branch/commit (default: the recipe's)");
+            add_recipe_path_option(app, options->settings.recipe_path);
             add_json_flag(app, options->json, "Print JSON");
             return [options]() {
-              auto book = RecipeBook::load_default();
+              auto book = RecipeBook::load_for(Settings::load(options->settings.by_key()));
               if (options->name.empty()) {
                 if (options->json) {
                   auto list = nlohmann::json::array();
@@ -64,6 +79,9 @@ Command recipes_command() {
                             << (recipe.default_ref.empty() ? "" : " @ " + recipe.default_ref) << ", dialect "
                             << to_string(recipe.dialect)
                             << (recipe.depends_on.empty() ? "" : ", needs " + join(recipe.depends_on, ", ")) << "\n";
+                  if (recipe.origin != "built-in" || !recipe.shadows.empty())
+                    std::cout << "    " << recipe.file.string() << " (" << recipe.origin << ")" << shadow_text(recipe)
+                              << "\n";
                 }
                 return ExitCode::success;
               }
@@ -87,7 +105,8 @@ Command recipes_command() {
                 return ExitCode::success;
               }
               std::cout << paint(recipe->name, Style::bold) << "  " << recipe->description << "\n"
-                        << "  file          " << recipe->file.string() << "\n"
+                        << "  file          " << recipe->file.string() << " (" << recipe->origin << ")"
+                        << shadow_text(*recipe) << "\n"
                         << "  repository    " << (recipe->repository.empty() ? "(given by you)" : recipe->repository)
                         << "\n"
                         << "  ref           " << resolved.ref << (options->ref.empty() ? " (default)" : "") << "\n"

@@ -9,7 +9,9 @@
 #include "core/cache_layout.h"
 #include "core/error.h"
 #include "core/system_info.h"
+#include "core/user_path.h"
 #include "pipeline/build_context.h"
+#include "source/pypi_sdist.h"
 #include "source/source_target.h"
 #include "source/source_tree.h"
 #include "ui/status_line.h"
@@ -41,7 +43,8 @@ ProgressSink fetch_progress(StatusLine& status) {
 
 Command source_command() {
   return {
-      "source", "Check out a recipe, directory or git URL at a ref, with submodules and patches", [](CLI::App& app) {
+      "source", "Check out a recipe, directory, git URL or sdist at a ref, with submodules and patches",
+      [](CLI::App& app) {
         struct Options {
           std::string what, ref, dest;
           std::vector<std::string> mirrors, patches;
@@ -50,7 +53,8 @@ Command source_command() {
           unsigned threads = 8;
         };
         auto options = std::make_shared<Options>();
-        app.add_option("what", options->what, "RECIPE | PATH (a git repository) | URL")->required();
+        app.add_option("what", options->what, "RECIPE | PATH (a git repository) | URL | pypi:NAME==VERSION (an sdist)")
+            ->required();
         app.add_option("--ref", options->ref, "Tag, branch or commit (default: the recipe's, or the default branch)");
         app.add_option("--dest", options->dest, "Work tree to create or update (default: <cache>/worktrees/NAME-REF)");
         add_mirror_option(app, options->mirrors);
@@ -59,25 +63,29 @@ Command source_command() {
         app.add_option("--threads", options->threads, "Submodules fetched and checked out at once")
             ->capture_default_str();
         add_offline_flag(app, options->settings.offline);
+        add_recipe_path_option(app, options->settings.recipe_path);
         app.add_flag("--refresh", options->refresh, "Fetch even when the mirror has the ref (moving branches)");
         app.add_flag("--no-submodules", options->no_submodules, "Skip submodules");
         add_json_flag(app, options->json, "Print the source manifest as JSON");
         app.footer(
-            "Exit: 0 checked out; 2 bad recipe, ref, patch or destination; 3 cannot fetch (network, --offline).");
+            "Exit: 0 checked out; 2 bad recipe, ref, patch, destination or sdist; 3 cannot fetch (network, "
+            "--offline, an sdist's hash mismatch).");
         return [options]() {
           auto settings = Settings::load(options->settings.by_key());
           const CacheLayout cache(settings.cache_dir());
-          auto book = RecipeBook::load_default();
+          auto book = RecipeBook::load_for(settings);
           StatusLine status(stderr);
           MirrorCache mirrors(cache.root(), fetch_progress(status));
+          SdistFetcher sdists(settings);
 
-          auto target = resolve_source_target(options->what, options->ref, book, mirrors, settings.offline());
+          auto target = resolve_source_target(options->what, options->ref, book, mirrors, settings.offline(), "",
+                                              &sdists);
           auto request = make_checkout_request(target, settings, options->mirrors, options->patches,
                                                options->dest.empty() ? cache.worktree(target.name, target.ref)
-                                                                     : std::filesystem::path(options->dest));
+                                                                     : checked_user_path(options->dest, "--dest"));
           for (const auto& note : target.notes) status.print("note: " + note);
           request.submodules = target.submodules && !options->no_submodules;
-          request.refresh = options->refresh;
+          request.refresh = options->refresh && !target.sdist;  // an sdist's mirror has no remote to fetch
           request.threads = std::max(1u, options->threads);
           auto start = std::chrono::steady_clock::now();
           auto tree = checkout_source(request, mirrors);
@@ -94,9 +102,15 @@ Command source_command() {
           std::cout << "source     " << target.name << " " << tree.ref << " = " << tree.commit.substr(0, 12) << " ("
                     << tree.ref_kind << ") from " << tree.fetch_url << "\n"
                     << "mirrors    "
-                    << (tree.fetched ? "fetched what was missing" : "everything from the mirrors (no network used)")
+                    << (tree.sdist     ? "the commit made from the sdist below"
+                        : tree.fetched ? "fetched what was missing"
+                                       : "everything from the mirrors (no network used)")
                     << "\n"
                     << "submodules " << tree.submodules.size() << "\n";
+          if (tree.sdist)
+            std::cout << "sdist      " << tree.sdist->file << " sha256 " << tree.sdist->sha256.substr(0, 16) << "... ("
+                      << (tree.sdist->index_hash ? "as the index lists it" : "the index lists none") << ") from "
+                      << tree.sdist->url << "\n";
           for (const auto& patch : tree.patches)
             std::cout << "patch      " << patch.file << " (" << patch.origin << ", sha256 "
                       << patch.sha256.substr(0, 12) << ")\n";

@@ -44,7 +44,8 @@ Command validate_command() {
           "Prove a wheel serves its archs: RECORD, SASS/PTX per arch, and on a GPU module loads and kernel tests",
           [](CLI::App& app) {
             struct Options {
-              std::string wheel, arch, cuda, recipe, python, work_dir;
+              std::string wheel, arch, cuda, recipe, python, work_dir, source;
+              TestOptions tests;
               bool json = false;
             };
             auto options = std::make_shared<Options>();
@@ -54,19 +55,23 @@ Command validate_command() {
             app.add_option("--recipe", options->recipe, "Recipe whose kernel test runs (default: by the wheel's name)");
             add_python_option(app, options->python, "Interpreter for the test venv");
             app.add_option("--work-dir", options->work_dir, "Where the venv and logs go (default: a temp dir)");
+            add_test_options(app, options->tests);
+            app.add_option("--source", options->source,
+                           "The project's source tree the tests run from (needed for --test or a recipe's [tests])");
             add_json_flag(app, options->json);
             app.footer(
                 "Without a GPU only the static checks run, and the output says the device check was skipped. "
-                "Exit: 0 valid; 1 invalid (tampered file, missing arch, a failed load or kernel test); 2 not a "
-                "readable wheel or bad arch spec; 3 no --arch and no GPU.");
+                "Exit: 0 valid; 1 invalid (tampered file, missing arch, a failed load, kernel test or project test); 2 "
+                "not a readable wheel or bad arch spec; 3 no --arch and no GPU, or the checks failed only because of "
+                "this machine (a missing test dependency).");
             return [options]() {
               std::error_code ec;
               if (!std::filesystem::is_regular_file(options->wheel, ec))
                 fail_bad_input("no such wheel: " + options->wheel);
               auto context = HostContext::gather(options->cuda);
               auto targets = context.resolve(options->arch.empty() ? "native" : options->arch).list;
-              auto book = RecipeBook::load_default();
               auto settings = Settings::load({{"python", options->python}});
+              auto book = RecipeBook::load_for(settings);  // site recipes (recipe_path) too
               const auto python = settings.python();
               // The venv and logs go to a subdirectory archbuild makes its own: DIR/<wheel>/, or
               // <wheel>/ in a fresh temporary dir, never DIR itself.
@@ -84,9 +89,19 @@ Command validate_command() {
                 work = parent / subdir;
                 check_validation_work_dir(work);
               }
-              auto result = validate_wheel({std::filesystem::absolute(options->wheel), targets,
-                                            kernel_test_recipe(book, options->recipe, options->wheel), python.string(),
-                                            context.gpus, work});
+              const auto* recipe = kernel_test_recipe(book, options->recipe, options->wheel);
+              WheelValidationRequest request{
+                  std::filesystem::absolute(options->wheel), targets, recipe, python.string(), context.gpus, work};
+              if (!options->source.empty()) {
+                if (!std::filesystem::is_directory(options->source, ec))
+                  fail_bad_input("--source " + options->source + " is not a directory");
+                request.source_dir = std::filesystem::absolute(options->source);
+                request.tests = choose_project_tests(recipe, options->tests.command, options->tests.timeout(),
+                                                     options->tests.budget(), request.tests_origin);
+              } else if (!options->tests.command.empty()) {
+                fail_bad_input("--test needs --source DIR: the tests run from the project's source tree");
+              }
+              auto result = validate_wheel(request);
               // The temporary dir is kept only for the logs of a failed device check.
               if (!temporary.empty() && (result.ok() || !result.device.ran)) std::filesystem::remove_all(temporary, ec);
               if (options->json) {
@@ -101,7 +116,8 @@ Command validate_command() {
                 std::cout << (result.ok() ? paint("valid", Style::green) : paint("INVALID", Style::red)) << " ("
                           << result.scope() << ")\n";
               }
-              return result.ok() ? ExitCode::success : ExitCode::work_failed;
+              if (result.ok()) return ExitCode::success;
+              return result.device.failed_by_environment() ? ExitCode::environment : ExitCode::work_failed;
             };
           }};
 }

@@ -1,10 +1,12 @@
 #include "config/settings.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "core/cache_dir.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "core/user_path.h"
 #include "process/run_process.h"
 
 namespace archbuild {
@@ -18,6 +20,8 @@ const std::vector<SettingSpec>& setting_specs() {
        "ccache remote storage shared by builders (redis://host:port, http://host/path); empty: none"},
       {"python", "ARCHBUILD_PYTHON", "--python", "the interpreter builds run with"},
       {"offline", "ARCHBUILD_OFFLINE", "--offline", "never fetch: use the mirrors as they are"},
+      {"recipe_path", "ARCHBUILD_RECIPE_PATH", "--recipe-path",
+       "':'-separated dirs of site recipes, searched before the built-in ones (first dir wins)"},
   };
   return specs;
 }
@@ -93,7 +97,24 @@ bool Settings::offline() const {
   fail_bad_input("offline = '" + value.value + "' (from " + value.origin + ") is not true or false");
 }
 
-std::filesystem::path Settings::cache_dir() const { return std::filesystem::absolute(get("cache_dir").value); }
+std::vector<std::filesystem::path> Settings::recipe_dirs() const {
+  const auto& value = get("recipe_path");
+  std::vector<std::filesystem::path> dirs;
+  for (const auto& entry : split_any(value.value, ":")) {
+    auto dir = std::filesystem::absolute(entry).lexically_normal();
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec))
+      fail_bad_input("recipe_path entry '" + entry + "' (from " + value.origin + ") is not a directory" +
+                     (entry == dir.string() ? "" : " (" + dir.string() + ")"));
+    if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
+  }
+  return dirs;
+}
+
+std::filesystem::path Settings::cache_dir() const {
+  const auto& value = get("cache_dir");
+  return checked_user_path(value.value, "cache_dir (from " + value.origin + ")");
+}
 
 std::filesystem::path Settings::python() const {
   const auto& value = get("python");

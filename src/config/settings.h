@@ -43,6 +43,9 @@ class Settings {
   bool offline() const;
   // The cache root, absolute.
   std::filesystem::path cache_dir() const;
+  // The recipe_path dirs, absolute, in order; throws UserError(bad_input)
+  // naming an entry that is not a directory and the setting's origin.
+  std::vector<std::filesystem::path> recipe_dirs() const;
   // The interpreter the python setting names, as an absolute path; throws
   // UserError(environment) naming the setting's origin when it is missing.
   std::filesystem::path python() const;

@@ -5,6 +5,7 @@
 #include <toml++/toml.h>
 
 #include "config/settings.h"
+#include "config/toml_file.h"
 #include "core/error.h"
 
 namespace archbuild {
@@ -38,7 +39,7 @@ UserConfig load_user_config() {
     fail_bad_input("config file " + config.file->string() + " is not a regular file");
   toml::table root;
   try {
-    root = toml::parse_file(config.file->string());
+    root = parse_toml_file(*config.file);
   } catch (const toml::parse_error& e) {
     fail_bad_input(config.file->string() + ":" + std::to_string(e.source().begin.line) + ": " +
                    std::string(e.description()));

@@ -8,7 +8,8 @@ namespace archbuild {
 // The one place that names what lives under archbuild's cache dir. Every
 // other file asks this type for a path instead of spelling a folder name.
 //
-//   mirrors/            bare git mirrors, one per URL
+//   mirrors/            bare git mirrors, one per URL (pypi:NAME: its sdists, one commit per version)
+//   sdists/NAME/        downloaded sdists with the sha256 recorded for each version
 //   worktrees/NAME-REF  checked-out sources (kept: incremental rebuilds)
 //   builds/NAME-REF     a build's log, plan, report, wheels before publishing
 //   store/HASH          published wheels with key.txt and manifest.json
@@ -25,6 +26,7 @@ class CacheLayout {
   const std::filesystem::path& root() const { return root_; }
 
   std::filesystem::path mirrors() const { return root_ / "mirrors"; }
+  std::filesystem::path sdists() const { return root_ / "sdists"; }
   std::filesystem::path worktrees() const { return root_ / "worktrees"; }
   std::filesystem::path builds() const { return root_ / "builds"; }
   std::filesystem::path store() const { return root_ / "store"; }

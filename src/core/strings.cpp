@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <stdexcept>
 
 namespace archbuild {
 
@@ -76,6 +77,45 @@ std::string path_safe(const std::string& text) {
   for (auto& c : out)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
   return out.empty() ? "_" : out;
+}
+
+std::vector<std::string> shell_split(std::string_view text) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  char quote = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quote == '\'') {
+      if (c == '\'')
+        quote = 0;
+      else
+        word += c;
+    } else if (quote == '"') {
+      if (c == '"')
+        quote = 0;
+      else if (c == '\\' && i + 1 < text.size() &&
+               std::string_view("\"\\$`").find(text[i + 1]) != std::string_view::npos)
+        word += text[++i];
+      else
+        word += c;
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+    } else {
+      in_word = true;
+      if (c == '\'' || c == '"')
+        quote = c;
+      else if (c == '\\' && i + 1 < text.size())
+        word += text[++i];
+      else
+        word += c;
+    }
+  }
+  if (quote) throw std::invalid_argument(std::string("unterminated ") + (quote == '"' ? "\"" : "'") + " quote");
+  if (in_word) words.push_back(std::move(word));
+  return words;
 }
 
 }  // namespace archbuild

@@ -14,6 +14,10 @@ std::vector<std::string> split_any(std::string_view text, std::string_view separ
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
 // Quotes one word for a POSIX shell.
 std::string shell_quote(const std::string& word);
+// Splits a command line as a POSIX shell splits words (no expansion):
+// blanks separate, '...' and "..." quote, backslash escapes. Throws
+// std::invalid_argument on an unterminated quote.
+std::vector<std::string> shell_split(std::string_view text);
 // Text safe inside HTML/XML text and attribute values: & < > " escaped,
 // control characters other than tab and newline (invalid in XML) blanked.
 std::string markup_escape(std::string_view text);

@@ -7,6 +7,8 @@
 #include <toml++/toml.h>
 
 #include "core/error.h"
+#include "recipe/repository_url.h"
+#include "source/pypi_sdist.h"
 
 namespace archbuild {
 
@@ -39,7 +41,22 @@ std::vector<std::string> strings(const std::filesystem::path& file, const toml::
   return out;
 }
 
+// The recipe an entry builds with: a recipe by name, or for pypi:NAME==VERSION
+// the recipe whose repository is pypi:NAME, else cpp-extension. Null for an unknown name.
+const Recipe* entry_recipe(const std::string& entry, const RecipeBook& book) {
+  if (!is_pypi_repository(entry)) return book.find(entry);
+  auto spec = parse_pypi_spec(entry);
+  const Recipe* recipe = book.find_by_repository(std::string(kPypiPrefix) + spec.name);
+  return recipe ? recipe : book.find("cpp-extension");
+}
+
 }  // namespace
+
+const Recipe& matrix_cell_recipe(const MatrixCell& cell, const RecipeBook& book) {
+  const Recipe* recipe = entry_recipe(cell.recipe, book);
+  if (!recipe) fail_bad_input("matrix cell " + cell.name() + ": unknown recipe '" + cell.recipe + "'");
+  return *recipe;
+}
 
 BuildMatrix load_build_matrix(const std::filesystem::path& file, const RecipeBook& book) {
   toml::table root;
@@ -67,39 +84,48 @@ BuildMatrix load_build_matrix(const std::filesystem::path& file, const RecipeBoo
   const auto* refs = root.get("refs") ? root.get("refs")->as_table() : nullptr;
   if (root.get("refs") && !refs) bad(file, root.get("refs"), "refs", "expected a table of recipe = [refs]");
   if (refs)
-    for (const auto& [name, node] : *refs)
+    for (const auto& [name, node] : *refs) {
       if (std::find(recipes.begin(), recipes.end(), std::string(name.str())) == recipes.end())
         bad(file, &node, "refs." + std::string(name.str()), "not one of the matrix's recipes");
+      if (is_pypi_repository(name.str()))
+        bad(file, &node, "refs." + std::string(name.str()), "a pypi: entry's version is in the entry (==VERSION)");
+    }
 
   // Dependencies first: a recipe's cells come after those of what it needs.
-  std::vector<const Recipe*> ordered;
+  std::vector<std::pair<std::string, const Recipe*>> ordered;  // (entry, the recipe it builds with)
   std::set<std::string> placed;
   std::function<void(const std::string&, std::vector<std::string>&)> place = [&](const std::string& name,
                                                                                  std::vector<std::string>& stack) {
     if (placed.count(name)) return;
     if (std::find(stack.begin(), stack.end(), name) != stack.end())
       fail_bad_input(file.string() + ": recipes depend on each other in a cycle through " + name);
-    const Recipe* recipe = book.find(name);
+    if (is_pypi_repository(name)) {
+      try {
+        if (parse_pypi_spec(name).version.empty()) fail_bad_input("'" + name + "' names no version (==VERSION)");
+      } catch (const UserError& e) {
+        bad(file, root.get("recipes"), "recipes", e.what());
+      }
+    }
+    const Recipe* recipe = entry_recipe(name, book);
     if (!recipe) bad(file, root.get("recipes"), "recipes", "unknown recipe '" + name + "' (see `archbuild recipes`)");
     stack.push_back(name);
     for (const auto& dependency : recipe->depends_on)
       if (std::find(recipes.begin(), recipes.end(), dependency) != recipes.end()) place(dependency, stack);
     stack.pop_back();
     placed.insert(name);
-    ordered.push_back(recipe);
+    ordered.emplace_back(name, recipe);
   };
   for (const auto& name : recipes) {
     std::vector<std::string> stack;
     place(name, stack);
   }
-  for (const Recipe* recipe : ordered) {
+  for (const auto& [entry, recipe] : ordered) {
     std::vector<std::string> recipe_refs = {""};
-    if (refs && refs->get(recipe->name))
-      recipe_refs = strings(file, refs->get(recipe->name), "refs." + recipe->name, true);
+    if (refs && refs->get(entry)) recipe_refs = strings(file, refs->get(entry), "refs." + entry, true);
     for (const auto& ref : recipe_refs)
       for (const auto& arch : arch_sets)
         for (const auto& cuda : toolkits) {
-          MatrixCell cell{recipe->name, ref, arch, cuda, {}};
+          MatrixCell cell{entry, ref, arch, cuda, {}};
           for (size_t i = 0; i < matrix.cells.size(); ++i) {
             const auto& other = matrix.cells[i];
             bool dependency = std::find(recipe->depends_on.begin(), recipe->depends_on.end(), other.recipe) !=

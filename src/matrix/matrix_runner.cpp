@@ -64,7 +64,8 @@ BuildRequest cell_request(const MatrixCell& cell, const MatrixRunOptions& option
   request.setting_flags = {{"cache_dir", options.cache_dir.string()},
                            {"jobs", std::to_string(options.jobs_per_cell)},
                            {"python", options.python},
-                           {"offline", options.offline ? "true" : ""}};
+                           {"offline", options.offline ? "true" : ""},
+                           {"recipe_path", options.recipe_path}};
   return request;
 }
 

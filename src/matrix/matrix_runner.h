@@ -33,6 +33,7 @@ struct MatrixRunOptions {
   std::string python;                // --python for every cell ("" : the setting)
   std::vector<std::string> mirrors;  // --mirror rules for every cell
   bool offline = false;
+  std::string recipe_path;  // --recipe-path for every cell ("": the setting)
 };
 
 // Runs every cell through the build pipeline in this process, up to

@@ -1,7 +1,9 @@
 #include "pipeline/build_context.h"
 
 #include "core/error.h"
+#include "core/user_path.h"
 #include "process/run_process.h"
+#include "source/pypi_sdist.h"
 
 namespace archbuild {
 
@@ -18,6 +20,7 @@ CheckoutRequest make_checkout_request(const SourceTarget& target, const Settings
   request.submodules = target.submodules;
   request.offline = settings.offline();
   request.patches = target.patches;
+  request.sdist = target.sdist;  // pypi:NAME==VERSION: recorded in the manifest
   for (const auto& patch : extra_patches) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(patch, ec)) fail_bad_input("--patch " + patch + ": no such file");
@@ -29,22 +32,16 @@ CheckoutRequest make_checkout_request(const SourceTarget& target, const Settings
 BuildContext BuildContext::resolve(const BuildRequest& request) {
   auto settings = Settings::load(request.setting_flags);
   CacheLayout cache(settings.cache_dir());
-  BuildContext context{request,
-                       std::move(settings),
-                       HostContext::gather(request.cuda),
-                       RecipeBook::load_default(),
-                       cache,
-                       {},
-                       {},
-                       {},
-                       {},
-                       {},
-                       {},
-                       {}};
+  const auto out = request.out.empty() ? std::filesystem::path() : checked_user_path(request.out, "--out");
+  auto book = RecipeBook::load_for(settings);  // site recipes (recipe_path) before the built-in ones
+  BuildContext context{
+      request, std::move(settings), HostContext::gather(request.cuda), std::move(book), cache, {}, {}, {}, {}, {}, {},
+      {}};
   context.archs = context.host.resolve(request.arch);
   MirrorCache mirrors(cache.root());
+  SdistFetcher sdists(context.settings);  // pypi:NAME==VERSION
   context.target = resolve_source_target(request.what, request.ref, context.book, mirrors, context.settings.offline(),
-                                         request.recipe);
+                                         request.recipe, &sdists);
   context.resolved = context.book.resolve(*context.target.recipe, context.target.ref);
   try {
     context.host_compiler = detect_host_compiler(context.host.toolchain);
@@ -52,8 +49,7 @@ BuildContext BuildContext::resolve(const BuildRequest& request) {
     // `check` reports it; a plan without one leaves CUDAHOSTCXX to the build
   }
   context.source_dir = cache.worktree(context.target.name, context.target.ref);
-  context.out_dir = request.out.empty() ? cache.build_dir(context.target.name, context.target.ref)
-                                        : std::filesystem::absolute(request.out);
+  context.out_dir = out.empty() ? cache.build_dir(context.target.name, context.target.ref) : out;
   const auto& launcher = context.settings.get("compiler_launcher");
   if (launcher.value != "none" && launcher.value != "ccache" && launcher.value != "sccache")
     fail_bad_input("compiler_launcher '" + launcher.value + "' (from " + launcher.origin +
@@ -61,6 +57,9 @@ BuildContext BuildContext::resolve(const BuildRequest& request) {
   if (launcher.value != "none" && !find_on_path(launcher.value))
     fail_environment("compiler launcher '" + launcher.value + "' is not on PATH (use --compiler-launcher none)");
   context.compiler_launcher = launcher.value == "none" ? "" : launcher.value;
+  context.extra_env = parse_env_assignments(request.env);
+  context.tests = choose_project_tests(context.target.recipe, request.test_command, request.test_timeout_seconds,
+                                       request.max_failed_tests, context.tests_origin);
   return context;
 }
 
@@ -87,6 +86,9 @@ PlanInputs BuildContext::plan_inputs(const std::optional<SourceTree>& source, co
   inputs.source = source;
   inputs.dependency_key_inputs = dependency_key_inputs;
   inputs.enforce_archs = !request.keep_project_archs && !target.recipe->keep_project_archs;
+  inputs.extra_env = extra_env;
+  inputs.allow_network = request.allow_network;
+  if (!request.allow_network) inputs.network = probe_network_isolation();
   return inputs;
 }
 

@@ -13,6 +13,7 @@
 #include "source/mirror_cache.h"
 #include "source/source_target.h"
 #include "source/source_tree.h"
+#include "validate/project_tests.h"
 
 namespace archbuild {
 
@@ -30,7 +31,10 @@ struct BuildContext {
   std::optional<HostCompiler> host_compiler;
   std::filesystem::path source_dir;  // where the work tree is (or will be)
   std::filesystem::path out_dir;
-  std::string compiler_launcher;  // "ccache", "sccache" or "" (none), checked
+  std::string compiler_launcher;                 // "ccache", "sccache" or "" (none), checked
+  std::map<std::string, std::string> extra_env;  // --env, checked
+  std::optional<ProjectTests> tests;             // the project's own suite validation runs
+  std::string tests_origin;                      // "--test", "recipe NAME"
 
   // Throws UserError naming what is wrong (arch spec, recipe, ref, setting).
   static BuildContext resolve(const BuildRequest& request);

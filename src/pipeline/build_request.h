@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,11 +19,16 @@ struct BuildRequest {
   std::filesystem::path out;          // empty: <cache>/builds/NAME-REF
   std::vector<std::string> patches;   // extra patch files
   std::vector<std::string> mirrors;   // URL rewrites FROM=TO
+  std::vector<std::string> env;       // --env KEY=VALUE: build environment over the recipe's (in the cache key)
   std::filesystem::path torch_wheel;  // build an extension against this wheel
   bool use_installed_torch = false;   // ... or against the interpreter's torch
   bool no_validate = false;           // publish without validating (recorded)
   bool rebuild = false;               // build even on a cache hit
   bool keep_project_archs = false;    // do not rewrite the project's nvcc arch flags
+  bool allow_network = false;         // let the build step reach the network (recorded in the manifest)
+  std::string test_command;           // --test: the project's tests instead of the recipe's [tests]
+  std::optional<double> test_timeout_seconds;  // --test-timeout
+  std::optional<unsigned> max_failed_tests;    // --max-failed-tests
   // Settings given on the command line, by setting key (config/settings):
   // cache_dir, jobs, python, compiler_launcher, compiler_cache_remote, offline.
   std::map<std::string, std::string> setting_flags;

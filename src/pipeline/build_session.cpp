@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "builder/launcher_shims.h"
+#include "builder/network_hint.h"
 #include "cache/cache_index.h"
 #include "cache/cache_key.h"
 #include "cache/wheel_store.h"
@@ -61,7 +62,7 @@ void prepare_launcher_shims(const BuildContext& context, const BuildPlan& plan) 
   }
 }
 
-enum class Finish { published, invalid, interrupted };
+enum class Finish { published, invalid, untestable_here, interrupted };
 
 // After a successful build: the local version label, validation, then
 // publish (store entry + index) or quarantine. An interrupt during
@@ -83,6 +84,7 @@ Finish finish_wheels(const BuildContext& context, const BuildPlan& plan, const C
   WheelStore store(context.cache.root());
   report.validated = !context.request.no_validate;
   bool valid = true;
+  bool untestable = false;  // failed only because this machine could not test it
   if (context.request.no_validate) {
     events.stage("validate", "skipped (--no-validate, recorded in the manifest)", Tone::warning);
     report.validation_level = ValidationLevel::none;
@@ -96,9 +98,13 @@ Finish finish_wheels(const BuildContext& context, const BuildPlan& plan, const C
       WheelValidationRequest checks{wheel,       context.archs.list, context.target.recipe,
                                     plan.python, context.host.gpus,  plan.out_dir / "validate" / wheel.stem()};
       checks.allow_extra_archs = !plan.enforce_archs;
+      checks.tests = context.tests;
+      checks.tests_origin = context.tests_origin;
+      checks.source_dir = plan.source_dir;
       auto validation = validate_wheel(checks);
       events.validation(validation);
       valid = valid && validation.ok();
+      untestable = untestable || validation.device.failed_by_environment();
       auto entry = validation.to_json();
       entry["wheel"] = wheel.string();
       report.validation.push_back(entry);
@@ -114,6 +120,14 @@ Finish finish_wheels(const BuildContext& context, const BuildPlan& plan, const C
   }
   if (!valid) {
     report.quarantine = store.quarantine(key, wheels, json_text(report.to_json()));
+    if (untestable) {
+      events.stage("validate",
+                   "NOT PROVEN: this machine could not run the tests (see the failed checks: nothing says the wheel "
+                   "is wrong); not published, the wheel and its report are in " +
+                       report.quarantine->string(),
+                   Tone::failure);
+      return Finish::untestable_here;
+    }
     events.stage("validate", "FAILED: not published; the wheel and its report are in " + report.quarantine->string(),
                  Tone::failure);
     return Finish::invalid;
@@ -121,8 +135,8 @@ Finish finish_wheels(const BuildContext& context, const BuildPlan& plan, const C
   report.published_at = utc_now();
   report.published = true;  // what the store's manifest says of itself
   auto entry = store.publish(key, wheels, json_text(report.to_json()));
-  auto index = refresh_cache_index(context.cache.root(), store);
   report.store = entry.dir;
+  auto index = refresh_cache_index(context.cache.root(), store);
   report.index = index.simple_dir;
   report.install = install_lines(entry.wheels, index);
   return Finish::published;
@@ -136,6 +150,32 @@ bool stop_for_interrupt(BuildOutcome& outcome, PipelineEvents& events, const cha
   outcome.exit = ExitCode::interrupted;
   outcome.result.interrupted = true;
   return true;
+}
+
+// The last `limit` bytes of a file (a build log can be gigabytes).
+std::string file_tail(const std::filesystem::path& file, size_t limit) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return {};
+  in.seekg(0, std::ios::end);
+  const auto size = static_cast<size_t>(std::max<std::streamoff>(0, in.tellg()));
+  in.seekg(static_cast<std::streamoff>(size > limit ? size - limit : 0));
+  std::string text(std::min(size, limit), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
+  return text;
+}
+
+// An offline build that failed because it tried the network says so, and
+// names the project's force-build switch when its setup.py has one.
+void explain_network_failure(const BuildPlan& plan, BuildReport& report, PipelineEvents& events) {
+  if (plan.network.rfind("off", 0) != 0) return;
+  std::string setup_py;
+  if (std::filesystem::is_regular_file(plan.source_dir / "setup.py"))
+    setup_py = file_tail(plan.source_dir / "setup.py", 1 << 20);
+  auto hint = network_failure_hint(file_tail(plan.log_path, 4 << 20), setup_py);
+  if (hint.empty()) return;
+  events.stage("build", hint, Tone::failure);
+  report.build["network_hint"] = hint;
 }
 
 void write_report(const BuildPlan& plan, const BuildReport& report) {
@@ -179,6 +219,7 @@ BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events) {
   const auto& plan = outcome.plan;
   events.stage("plan",
                std::to_string(plan.jobs.jobs) + " jobs" +
+                   (plan.jobs.parallelism.empty() ? "" : " (" + plan.jobs.parallelism + ")") +
                    (plan.jobs.nvcc_threads > 1 ? ", nvcc --threads " + std::to_string(plan.jobs.nvcc_threads) : "") +
                    ", TORCH_CUDA_ARCH_LIST=" + plan.arch_list +
                    (plan.cmake_fresh ? ", CMAKE_FRESH=1 (" + plan.cmake_fresh_reason + ")" : "") +
@@ -217,14 +258,29 @@ BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events) {
   outcome.result = execute_build(plan, events.status());
   auto& result = outcome.result;
   report.build = result.to_json(plan);
+  if (!result.ok && !result.interrupted) explain_network_failure(plan, report, events);
+  auto finished = Finish::invalid;
   if (result.ok) {
-    auto finished = finish_wheels(context, plan, key, result.wheels, report, events);
+    try {
+      finished = finish_wheels(context, plan, key, result.wheels, report, events);
+    } catch (...) {
+      // A publish that failed (a full disk: exit 3, what it wrote removed)
+      // still leaves the build's report, saying what was and was not published.
+      if (!report.store) {
+        report.published = false;
+        report.published_at.clear();
+      }
+      write_report(plan, report);
+      throw;
+    }
     result.ok = finished == Finish::published;
     result.interrupted = finished == Finish::interrupted;
   }
   write_report(plan, report);
   if (result.interrupted)
     outcome.exit = ExitCode::interrupted;
+  else if (finished == Finish::untestable_here)
+    outcome.exit = ExitCode::environment;
   else
     outcome.exit = result.ok ? ExitCode::success : ExitCode::work_failed;
   return outcome;

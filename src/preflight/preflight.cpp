@@ -1,15 +1,17 @@
 #include "preflight/preflight.h"
 
-#include <unistd.h>
+#include <signal.h>
+#include <stdlib.h>
 
 #include <fstream>
 #include <future>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/strings.h"
 #include "core/system_info.h"
-#include "process/run_process.h"
+#include "process/process_group_runner.h"
 
 namespace archbuild {
 
@@ -62,6 +64,11 @@ PreflightCheck check_driver(const Toolchain& toolchain, const GpuReport& gpus) {
   return check;
 }
 
+namespace {
+// nvcc's messages for one probe are a few lines; a compiler that floods is cut here.
+constexpr size_t kMaxCompileOutput = 64 << 10;
+}  // namespace
+
 PreflightCheck check_compile(const Toolchain& toolchain, const HostCompiler& host, const ArchTarget& target,
                              const std::filesystem::path& scratch) {
   std::string arch = "compute_" + std::to_string(target.cc.number()) + variant_suffix(target.variant);
@@ -79,18 +86,42 @@ PreflightCheck check_compile(const Toolchain& toolchain, const HostCompiler& hos
                                    source.string(),
                                    "-o",
                                    object.string()};
-  auto result = run_process(argv, {.timeout = std::chrono::minutes(5)});
-  if (result.succeeded()) {
+  // In its own process group, as a build's compiles: an interrupt or the
+  // timeout stops nvcc with the cicc and ptxas it started.
+  GroupRunSpec spec{.argv = argv, .working_dir = scratch, .timeout = std::chrono::minutes(5)};
+  std::string output;
+  auto outcome = run_in_process_group(spec,
+                                      [&](std::string_view line, bool) {
+                                        if (output.size() < kMaxCompileOutput) output.append(line).append("\n");
+                                      },
+                                      {});
+  if (outcome.succeeded()) {
     check.detail = "nvcc " + toolchain.installed->release + " + " + host.kind + " " + host.version +
                    " built a kernel for " + code;
   } else {
     check.verdict = Verdict::fail;
-    check.detail = first_error_line(result.err + result.out) + " (" + result.describe_status() + ")";
+    check.detail = first_error_line(output) + " (" + outcome.describe() + ")";
   }
   return check;
 }
 
 namespace {
+
+// The compile probes' dir: mkdtemp under $TMPDIR, removed with what nvcc wrote.
+struct ScratchDir {
+  std::filesystem::path path;
+  ScratchDir() {
+    auto pattern = (std::filesystem::temp_directory_path() / "archbuild-check-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) fail_environment("cannot create a temporary dir like " + pattern);
+    path = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+};
 
 PreflightCheck check_disk(const std::string& name, const std::filesystem::path& dir, uint64_t needed) {
   uint64_t free_bytes = free_disk_bytes(dir);
@@ -152,18 +183,26 @@ std::vector<PreflightCheck> run_preflight(const PreflightInputs& in) {
   }
 
   if (toolchain.installed && host) {
-    char scratch_template[] = "/tmp/archbuild-check-XXXXXX";
-    std::filesystem::path scratch = mkdtemp(scratch_template);
-    std::ofstream(scratch / "probe.cu")
-        << "__global__ void archbuild_probe(float* out) { out[threadIdx.x] = threadIdx.x; }\n";
-    // nvcc runs are independent: one per target, in parallel.
-    std::vector<std::future<PreflightCheck>> compiles;
-    for (const auto& target : in.archs->targets())
-      compiles.push_back(
-          std::async(std::launch::async, [&, target] { return check_compile(toolchain, *host, target, scratch); }));
-    for (auto& compile : compiles) checks.push_back(compile.get());
-    std::error_code ec;
-    std::filesystem::remove_all(scratch, ec);
+    // From the scratch dir's making to its removal a SIGINT/SIGTERM is only
+    // recorded: each nvcc run sees it and stops its group, the dir goes
+    // (also when a check throws), and then the interrupt is reported.
+    InterruptibleScope interruptible;
+    {
+      ScratchDir scratch;
+      std::ofstream(scratch.path / "probe.cu")
+          << "__global__ void archbuild_probe(float* out) { out[threadIdx.x] = threadIdx.x; }\n";
+      // nvcc runs are independent: one per target, in parallel. Declared
+      // after the dir, so a throwing get() still waits for every run before the dir goes.
+      std::vector<std::future<PreflightCheck>> compiles;
+      for (const auto& target : in.archs->targets())
+        compiles.push_back(std::async(std::launch::async,
+                                      [&, target] { return check_compile(toolchain, *host, target, scratch.path); }));
+      for (auto& compile : compiles) checks.push_back(compile.get());
+    }
+    if (int signo = pending_interrupt())
+      throw UserError(ExitCode::interrupted, std::string("check interrupted by ") +
+                                                 (signo == SIGTERM ? "SIGTERM" : "SIGINT") +
+                                                 ": its nvcc runs were stopped and its scratch dir removed");
   } else {
     for (const auto& target : in.archs->targets())
       checks.push_back({"compile " + target.canonical(), Verdict::skip, "no installed toolkit or host compiler"});

@@ -23,6 +23,7 @@ namespace archbuild {
 
 std::string GroupRunOutcome::describe() const {
   if (interrupted) return std::string("interrupted by ") + (interrupt_signal == SIGTERM ? "SIGTERM" : "SIGINT");
+  if (timed_out) return "timed out";
   return status.describe();
 }
 
@@ -91,8 +92,15 @@ GroupRunOutcome run_in_process_group(const GroupRunSpec& spec, const LineHandler
     child = std::make_unique<bp::child>(
         bp::exe = program->string(), bp::args = std::vector<std::string>(spec.argv.begin() + 1, spec.argv.end()),
         bp::env = env, bp::start_dir = spec.working_dir.string(), bp::std_out > out->pipe, bp::std_err > err->pipe,
-        bp::std_in < bp::null,
-        bp::extend::on_exec_setup = [](auto&) { ::setpgid(0, 0); });  // a process group of its own
+        bp::std_in < bp::null, bp::extend::on_exec_setup = [&spec](auto&) {
+          ::setpgid(0, 0);  // a process group of its own
+          if (spec.network)
+            if (spec.network->enter() != 0) {
+              constexpr char message[] = "archbuild: cannot enter the build's network namespace\n";
+              [[maybe_unused]] auto ignored = ::write(2, message, sizeof message - 1);
+              ::_exit(126);
+            }
+        });
   } catch (const bp::process_error& e) {
     fail_environment("cannot start '" + spec.argv[0] + "': " + e.what());
   }
@@ -105,20 +113,27 @@ GroupRunOutcome run_in_process_group(const GroupRunSpec& spec, const LineHandler
 
   bool exited = false;
   int wait_status = 0;
-  auto exited_at = std::chrono::steady_clock::now();
+  const auto started_at = std::chrono::steady_clock::now();
+  auto exited_at = started_at;
   boost::asio::steady_timer kill_timer(io);
   boost::asio::steady_timer ticker(io);
+  auto stop_group = [&] {
+    ::kill(-group, SIGTERM);
+    kill_timer.expires_after(spec.grace);
+    kill_timer.async_wait([&](const boost::system::error_code& timer_ec) {
+      if (!timer_ec && !exited) ::kill(-group, SIGKILL);
+    });
+  };
   std::function<void()> schedule = [&] {
     ticker.expires_after(spec.tick);
     ticker.async_wait([&](const boost::system::error_code& ec) {
       if (ec) return;
       // The handler only recorded the signal; every run in this process stops its own group.
-      if (take_interrupt() && !exited) {
-        ::kill(-group, SIGTERM);
-        kill_timer.expires_after(spec.grace);
-        kill_timer.async_wait([&](const boost::system::error_code& timer_ec) {
-          if (!timer_ec && !exited) ::kill(-group, SIGKILL);
-        });
+      if (take_interrupt() && !exited && !outcome.timed_out) stop_group();
+      if (spec.timeout && !exited && !outcome.timed_out && !outcome.interrupted &&
+          std::chrono::steady_clock::now() - started_at > *spec.timeout) {
+        outcome.timed_out = true;
+        stop_group();
       }
       if (on_tick) on_tick();
       if (!exited) {

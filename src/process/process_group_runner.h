@@ -4,11 +4,13 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "process/exit_status.h"
+#include "process/network_isolation.h"
 
 namespace archbuild {
 
@@ -18,14 +20,22 @@ struct GroupRunSpec {
   std::filesystem::path working_dir;
   std::chrono::milliseconds grace{5000};  // TERM, then KILL after this
   std::chrono::milliseconds tick{250};
+  // When set, a run still going after this is stopped as an interrupt is
+  // (TERM, then KILL after the grace period) and reported as timed out.
+  std::optional<std::chrono::milliseconds> timeout;
+  // When set, the child enters a network namespace of its own before exec
+  // (process/network_isolation.h); failing that it exits 126, saying why.
+  std::optional<NetworkIsolationSetup> network;
 };
 
 struct GroupRunOutcome {
   ExitStatus status;
   bool interrupted = false;  // archbuild got SIGINT/SIGTERM and stopped the build
   int interrupt_signal = 0;
-  bool succeeded() const { return !interrupted && status.succeeded(); }
-  std::string describe() const;  // "exit 1", "killed by signal 9 (Killed)", "interrupted by SIGINT"
+  bool timed_out = false;  // ran past spec.timeout and was stopped
+  bool succeeded() const { return !interrupted && !timed_out && status.succeeded(); }
+  // "exit 1", "killed by signal 9 (Killed)", "interrupted by SIGINT", "timed out"
+  std::string describe() const;
 };
 
 using LineHandler = std::function<void(std::string_view line, bool from_stderr)>;

@@ -8,10 +8,13 @@
 
 #include <toml++/toml.h>
 
+#include "config/settings.h"
+#include "config/toml_file.h"
 #include "core/data_dir.h"
 #include "core/error.h"
 #include "core/sha256.h"
 #include "core/strings.h"
+#include "recipe/repository_url.h"
 
 namespace archbuild {
 
@@ -19,27 +22,33 @@ namespace {
 
 class RecipeParser {
  public:
-  RecipeParser(std::filesystem::path file, std::filesystem::path patches_dir)
-      : file_(std::move(file)), patches_dir_(std::move(patches_dir)) {}
+  // A site recipe (`site`, from the recipe_path setting) finds its
+  // kernel_test beside it first, then in the data dir.
+  RecipeParser(std::filesystem::path file, std::filesystem::path patches_dir, bool site = false)
+      : file_(std::move(file)), patches_dir_(std::move(patches_dir)), site_(site) {}
 
   Recipe parse() {
     toml::table root;
     try {
-      root = toml::parse_file(file_.string());
+      root = parse_toml_file(file_);
     } catch (const toml::parse_error& e) {
       fail_bad_input(file_.string() + ":" + std::to_string(e.source().begin.line) + ": " +
                      std::string(e.description()));
     }
     only_keys(root, {"name", "description", "repository", "default_ref", "submodules", "arch_dialect", "job_memory_gb",
-                     "depends_on", "kernel_test", "keep_project_archs", "build", "patches"});
+                     "depends_on", "kernel_test", "keep_project_archs", "tests", "build", "patches"});
     Recipe recipe;
     recipe.file = file_;
+    recipe.patches_dir = patches_dir_;
     recipe.file_sha256 = sha256_file_hex(file_);
     recipe.name = string(root, "name", true);
     if (recipe.name != file_.stem().string())
       bad(root.get("name")->source(), "name", "must match the file name ('" + file_.stem().string() + "')");
     recipe.description = string(root, "description", false);
     recipe.repository = string(root, "repository", false);
+    if (is_pypi_repository(recipe.repository) && !valid_project_name(recipe.repository.substr(kPypiPrefix.size())))
+      bad(root.get("repository")->source(), "repository",
+          "'" + recipe.repository + "': pypi:NAME needs a valid project name (the version is default_ref, or --ref)");
     recipe.default_ref = string(root, "default_ref", !recipe.repository.empty());
     recipe.submodules = boolean(root, "submodules");
     recipe.keep_project_archs = boolean(root, "keep_project_archs");
@@ -55,8 +64,17 @@ class RecipeParser {
     }
     recipe.depends_on = strings(root, "depends_on");
     recipe.kernel_test = string(root, "kernel_test", false);
-    if (!recipe.kernel_test.empty() && !std::filesystem::exists(file_.parent_path().parent_path() / recipe.kernel_test))
-      bad(root.get("kernel_test")->source(), "kernel_test", "file '" + recipe.kernel_test + "' does not exist");
+    if (!recipe.kernel_test.empty()) {
+      std::vector<std::filesystem::path> roots = {file_.parent_path().parent_path()};
+      if (site_) roots = {file_.parent_path(), data_dir()};
+      auto found = std::find_if(roots.begin(), roots.end(),
+                                [&](const auto& dir) { return std::filesystem::exists(dir / recipe.kernel_test); });
+      if (found == roots.end())
+        bad(root.get("kernel_test")->source(), "kernel_test", "file '" + recipe.kernel_test + "' does not exist");
+      if (site_)
+        recipe.kernel_test = std::filesystem::absolute(*found / recipe.kernel_test).lexically_normal().string();
+    }
+    if (auto* node = root.get("tests")) recipe.tests = project_tests(*node);
 
     auto* builds = root.get_as<toml::array>("build");
     if (!builds || builds->empty()) bad(root.source(), "build", "needs at least one [[build]] table");
@@ -144,6 +162,29 @@ class RecipeParser {
     return out;
   }
 
+  ProjectTests project_tests(const toml::node& node) {
+    auto* table = node.as_table();
+    if (!table) bad(node.source(), "tests", "must be a table ([tests])");
+    only_keys(*table, {"command", "timeout_s", "max_failed_tests", "requires"}, "tests.");
+    ProjectTests tests;
+    tests.command = strings(*table, "command", "tests.");
+    if (tests.command.empty()) bad(table->source(), "tests.command", "must be a non-empty array of strings");
+    if (auto* timeout = table->get("timeout_s")) {
+      auto value = timeout->value<double>();
+      if (!value || !std::isfinite(*value) || *value <= 0)
+        bad(timeout->source(), "tests.timeout_s", "must be a positive number of seconds");
+      tests.timeout_seconds = *value;
+    }
+    if (auto* budget = table->get("max_failed_tests")) {
+      auto value = budget->value<int64_t>();
+      if (!value || *value < 0 || *value > 100000)
+        bad(budget->source(), "tests.max_failed_tests", "must be a whole number from 0 to 100000");
+      tests.max_failed_tests = static_cast<unsigned>(*value);
+    }
+    tests.required_modules = strings(*table, "requires", "tests.");
+    return tests;
+  }
+
   VersionRange range(const toml::table& table, const std::string& key) {
     auto short_key = key.substr(key.find('.') + 1);
     auto text = string(table, short_key, false, key.substr(0, key.find('.') + 1));
@@ -166,6 +207,7 @@ class RecipeParser {
 
   std::filesystem::path file_;
   std::filesystem::path patches_dir_;
+  bool site_ = false;
 };
 
 }  // namespace
@@ -175,12 +217,40 @@ Recipe RecipeBook::parse_file(const std::filesystem::path& file, const std::file
 }
 
 RecipeBook RecipeBook::load(const std::filesystem::path& recipes_dir, const std::filesystem::path& patches_dir) {
+  return load_search_path({{recipes_dir, patches_dir, "built-in"}});
+}
+
+RecipeBook RecipeBook::load_search_path(const std::vector<RecipeDir>& dirs) {
   RecipeBook book;
-  book.patches_dir_ = patches_dir;
-  std::error_code ec;
-  if (!std::filesystem::is_directory(recipes_dir, ec)) fail_environment("recipes not found: " + recipes_dir.string());
-  for (const auto& entry : std::filesystem::directory_iterator(recipes_dir))
-    if (entry.path().extension() == ".toml") book.recipes_.push_back(parse_file(entry.path(), patches_dir));
+  std::map<std::string, size_t> by_name;
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir.recipes, ec)) {
+      if (dir.origin == "built-in") fail_environment("recipes not found: " + dir.recipes.string());
+      fail_bad_input("recipe dir " + dir.recipes.string() + " (from " + dir.origin + ") is not a directory");
+    }
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(dir.recipes, ec))
+      if (entry.path().extension() == ".toml") files.push_back(entry.path());
+    if (ec)
+      fail_bad_input("cannot list the recipe dir " + dir.recipes.string() + " (from " + dir.origin +
+                     "): " + ec.message());
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+      // A FIFO named x.toml in a site dir would block the parser.
+      if (!std::filesystem::is_regular_file(file, ec))
+        fail_bad_input("recipe " + file.string() + " (from " + dir.origin + ") is not a regular file");
+      std::string name = file.stem().string();
+      if (auto it = by_name.find(name); it != by_name.end()) {
+        book.recipes_[it->second].shadows.push_back(file);  // an earlier dir's recipe wins
+        continue;
+      }
+      Recipe recipe = RecipeParser(file, dir.patches, dir.origin != "built-in").parse();
+      recipe.origin = dir.origin;
+      by_name[name] = book.recipes_.size();
+      book.recipes_.push_back(std::move(recipe));
+    }
+  }
   std::sort(book.recipes_.begin(), book.recipes_.end(),
             [](const Recipe& a, const Recipe& b) { return a.name < b.name; });
   for (const auto& recipe : book.recipes_)
@@ -214,6 +284,24 @@ RecipeBook RecipeBook::load(const std::filesystem::path& recipes_dir, const std:
 
 RecipeBook RecipeBook::load_default() { return load(data_dir() / "recipes", data_dir() / "patches"); }
 
+RecipeBook RecipeBook::load_for(const Settings& settings) {
+  std::vector<RecipeDir> dirs;
+  const std::string origin = "recipe_path (" + settings.get("recipe_path").origin + ")";
+  for (const auto& dir : settings.recipe_dirs()) dirs.push_back({dir, dir / "patches", origin});
+  dirs.push_back({data_dir() / "recipes", data_dir() / "patches", "built-in"});
+  return load_search_path(dirs);
+}
+
+const Recipe* RecipeBook::find_by_repository(const std::string& url) const {
+  const Recipe* found = nullptr;
+  for (const auto& recipe : recipes_)
+    if (!recipe.repository.empty() && same_repository(recipe.repository, url)) {
+      if (found) return nullptr;  // two recipes for one repository: the user picks with --recipe
+      found = &recipe;
+    }
+  return found;
+}
+
 const Recipe* RecipeBook::find(const std::string& name) const {
   for (const auto& recipe : recipes_)
     if (recipe.name == name) return &recipe;
@@ -238,7 +326,7 @@ ResolvedRecipe RecipeBook::resolve(const Recipe& recipe, const std::string& ref)
   }
   for (const auto& rule : recipe.patches)
     if (rule.versions.contains(resolved.version))
-      for (const auto& file : rule.files) resolved.patch_files.push_back(patches_dir_ / file);
+      for (const auto& file : rule.files) resolved.patch_files.push_back(recipe.patches_dir / file);
   return resolved;
 }
 

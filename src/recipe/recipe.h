@@ -11,6 +11,8 @@
 
 namespace archbuild {
 
+class Settings;
+
 // How one version range of a package builds: argv (no shell; {source_dir},
 // {wheel_dir} and {python} are substituted per argument) and environment.
 struct BuildStep {
@@ -18,6 +20,15 @@ struct BuildStep {
   std::string system;  // "setup.py" or "pyproject": for humans and the plan
   std::vector<std::string> command;
   std::map<std::string, std::string> env;
+};
+
+// A project's own test suite, run from the source tree against the
+// installed wheel during device validation (validate/project_tests.h).
+struct ProjectTests {
+  std::vector<std::string> command;  // argv; {python}, {source_dir}; a leading "pytest" runs as "{python} -m pytest"
+  double timeout_seconds = 1200;     // the time budget: the suite is stopped after it
+  unsigned max_failed_tests = 0;     // the failure budget (kernel failures never count as tolerable)
+  std::vector<std::string> required_modules;  // modules the command needs from the validating interpreter
 };
 
 struct PatchRule {
@@ -35,12 +46,23 @@ struct Recipe {
   ArchDialect dialect = ArchDialect::extension;
   double job_memory_gb = 2.0;
   std::vector<std::string> depends_on;
-  std::string kernel_test;          // relative to the data dir
-  bool keep_project_archs = false;  // do not enforce the arch list on the project's nvcc calls
+  std::string kernel_test;            // relative to the data dir (a site recipe's: absolute, see RECIPES.md)
+  bool keep_project_archs = false;    // do not enforce the arch list on the project's nvcc calls
+  std::optional<ProjectTests> tests;  // [tests]: the project's own suite
   std::vector<BuildStep> builds;
   std::vector<PatchRule> patches;
   std::filesystem::path file;
   std::string file_sha256;
+  std::filesystem::path patches_dir;  // where its [[patches]] files are: the data dir's patches/, or its own dir's
+  std::string origin;                 // "built-in", or the recipe_path setting's origin
+  std::vector<std::filesystem::path> shadows;  // files of the same name later on the search path, not read
+};
+
+// One directory of recipes on the search path.
+struct RecipeDir {
+  std::filesystem::path recipes;  // *.toml
+  std::filesystem::path patches;  // what their [[patches]] name
+  std::string origin;             // "built-in", "recipe_path (env ARCHBUILD_RECIPE_PATH)"
 };
 
 // A recipe at one ref: the build step and patch files that apply to it.
@@ -56,17 +78,27 @@ class RecipeBook {
  public:
   // Throws UserError(bad_input) naming the file, line and key of a bad entry.
   static RecipeBook load(const std::filesystem::path& recipes_dir, const std::filesystem::path& patches_dir);
+  // The recipes of every dir, by name: the first dir holding NAME.toml wins
+  // and the later ones are recorded as shadowed (not read); dependencies and
+  // cycles are checked across all of them.
+  static RecipeBook load_search_path(const std::vector<RecipeDir>& dirs);
+  // The built-in recipes (the data dir's recipes/ and patches/) alone.
   static RecipeBook load_default();
+  // The recipe_path setting's dirs (each one's patches in its own patches/),
+  // then the built-in ones.
+  static RecipeBook load_for(const Settings& settings);
   static Recipe parse_file(const std::filesystem::path& file, const std::filesystem::path& patches_dir);
 
   const std::vector<Recipe>& all() const { return recipes_; }
   const Recipe* find(const std::string& name) const;
+  // The recipe whose repository is `url` by same_repository (repository_url.h);
+  // null when none is, or when several are (then none is picked by itself).
+  const Recipe* find_by_repository(const std::string& url) const;
   // Throws UserError(bad_input) when no build step covers the ref.
   ResolvedRecipe resolve(const Recipe& recipe, const std::string& ref) const;
 
  private:
   std::vector<Recipe> recipes_;
-  std::filesystem::path patches_dir_;
 };
 
 }  // namespace archbuild

@@ -14,6 +14,16 @@ std::filesystem::path source_manifest_path(const std::filesystem::path& dest) {
   return dest / ".git" / "archbuild-source.json";
 }
 
+nlohmann::json SdistOrigin::to_json() const {
+  return {{"project", project}, {"version", version},      {"file", file}, {"url", url}, {"index", index},
+          {"sha256", sha256},   {"index_hash", index_hash}};
+}
+
+SdistOrigin SdistOrigin::from_json(const nlohmann::json& json) {
+  return {json.value("project", ""), json.value("version", ""), json.value("file", ""),         json.value("url", ""),
+          json.value("index", ""),   json.value("sha256", ""),  json.value("index_hash", false)};
+}
+
 nlohmann::json SourceTree::to_json() const {
   auto subs = nlohmann::json::array();
   for (const auto& sub : submodules) subs.push_back({{"path", sub.path}, {"url", sub.url}, {"commit", sub.commit}});
@@ -21,9 +31,11 @@ nlohmann::json SourceTree::to_json() const {
   for (const auto& patch : patches)
     applied.push_back(
         {{"file", patch.file}, {"origin", patch.origin}, {"sha256", patch.sha256}, {"created", patch.created}});
-  return {{"dir", dir.string()},  {"url", url},       {"fetch_url", fetch_url}, {"ref", ref},
-          {"ref_kind", ref_kind}, {"commit", commit}, {"submodules", subs},     {"patches", applied},
-          {"fetched", fetched},   {"reused", reused}};
+  nlohmann::json out = {{"dir", dir.string()},  {"url", url},       {"fetch_url", fetch_url}, {"ref", ref},
+                        {"ref_kind", ref_kind}, {"commit", commit}, {"submodules", subs},     {"patches", applied},
+                        {"fetched", fetched},   {"reused", reused}};
+  if (sdist) out["sdist"] = sdist->to_json();
+  return out;
 }
 
 SourceTree SourceTree::from_json(const nlohmann::json& json) {
@@ -39,6 +51,7 @@ SourceTree SourceTree::from_json(const nlohmann::json& json) {
   for (const auto& patch : json.value("patches", nlohmann::json::array()))
     tree.patches.push_back({patch.value("file", ""), patch.value("origin", ""), patch.value("sha256", ""),
                             patch.value("created", std::vector<std::string>{})});
+  if (json.contains("sdist") && json["sdist"].is_object()) tree.sdist = SdistOrigin::from_json(json["sdist"]);
   return tree;
 }
 
@@ -239,6 +252,7 @@ SourceTree checkout_source(const CheckoutRequest& request, const MirrorCache& mi
   tree.url = request.url;
   tree.fetch_url = request.rewriter.apply(request.url);
   tree.ref = request.ref;
+  tree.sdist = request.sdist;
 
   std::optional<SourceTree> previous;
   std::error_code ec;
@@ -246,6 +260,10 @@ SourceTree checkout_source(const CheckoutRequest& request, const MirrorCache& mi
     fail_bad_input("--dest " + tree.dir.string() +
                    " is a symlink; archbuild never follows a symlink out of a tree it manages: "
                    "give the directory itself");
+  // std::filesystem::is_empty is also true of an empty file, which the
+  // cleanup of a failed first checkout would then delete.
+  if (std::filesystem::exists(tree.dir, ec) && !std::filesystem::is_directory(tree.dir, ec))
+    fail_bad_input("--dest " + tree.dir.string() + " exists and is not a directory; give a new or empty directory");
   // A first checkout is marked beside the tree until it is complete: one cut
   // short (SIGINT, SIGKILL, power) is archbuild's own half-written tree, and
   // the next run redoes it instead of refusing a directory it made.

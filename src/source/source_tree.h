@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,21 @@ struct SubmoduleCheckout {
   std::string commit;
 };
 
+// Where a source made from an sdist (pypi:NAME==VERSION) came from: the
+// manifest records it, and its sha256 is part of the cache key.
+struct SdistOrigin {
+  std::string project;  // PEP 503 name
+  std::string version;
+  std::string file;         // the sdist's file name
+  std::string url;          // where it was downloaded from (credentials removed)
+  std::string index;        // the index or find-links location that listed it
+  std::string sha256;       // of the file, checked on every use
+  bool index_hash = false;  // the index gave this sha256, and the download matched it
+
+  nlohmann::json to_json() const;
+  static SdistOrigin from_json(const nlohmann::json& json);
+};
+
 // The exact source a build uses: what the manifest records and the cache key hashes.
 struct SourceTree {
   std::filesystem::path dir;
@@ -28,8 +44,9 @@ struct SourceTree {
   std::string commit;
   std::vector<SubmoduleCheckout> submodules;
   std::vector<AppliedPatch> patches;
-  bool fetched = false;  // false: everything came from the mirrors (works offline)
-  bool reused = false;   // an existing work tree was updated in place
+  std::optional<SdistOrigin> sdist;  // the source is this sdist's files
+  bool fetched = false;              // false: everything came from the mirrors (works offline)
+  bool reused = false;               // an existing work tree was updated in place
 
   nlohmann::json to_json() const;
   static SourceTree from_json(const nlohmann::json& json);
@@ -44,7 +61,8 @@ struct CheckoutRequest {
   bool refresh = false;
   UrlRewriter rewriter;
   std::vector<PatchFile> patches;
-  unsigned threads = 8;  // submodule fetches/checkouts in parallel
+  std::optional<SdistOrigin> sdist;  // recorded in the manifest
+  unsigned threads = 8;              // submodule fetches/checkouts in parallel
 };
 
 // Mirror -> work tree at the commit -> recursive submodules, each from its own

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <string_view>
 
+#include "core/data_dir.h"
 #include "core/error.h"
 #include "core/self_executable.h"
 #include "core/strings.h"
@@ -22,15 +23,29 @@ bool DeviceValidation::ok() const {
   return true;
 }
 
+bool DeviceValidation::failed_by_environment() const {
+  if (!ran || ok()) return false;
+  for (const auto& check : checks)
+    if (!check.ok && check.failure != FailureKind::environment) return false;
+  return true;
+}
+
 nlohmann::json DeviceValidation::to_json() const {
   auto list = nlohmann::json::array();
   for (const auto& check : checks)
     list.push_back({{"name", check.name},
                     {"ok", check.ok},
+                    {"failure", to_string(check.failure)},
                     {"detail", check.detail},
                     {"log", check.log.string()},
                     {"seconds", check.seconds}});
-  return {{"ran", ran}, {"skipped_reason", skipped_reason}, {"ok", ok()}, {"checks", list}};
+  auto json = nlohmann::json{{"ran", ran},
+                             {"skipped_reason", skipped_reason},
+                             {"ok", ok()},
+                             {"failed_by_environment", failed_by_environment()},
+                             {"checks", list}};
+  if (project_tests) json["project_tests"] = project_tests->to_json();
+  return json;
 }
 
 namespace {
@@ -42,7 +57,10 @@ constexpr const char* kLoadPtxLog = "load-ptx.log";
 constexpr const char* kPipLog = "pip-install.log";
 constexpr const char* kKernelNativeLog = "kernel-test-native.log";
 constexpr const char* kKernelPtxLog = "kernel-test-ptx.log";
-constexpr std::array kOwnNames = {kVenvName, kLoadNativeLog, kLoadPtxLog, kPipLog, kKernelNativeLog, kKernelPtxLog};
+constexpr const char* kProjectTestsLog = "project-tests.log";
+constexpr const char* kProjectTestsReport = "project-tests.jsonl";
+constexpr std::array kOwnNames = {kVenvName,        kLoadNativeLog, kLoadPtxLog,      kPipLog,
+                                  kKernelNativeLog, kKernelPtxLog,  kProjectTestsLog, kProjectTestsReport};
 
 bool own_name(const std::string& name) {
   return name == kValidationWorkMarker ||
@@ -99,9 +117,11 @@ Step run_step(const std::string& name, const std::vector<std::string>& argv, con
   step.check.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::ofstream(step.check.log) << "$ " << join(argv, " ") << "\n" << step.result.out << step.result.err;
   step.check.ok = step.result.succeeded();
-  if (!step.check.ok)
+  if (!step.check.ok) {
     step.check.detail = step.result.describe_status() + ": " +
                         last_lines(step.result.err.empty() ? step.result.out : step.result.err, 3);
+    step.check.failure = classify_failure(step.result.out + "\n" + step.result.err, {});
+  }
   return step;
 }
 
@@ -118,6 +138,7 @@ DeviceCheck load_check(const std::string& name, const std::filesystem::path& whe
   auto report = ModuleLoadReport::from_json(parsed);
   size_t failed = report.failed();
   step.check.ok = step.result.succeeded() && failed == 0 && !report.loads.empty();
+  if (!step.check.ok) step.check.failure = FailureKind::kernel;  // the driver refused the wheel's code
   if (report.loads.empty() && report.unreadable.empty()) {
     step.check.ok = false;
     step.check.detail = report.unavailable_reason.empty() ? "the wheel has no loadable fatbin"
@@ -195,6 +216,7 @@ DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
   } catch (const UserError& e) {
     venv_check.ok = false;
     venv_check.detail = e.what();
+    venv_check.failure = FailureKind::environment;
   }
   venv_check.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   checks.push_back(venv_check);
@@ -205,24 +227,45 @@ DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
                            "--disable-pip-version-check", "--no-warn-script-location", request.wheel.string()},
                           {{"PIP_CONFIG_FILE", "/dev/null"}}, request.work_dir, kPipLog);
   if (install.check.ok) install.check.detail = request.wheel.filename().string() + " installed";
+  if (!install.check.ok) install.check.failure = FailureKind::test;  // the wheel does not install
   checks.push_back(install.check);
   if (!install.check.ok) return validation;
 
   if (request.kernel_test.empty()) {
-    checks.push_back({"kernel test", false, "the recipe names no kernel_test: nothing launched a kernel", {}, 0});
-    return validation;
+    checks.push_back({"kernel test",
+                      false,
+                      "the recipe names no kernel_test: nothing launched a kernel",
+                      {},
+                      0,
+                      FailureKind::setup});
+  } else {
+    std::vector<std::string> argv = {venv_python, request.kernel_test.string()};
+    argv.insert(argv.end(), request.packages.begin(), request.packages.end());
+    auto native = run_step("kernel test (CUDA_DISABLE_PTX_JIT=1, CUDA_LAUNCH_BLOCKING=1)", argv,
+                           on_targets(kNativeOnly), request.work_dir, kKernelNativeLog);
+    if (native.check.ok) native.check.detail = last_lines(native.result.out, 1);
+    checks.push_back(native.check);
+    if (request.ptx_requested) {
+      auto ptx = run_step("kernel test (CUDA_FORCE_PTX_JIT=1)", argv, on_targets(kPtxOnly), request.work_dir,
+                          kKernelPtxLog);
+      if (ptx.check.ok) ptx.check.detail = last_lines(ptx.result.out, 1);
+      checks.push_back(ptx.check);
+    }
   }
-  std::vector<std::string> argv = {venv_python, request.kernel_test.string()};
-  argv.insert(argv.end(), request.packages.begin(), request.packages.end());
-  auto native = run_step("kernel test (CUDA_DISABLE_PTX_JIT=1, CUDA_LAUNCH_BLOCKING=1)", argv, on_targets(kNativeOnly),
-                         request.work_dir, kKernelNativeLog);
-  if (native.check.ok) native.check.detail = last_lines(native.result.out, 1);
-  checks.push_back(native.check);
-  if (request.ptx_requested) {
-    auto ptx = run_step("kernel test (CUDA_FORCE_PTX_JIT=1)", argv, on_targets(kPtxOnly), request.work_dir,
-                        kKernelPtxLog);
-    if (ptx.check.ok) ptx.check.detail = last_lines(ptx.result.out, 1);
-    checks.push_back(ptx.check);
+  if (request.tests && !request.source_dir.empty()) {
+    ProjectTestRequest tests{*request.tests,
+                             request.tests_origin,
+                             request.source_dir,
+                             venv_python,
+                             request.packages,
+                             data_dir() / "recipes" / "tests" / "pytest",
+                             request.work_dir / kProjectTestsReport,
+                             request.work_dir / kProjectTestsLog,
+                             on_targets(kNativeOnly)};
+    auto result = run_project_tests(tests);
+    checks.push_back({"project tests (" + request.tests_origin + ": " + join(request.tests->command, " ") + ")",
+                      result.ok, result.summary, tests.log_file, result.seconds, result.failure});
+    validation.project_tests = std::move(result);
   }
   return validation;
 }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpu/gpu_probe.h"
+#include "validate/project_tests.h"
 
 namespace archbuild {
 
@@ -19,6 +20,10 @@ struct DeviceValidationRequest {
   GpuReport gpus;                     // the GPUs to prove it on
   std::string visible_devices;        // CUDA_VISIBLE_DEVICES for the checks when only some GPUs are targets
   std::filesystem::path work_dir;     // venv, logs (check_validation_work_dir)
+  // The project's own suite (recipe [tests] or --test), run from its tree.
+  std::optional<ProjectTests> tests;
+  std::string tests_origin;          // "recipe NAME", "--test"
+  std::filesystem::path source_dir;  // where the tests run; empty: no tests
 };
 
 struct DeviceCheck {
@@ -27,13 +32,18 @@ struct DeviceCheck {
   std::string detail;  // one line: what passed, or what failed and where
   std::filesystem::path log;
   double seconds = 0;
+  FailureKind failure = FailureKind::none;  // when !ok: the wheel's fault, or this machine's
 };
 
 struct DeviceValidation {
   bool ran = false;
   std::string skipped_reason;  // why not, when !ran
   std::vector<DeviceCheck> checks;
+  std::optional<ProjectTestResult> project_tests;
   bool ok() const;  // ran and every check passed
+  // Failed, and every failed check failed because of this machine (a
+  // missing test dependency, a broken interpreter): the wheel is not known bad.
+  bool failed_by_environment() const;
   nlohmann::json to_json() const;
 };
 
@@ -54,7 +64,9 @@ void check_validation_work_dir(const std::filesystem::path& work_dir);
 //    site-packages behind it) gets the wheel with pip --no-deps --no-index;
 // 3. the recipe's kernel test runs there with CUDA_DISABLE_PTX_JIT=1 and
 //    CUDA_LAUNCH_BLOCKING=1 (a failure points at its kernel), and again with
-//    CUDA_FORCE_PTX_JIT=1 when +PTX was asked.
+//    CUDA_FORCE_PTX_JIT=1 when +PTX was asked;
+// 4. the project's own tests, when named, run from its source tree against
+//    the installed wheel, natively (validate/project_tests.h).
 // The work dir is made validation's (check_validation_work_dir, then the
 // marker); of a previous run's files only its venv and logs are removed.
 // Without a GPU nothing runs and `skipped_reason` says so (`gpus.unavailable_reason`).

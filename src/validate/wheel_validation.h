@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -21,6 +22,10 @@ struct WheelValidationRequest {
   GpuReport gpus;
   std::filesystem::path work_dir;
   bool allow_extra_archs = true;  // false: images of CCs not asked fail (a build's label promise)
+  // The project's own tests (choose_project_tests), run from source_dir.
+  std::optional<ProjectTests> tests;
+  std::string tests_origin;
+  std::filesystem::path source_dir;
 };
 
 // Static checks always; the device checks when a GPU is present and the

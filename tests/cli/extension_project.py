@@ -86,3 +86,148 @@ def make_nvcc_setuptools_repo(root):
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "nvcc setuptools project")
     return repo
+
+
+MULTI_SETUP_PY = '''\
+"""Three extension modules of one CUDA and one C file each, built the way
+torch.utils.cpp_extension builds without ninja: its build_ext swaps the
+compiler for nvcc per file, so setuptools compiles one file at a time.
+Each compile appends "start|end NAME TIME" to $FIXTURE_COMPILE_TIMES."""
+import os
+import time
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+CUDA = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+MODULES = ["alpha", "beta", "gamma"]
+
+
+def gencode():
+    return [f"-gencode=arch=compute_{n},code=sm_{n}"
+            for n in (item.replace(".", "") for item in os.environ["TORCH_CUDA_ARCH_LIST"].split(";"))]
+
+
+def note(event, name):
+    log = os.environ.get("FIXTURE_COMPILE_TIMES")
+    if log:
+        with open(log, "a") as handle:
+            handle.write(f"{event} {os.path.basename(name)} {time.time():.3f}\\n")
+
+
+class NvccBuildExt(build_ext):
+    def build_extensions(self):
+        self.compiler.src_extensions.append(".cu")
+        default_compile = self.compiler._compile
+        original = self.compiler.compiler_so
+
+        def compile_one(obj, src, ext, cc_args, extra_postargs, pp_opts):
+            note("start", obj)
+            try:
+                if src.endswith(".cu"):  # as cpp_extension does: nvcc in place of the C compiler
+                    self.compiler.set_executable("compiler_so", [f"{CUDA}/bin/nvcc", "-Xcompiler", "-fPIC", *gencode()])
+                    self.spawn(self.compiler.compiler_so + ["-c", src, "-o", obj])
+                else:
+                    default_compile(obj, src, ext, cc_args, extra_postargs, pp_opts)
+            finally:
+                self.compiler.set_executable("compiler_so", original)
+                note("end", obj)
+
+        self.compiler._compile = compile_one
+        super().build_extensions()
+
+
+setup(name="multi-ext-demo", version="0.1.0", packages=["multi_ext_demo"],
+      ext_modules=[Extension(f"multi_ext_demo._{m}", [f"src/{m}.c", f"src/{m}_kernel.cu"],
+                             library_dirs=[f"{CUDA}/lib64"], libraries=["cudart"]) for m in MODULES],
+      cmdclass={"build_ext": NvccBuildExt})
+'''
+
+MULTI_MODULE_C = '''\
+#include <Python.h>
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_NAME", NULL, -1, NULL};
+PyMODINIT_FUNC PyInit__NAME(void) { return PyModule_Create(&module); }
+'''
+
+MULTI_KERNEL_CU = '''\
+template <int N> __global__ void scale(float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = x[i] * N + NAME_SEED;
+}
+extern "C" void launch_NAME(float* x, int n) {
+  scale<2><<<(n + 255) / 256, 256>>>(x, n);
+  scale<3><<<(n + 255) / 256, 256>>>(x, n);
+}
+'''
+
+
+def make_multi_extension_repo(root):
+    """A ninja-less setuptools project with three extension modules."""
+    repo = pathlib.Path(root) / "multi-ext"
+    (repo / "src").mkdir(parents=True)
+    (repo / "multi_ext_demo").mkdir()
+    (repo / "multi_ext_demo" / "__init__.py").write_text("")
+    (repo / "setup.py").write_text(MULTI_SETUP_PY)
+    for seed, name in enumerate(["alpha", "beta", "gamma"]):
+        (repo / "src" / f"{name}.c").write_text(MULTI_MODULE_C.replace("NAME", name))
+        (repo / "src" / f"{name}_kernel.cu").write_text(
+            MULTI_KERNEL_CU.replace("NAME_SEED", f"{seed}.0f").replace("NAME", name))
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "three extension modules")
+    return repo
+
+
+DOWNLOADING_SETUP_PY = '''\
+"""Downloads a prebuilt wheel for this machine unless DEMO_FORCE_BUILD=TRUE,
+as flash-attn and causal-conv1d do; compiles its kernel with nvcc when forced."""
+import os
+import urllib.request
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+CUDA = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+FORCE_BUILD = os.getenv("DEMO_FORCE_BUILD", "FALSE") == "TRUE"
+
+
+class CachedWheelsCommand(build_ext):
+    def run(self):
+        if not FORCE_BUILD:
+            # what these projects do: fetch a binary someone built elsewhere
+            urllib.request.urlopen("https://github.com/demo/releases/download/v0.1/demo-cu13-sm90.whl", timeout=20)
+        super().run()
+
+    def build_extensions(self):
+        self.compiler.src_extensions.append(".cu")
+        default_compile = self.compiler._compile
+
+        def compile_one(obj, src, ext, cc_args, extra_postargs, pp_opts):
+            if src.endswith(".cu"):
+                number = os.environ["TORCH_CUDA_ARCH_LIST"].split(";")[0].replace(".", "")
+                self.spawn([f"{CUDA}/bin/nvcc", "-c", src, "-o", obj, "-Xcompiler", "-fPIC",
+                            f"-gencode=arch=compute_{number},code=sm_{number}"])
+            else:
+                default_compile(obj, src, ext, cc_args, extra_postargs, pp_opts)
+
+        self.compiler._compile = compile_one
+        super().build_extensions()
+
+
+setup(name="downloading-demo", version="0.1.0",
+      ext_modules=[Extension("downloading_demo", ["module.c", "kernel.cu"],
+                             library_dirs=[f"{CUDA}/lib64"], libraries=["cudart"])],
+      cmdclass={"build_ext": CachedWheelsCommand})
+'''
+
+
+def make_downloading_repo(root):
+    """A setup.py that downloads a prebuilt binary unless its switch is set."""
+    repo = pathlib.Path(root) / "downloading"
+    repo.mkdir(parents=True)
+    for name, text in (("setup.py", DOWNLOADING_SETUP_PY),
+                       ("module.c", NVCC_MODULE_C.replace("nvcc_setuptools_demo", "downloading_demo")),
+                       ("kernel.cu", NVCC_KERNEL_CU)):
+        (repo / name).write_text(text)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "downloads unless forced")
+    return repo

@@ -167,3 +167,39 @@ def processes_mentioning(text):
         if text in cmdline:
             found.append((int(entry.name), cmdline[:200]))
     return found
+
+
+def session_processes(session_id):
+    """(pid, command line) of the live processes of a session, zombies left out.
+
+    A command started with start_new_session=True leads its own session, and
+    every process it starts stays in that session even in a process group of
+    its own (as archbuild starts its children): an empty session means
+    nothing it started outlived it."""
+    found = []
+    for entry in pathlib.Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp session ...: comm may hold spaces and parentheses
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[0] != "Z" and int(fields[3]) == session_id:
+            found.append((int(entry.name), cmdline[:200]))
+    return found
+
+
+def stop_session(process):
+    """Kills what is left of a Popen(start_new_session=True) command's session
+    and reaps the command: a test's cleanup, so that a failed assertion leaves
+    no process running."""
+    for pid, _ in session_processes(process.pid):
+        try:
+            os.kill(pid, 9)
+        except ProcessLookupError:
+            pass
+    process.kill()
+    process.wait()

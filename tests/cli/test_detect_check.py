@@ -1,9 +1,12 @@
 """`archbuild detect` and `archbuild check` against real toolkits and compilers."""
 import os
 import pathlib
+import signal
+import subprocess
+import time
 import unittest
 
-from harness import SYSTEM_NVCC, pypi_cuda_13_2, run, run_json, scratch_dir
+from harness import BIN, SYSTEM_NVCC, pypi_cuda_13_2, run, run_json, scratch_dir, session_processes, stop_session
 
 
 @unittest.skipUnless(SYSTEM_NVCC.exists(), "needs the CUDA 13.0 toolkit at /usr/local/cuda")
@@ -50,6 +53,20 @@ exec /usr/bin/g++ -U__GNUC__ -D__GNUC__={major} -Wno-builtin-macro-redefined "$@
     return wrapper
 
 
+def stalling_gcc(directory):
+    """A g++ that nvcc's preprocessing of the check's probe.cu waits on: it
+    writes its arguments (which name the probe's scratch dir) to
+    `started`, then sleeps; version queries and other calls go to g++."""
+    wrapper = directory / "g++"
+    started = directory / "started"
+    wrapper.write_text(f"""#!/bin/sh
+case "$*" in *probe.cu*) echo "$@" > '{started}.part'; mv '{started}.part' '{started}'; exec sleep 300;; esac
+exec /usr/bin/g++ "$@"
+""")
+    wrapper.chmod(0o755)
+    return wrapper, started
+
+
 @unittest.skipUnless(SYSTEM_NVCC.exists(), "needs the CUDA 13.0 toolkit at /usr/local/cuda")
 class Check(unittest.TestCase):
     def test_all_checks_pass_for_targetable_archs(self):
@@ -93,6 +110,33 @@ class Check(unittest.TestCase):
         result, report = run_json("check", "--arch", "5.0", "--cuda", "12.9")
         self.assertEqual(result.returncode, 3)
         self.assertEqual(report["checks"][0]["verdict"], "FAIL")
+
+    def test_interrupt_removes_the_scratch_dir_and_stops_nvcc(self):
+        for signo in (signal.SIGTERM, signal.SIGINT):
+            with self.subTest(signal=signo.name):
+                directory = scratch_dir(self)
+                wrapper, started = stalling_gcc(directory)
+                tmp = directory / "tmp"
+                tmp.mkdir()
+                env = dict(os.environ, NO_COLOR="1", CUDAHOSTCXX=str(wrapper), TMPDIR=str(tmp))
+                process = subprocess.Popen([BIN, "check", "--arch", "9.0;8.0"], env=env, start_new_session=True,
+                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                self.addCleanup(stop_session, process)
+                deadline = time.monotonic() + 120
+                while not started.exists() and process.poll() is None and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                self.assertTrue(started.exists(), "nvcc never ran the host compiler on the probe")
+                probe = next(arg for arg in started.read_text().split() if arg.endswith("probe.cu"))
+                scratch = pathlib.Path(probe).parent
+                self.assertEqual(scratch.parent, tmp)  # made under $TMPDIR
+                self.assertTrue(scratch.name.startswith("archbuild-check-"))
+                process.send_signal(signo)
+                out, err = process.communicate(timeout=60)
+                self.assertEqual(process.returncode, 130, err)
+                self.assertIn(f"check interrupted by {signo.name}", err)
+                self.assertFalse(scratch.exists(), "the scratch dir outlived the check")
+                # nvcc, and the compiler it was waiting on, were stopped with it
+                self.assertEqual(session_processes(process.pid), [])
 
     def test_second_toolkit_compiles_too(self):
         root = pypi_cuda_13_2()

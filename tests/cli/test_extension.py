@@ -9,7 +9,8 @@ import time
 import unittest
 import zipfile
 
-from extension_project import make_extension_repo, make_nvcc_setuptools_repo
+from extension_project import (make_downloading_repo, make_extension_repo, make_multi_extension_repo,
+                               make_nvcc_setuptools_repo)
 from harness import SYSTEM_NVCC, run, scratch_dir, torch_build_python, torch_wheel
 
 
@@ -92,6 +93,78 @@ class Extension(unittest.TestCase):
         self.assertEqual(sorted(n.split(".")[0] for n in stale), ["bdist", "lib", "temp"], stale)
         self.assertIn("TORCH_CUDA_ARCH_LIST changed: 8.0 -> 9.0+PTX", report["plan"]["cmake_fresh_reason"])
         self.assertIn("setuptools would reuse it", pathlib.Path(report["plan"]["log"]).read_text())
+
+    def compile_times(self, log):
+        """(name, start, end) of each compile the fixture noted."""
+        starts, spans = {}, []
+        for line in log.read_text().splitlines():
+            event, name, at = line.split()
+            if event == "start":
+                starts[name] = float(at)
+            else:
+                spans.append((name, starts.pop(name), float(at)))
+        return spans
+
+    @staticmethod
+    def most_at_once(spans):
+        events = sorted([(start, 1) for _, start, _ in spans] + [(end, -1) for _, _, end in spans])
+        running = peak = 0
+        for _, step in events:
+            running += step
+            peak = max(peak, running)
+        return peak
+
+    def test_ninja_less_setuptools_compiles_run_in_parallel(self):
+        # the frontend forks a child per extension module and per compile,
+        # at most MAX_JOBS at once; with it off the same wheel is built serially
+        repo = make_multi_extension_repo(self.root)
+        results = {}
+        for label, extra in (("parallel", ["--jobs", "2"]),
+                             ("serial", ["--jobs", "2", "--env", "ARCHBUILD_PARALLEL_SETUPTOOLS=0"])):
+            times = self.root / f"compile-times-{label}.log"
+            env = dict(self.env, FIXTURE_COMPILE_TIMES=str(times))
+            result = run("build", str(repo), "--cache-dir", str(self.cache), "--python", self.python, "--json",
+                         "--arch", "9.0", "--use-installed-torch", "--rebuild", *extra, env=env, timeout=900)
+            self.assertEqual(result.returncode, 0, result.stderr[-4000:])
+            report = json.loads(result.stdout)
+            spans = self.compile_times(times)
+            self.assertEqual(len(spans), 6, spans)  # 3 modules x (.c + .cu)
+            with zipfile.ZipFile(report["wheels"][0]["path"]) as archive:
+                modules = sorted(n for n in archive.namelist() if n.endswith(".so"))
+            inventory = json.loads(run("inspect", "--json", report["wheels"][0]["path"]).stdout)["files"]
+            results[label] = (self.most_at_once(spans), modules, sorted((e["path"].split("!")[-1], tuple(e["sass"])) for e in inventory),
+                              report)
+        parallel, serial = results["parallel"], results["serial"]
+        self.assertEqual(parallel[0], 2, "two compiles should overlap, never more than --jobs 2")
+        self.assertEqual(serial[0], 1)
+        self.assertEqual(parallel[1], serial[1])
+        self.assertEqual(len(parallel[1]), 3, parallel[1])
+        self.assertEqual(parallel[2], serial[2])  # the same code in the same files
+        self.assertTrue(all(sass == ("sm_90",) for _, sass in parallel[2]), parallel[2])
+        log = pathlib.Path(parallel[3]["plan"]["log"]).read_text()
+        self.assertIn("archbuild: building 3 extension modules, up to 2 at once", log)
+        self.assertIn("setuptools compiles in parallel (MAX_JOBS=2)", log)
+        self.assertEqual(serial[3]["plan"]["key_inputs"]["env.ARCHBUILD_PARALLEL_SETUPTOOLS"], "0")
+
+    def test_the_build_step_is_offline_and_says_what_the_project_needs(self):
+        repo = make_downloading_repo(self.root)
+        common = ["build", str(repo), "--cache-dir", str(self.cache), "--python", self.python, "--arch", "9.0",
+                  "--use-installed-torch"]
+        plan = run("plan", *common[1:], env=self.env)
+        self.assertEqual(plan.returncode, 0, plan.stderr)
+        self.assertIn("# network: off: the build step runs in a network namespace of its own", plan.stdout)
+        offline = run(*common, env=self.env, timeout=600)
+        self.assertEqual(offline.returncode, 1, offline.stderr[-3000:])
+        self.assertIn("archbuild builds offline by design", offline.stderr)
+        self.assertIn("--env DEMO_FORCE_BUILD=TRUE", offline.stderr)
+        self.assertFalse(list((self.cache / "store").glob("downloading*")) if (self.cache / "store").exists() else [])
+        forced = run(*common, "--json", "--env", "DEMO_FORCE_BUILD=TRUE", env=self.env, timeout=600)
+        self.assertEqual(forced.returncode, 0, forced.stderr[-3000:])
+        report = json.loads(forced.stdout)
+        self.assertEqual(report["plan"]["key_inputs"]["env.DEMO_FORCE_BUILD"], "TRUE")
+        self.assertTrue(report["plan"]["network"].startswith("off"), report["plan"]["network"])
+        _, sass, _ = self.library_archs(report["wheels"][0]["path"])
+        self.assertEqual(sorted(sass), ["sm_90"])
 
     def test_bad_dependency_options(self):
         missing = run("build", str(self.repo), "--arch", "9.0", "--cache-dir", str(self.cache), "--python", self.python,

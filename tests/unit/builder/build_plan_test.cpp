@@ -6,6 +6,7 @@
 
 #include "arch/arch_target.h"
 #include "builder/step_launcher.h"
+#include "core/error.h"
 
 using namespace archbuild;
 
@@ -144,4 +145,42 @@ TEST(Plan, DependencyInputsJoinTheKey) {
   PlanFixture fixture;
   fixture.inputs.dependency_key_inputs = {{"dep.torch", "torch-2.11.0 sha256 abc"}};
   EXPECT_EQ(make_plan(fixture.inputs, fixture.facts).key_inputs.at("dep.torch"), "torch-2.11.0 sha256 abc");
+}
+
+TEST(Plan, TheFrontendsParallelCompilesCanBeTurnedOff) {
+  BuildStep step;
+  step.command = {"{python}", "{archbuild_data}/recipes/frontends/pep517_wheel.py", "{source_dir}", "{wheel_dir}"};
+  EXPECT_TRUE(runs_parallel_frontend(step));
+  step.env["ARCHBUILD_PARALLEL_SETUPTOOLS"] = "0";
+  EXPECT_FALSE(runs_parallel_frontend(step));
+  step.env.clear();
+  step.command = {"{python}", "setup.py", "bdist_wheel"};
+  EXPECT_FALSE(runs_parallel_frontend(step));
+}
+
+TEST(Plan, EnvOptionGoesIntoTheBuildTheKeyAndTheConfigureInputs) {
+  PlanFixture fixture;
+  fixture.inputs.extra_env = parse_env_assignments({"FORCE_CUDA=1", "USE_CUDA=0", "EMPTY="});
+  auto plan = make_plan(fixture.inputs, fixture.facts);
+  EXPECT_EQ(plan.env.at("FORCE_CUDA"), "1");
+  EXPECT_EQ(plan.env.at("USE_CUDA"), "0");  // over the recipe's USE_CUDA=1
+  EXPECT_EQ(plan.env.at("EMPTY"), "");
+  EXPECT_EQ(plan.key_inputs.at("env.FORCE_CUDA"), "1");
+  EXPECT_EQ(plan.configure_inputs.at("USE_CUDA"), "0");
+  auto without = make_plan(PlanFixture().inputs, fixture.facts);
+  EXPECT_EQ(without.key_inputs.count("env.FORCE_CUDA"), 0u);
+}
+
+TEST(Plan, EnvOptionRefusesMalformedItemsAndArchbuildsOwnVariables) {
+  for (const char* bad : {"NOEQUALS", "=x", "1X=2", "A-B=1", "TORCH_CUDA_ARCH_LIST=8.0", "MAX_JOBS=4", "CUDA_HOME=/x",
+                          "ARCHBUILD_STEP_LOG=/tmp/x"}) {
+    try {
+      parse_env_assignments({bad});
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("--env"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(parse_env_assignments({"ARCHBUILD_PARALLEL_SETUPTOOLS=0"}).at("ARCHBUILD_PARALLEL_SETUPTOOLS"), "0");
+  EXPECT_EQ(parse_env_assignments({"X=a=b"}).at("X"), "a=b");
 }

@@ -37,3 +37,20 @@ TEST(Jobs, MemoryCoresOverrideAndThreads) {
   EXPECT_EQ(plan.nvcc_threads, 7u);
   EXPECT_NE(plan.reason.find("one file at a time"), std::string::npos) << plan.reason;
 }
+
+TEST(Jobs, SaysWhatParallelismASerialSetuptoolsBuildReallyGets) {
+  JobInputs in;
+  in.cores = 16;
+  in.available_memory_bytes = 128ull << 30;
+  in.compile_units = 14;
+  in.arch_count = 1;
+  EXPECT_EQ(plan_jobs(in).parallelism, "");  // ninja: the jobs are what it gets
+  in.one_file_at_a_time = true;
+  auto serial = plan_jobs(in);
+  EXPECT_EQ(serial.parallelism.rfind("1 compile at a time", 0), 0u) << serial.parallelism;
+  in.parallel_setuptools = true;  // archbuild's frontend runs them in parallel
+  in.arch_count = 4;
+  auto parallel = plan_jobs(in);
+  EXPECT_EQ(parallel.parallelism.rfind("up to 16 compiles at once", 0), 0u) << parallel.parallelism;
+  EXPECT_EQ(parallel.nvcc_threads, 1u);  // 14 files at once leave no idle cores for --threads
+}

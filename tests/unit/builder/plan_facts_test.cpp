@@ -1,5 +1,6 @@
 #include "builder/plan_facts.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -7,6 +8,8 @@
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "test_support.h"
 
 using namespace archbuild;
 
@@ -53,4 +56,36 @@ TEST(PlanFacts, GatherReadsTheWorkTreeAndTheInterpreter) {
   EXPECT_GE(facts.cores, 1u);
   EXPECT_FALSE(facts.self_executable.empty());
   std::filesystem::remove_all(dir);
+}
+
+TEST(PlanFacts, UseNinjaScanIsLinearAndExact) {
+  EXPECT_TRUE(says_use_ninja_false("BuildExtension.with_options(use_ninja=False)"));
+  EXPECT_TRUE(says_use_ninja_false("use_ninja \t=\n  False"));
+  EXPECT_TRUE(says_use_ninja_false("use_ninja use_ninja = False"));
+  EXPECT_FALSE(says_use_ninja_false("use_ninja=True"));
+  EXPECT_FALSE(says_use_ninja_false("use_ninja == False"));
+  EXPECT_FALSE(says_use_ninja_false("use_ninja = "));
+  EXPECT_FALSE(says_use_ninja_false("use_ninja"));
+  EXPECT_FALSE(says_use_ninja_false(""));
+  // What overflowed std::regex's recursive matcher: a long run of white space
+  // after the key, then the match (or not) at its end.
+  const std::string spaces(800000, ' ');
+  EXPECT_TRUE(says_use_ninja_false("use_ninja" + spaces + "=" + spaces + "False"));
+  EXPECT_FALSE(says_use_ninja_false("use_ninja" + spaces + "=" + spaces + "True"));
+}
+
+TEST(PlanFacts, SetupPyIsReadBoundedAndOnlyWhenARegularFile) {
+  TempDir dir("archbuild-setup-bounded");
+  // a file over the cap is not read: a huge one costs nothing
+  write(dir.path / "setup.py", std::string(kMaxSetupPyBytes, '#') + "\nuse_ninja=False\n");
+  EXPECT_FALSE(compiles_one_file_at_a_time(dir.path));
+  write(dir.path / "setup.py", std::string(kMaxSetupPyBytes - 20, '#') + "\nuse_ninja=False\n");
+  EXPECT_TRUE(compiles_one_file_at_a_time(dir.path));
+  // a link to a device that never ends, and a FIFO that would block, are not read
+  std::filesystem::remove(dir.path / "setup.py");
+  std::filesystem::create_symlink("/dev/zero", dir.path / "setup.py");
+  EXPECT_FALSE(compiles_one_file_at_a_time(dir.path));
+  std::filesystem::remove(dir.path / "setup.py");
+  ASSERT_EQ(mkfifo((dir.path / "setup.py").c_str(), 0600), 0);
+  EXPECT_FALSE(compiles_one_file_at_a_time(dir.path));
 }

@@ -63,7 +63,7 @@ TEST(Progress, FormatterFitsTheWidthAndShowsTheLongestRunning) {
   EXPECT_NE(text.current.find("(5:00)"), std::string::npos) << text.current;
   auto line = format_status_line(text, 80);
   EXPECT_LE(line.size(), 80u);
-  EXPECT_EQ(line.rfind("[compile 412/5123 8%] 6:40 1.0/s ETA 1:16:14", 0), 0u) << line;
+  EXPECT_EQ(line.rfind("[compile 412/5123 8%] 6:40 1.0/s ETA 1:16:14 2 running", 0), 0u) << line;
   EXPECT_NE(line.find("..."), std::string::npos);
   EXPECT_LE(format_status_line(text, 20).size(), 20u);
   EXPECT_EQ(format_duration(3725), "1:02:05");

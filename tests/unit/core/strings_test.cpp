@@ -10,3 +10,17 @@ TEST(Plan, ShellQuoting) {
   EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
   EXPECT_EQ(shell_quote(""), "''");
 }
+
+TEST(ShellSplit, SplitsWordsAsAShellDoes) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"pytest tests/test_x.py -k cuda", {"pytest", "tests/test_x.py", "-k", "cuda"}},
+      {"  pytest   -k  'cuda and not slow' ", {"pytest", "-k", "cuda and not slow"}},
+      {R"(a "b \"c\" d" e\ f)", {"a", R"(b "c" d)", "e f"}},
+      {"''", {""}},
+      {R"('a\b')", {R"(a\b)"}},
+      {"", {}},
+  };
+  for (const auto& [text, words] : cases) EXPECT_EQ(archbuild::shell_split(text), words) << text;
+  EXPECT_THROW(archbuild::shell_split("pytest -k 'cuda"), std::invalid_argument);
+  EXPECT_THROW(archbuild::shell_split("a \"b"), std::invalid_argument);
+}

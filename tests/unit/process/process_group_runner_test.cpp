@@ -93,6 +93,22 @@ TEST_F(GroupRunnerTest, KillAfterTheGracePeriod) {
   EXPECT_EQ(outcome.status.signal, SIGKILL);
 }
 
+TEST_F(GroupRunnerTest, TimeoutStopsTheWholeGroup) {
+  ProcessGroupRunner runner;
+  auto spec = shell("trap '' TERM; sleep 30 & sleep 30; wait");
+  spec.timeout = std::chrono::milliseconds(100);
+  auto outcome = runner.run(spec, {}, {});
+  EXPECT_TRUE(outcome.timed_out);
+  EXPECT_FALSE(outcome.interrupted);
+  EXPECT_FALSE(outcome.succeeded());
+  EXPECT_EQ(outcome.describe(), "timed out");
+  EXPECT_TRUE(outcome.status.signaled);  // TERM ignored, so KILL after the grace period
+  EXPECT_EQ(outcome.status.signal, SIGKILL);
+  spec = shell("exit 0");
+  spec.timeout = std::chrono::seconds(60);
+  EXPECT_TRUE(runner.run(spec, {}, {}).succeeded());
+}
+
 TEST_F(GroupRunnerTest, PendingSignalStopsARunBeforeItStarts) {
   auto marker = std::filesystem::temp_directory_path() / ("archbuild-not-started-" + std::to_string(getpid()));
   std::filesystem::remove(marker);

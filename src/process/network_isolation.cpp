@@ -1,0 +1,111 @@
+#include "process/network_isolation.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <net/if.h>
+
+namespace archbuild {
+
+namespace {
+
+int write_file(const char* path, const std::string& text) {
+  int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  ssize_t written = ::write(fd, text.data(), text.size());
+  int error = written == static_cast<ssize_t>(text.size()) ? 0 : (written < 0 ? errno : EIO);
+  ::close(fd);
+  return error;
+}
+
+// The namespace's loopback starts down: up, so that a build's local
+// servers (sccache's, say) still work; failing that is not fatal.
+void loopback_up() {
+  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  ifreq request{};
+  std::strncpy(request.ifr_name, "lo", IFNAMSIZ - 1);
+  if (::ioctl(fd, SIOCGIFFLAGS, &request) == 0) {
+    request.ifr_flags |= IFF_UP;
+    ::ioctl(fd, SIOCSIFFLAGS, &request);
+  }
+  ::close(fd);
+}
+
+// Runs `setup.enter()` in a child; 0 or its errno.
+int try_in_child(const NetworkIsolationSetup& setup) {
+  pid_t pid = ::fork();
+  if (pid < 0) return errno;
+  if (pid == 0) ::_exit(setup.enter() & 0xff);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
+}
+
+}  // namespace
+
+std::string NetworkIsolationProbe::describe() const {
+  switch (mode) {
+    case NetworkIsolation::network_namespace: return "network namespace";
+    case NetworkIsolation::user_network_namespace: return "user + network namespace";
+    case NetworkIsolation::unavailable: return "unavailable (" + reason + ")";
+  }
+  return "";
+}
+
+NetworkIsolationSetup NetworkIsolationSetup::for_mode(NetworkIsolation mode) {
+  NetworkIsolationSetup setup;
+  setup.mode = mode;
+  setup.uid_map = std::to_string(::getuid()) + " " + std::to_string(::getuid()) + " 1\n";
+  setup.gid_map = std::to_string(::getgid()) + " " + std::to_string(::getgid()) + " 1\n";
+  return setup;
+}
+
+int NetworkIsolationSetup::enter() const {
+  switch (mode) {
+    case NetworkIsolation::unavailable: return 0;
+    case NetworkIsolation::network_namespace:
+      if (::unshare(CLONE_NEWNET) != 0) return errno;
+      break;
+    case NetworkIsolation::user_network_namespace:
+      if (::unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) return errno;
+      // setgroups must be denied before an unprivileged process may map its gid
+      if (int error = write_file("/proc/self/setgroups", "deny")) return error;
+      if (int error = write_file("/proc/self/uid_map", uid_map)) return error;
+      if (int error = write_file("/proc/self/gid_map", gid_map)) return error;
+      break;
+  }
+  loopback_up();
+  return 0;
+}
+
+const NetworkIsolationProbe& probe_network_isolation() {
+  static const NetworkIsolationProbe probe = [] {
+    NetworkIsolationProbe result;
+    std::string reasons;
+    for (auto mode : {NetworkIsolation::network_namespace, NetworkIsolation::user_network_namespace}) {
+      int error = try_in_child(NetworkIsolationSetup::for_mode(mode));
+      if (error == 0) {
+        result.mode = mode;
+        return result;
+      }
+      reasons += std::string(reasons.empty() ? "" : "; ") +
+                 (mode == NetworkIsolation::network_namespace ? "unshare(CLONE_NEWNET): "
+                                                              : "unshare(CLONE_NEWUSER|CLONE_NEWNET): ") +
+                 std::strerror(error);
+    }
+    result.reason = reasons;
+    return result;
+  }();
+  return probe;
+}
+
+}  // namespace archbuild

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <string>
+
+namespace archbuild {
+
+// How the build step is kept off the network: a network namespace of its
+// own, which holds nothing but a loopback device.
+// - As root (CAP_SYS_ADMIN): unshare(CLONE_NEWNET).
+// - As another user: unshare(CLONE_NEWUSER | CLONE_NEWNET), the user mapped
+//   to itself (files the build writes keep their owner), where the kernel
+//   allows unprivileged user namespaces.
+// - Neither (a container's seccomp profile, a kernel setting): unavailable;
+//   the build then runs with proxy variables pointing at a closed port and
+//   pip told not to use an index, which stops the usual downloads but
+//   proves nothing.
+enum class NetworkIsolation { network_namespace, user_network_namespace, unavailable };
+
+struct NetworkIsolationProbe {
+  NetworkIsolation mode = NetworkIsolation::unavailable;
+  std::string reason;  // why unavailable: "unshare(CLONE_NEWNET): Operation not permitted; ..."
+  // "network namespace", "user + network namespace", "unavailable (...)"
+  std::string describe() const;
+};
+
+// Tries, in a forked child, exactly what the build step will do. Cached:
+// the answer does not change while archbuild runs.
+const NetworkIsolationProbe& probe_network_isolation();
+
+// What the child runs between fork and exec. Only system calls (no
+// allocation: the strings are made before the fork). Returns 0 or an errno.
+struct NetworkIsolationSetup {
+  NetworkIsolation mode = NetworkIsolation::unavailable;
+  std::string uid_map, gid_map;  // "UID UID 1\n", made in the parent
+  static NetworkIsolationSetup for_mode(NetworkIsolation mode);
+  int enter() const;
+};
+
+}  // namespace archbuild

@@ -1,0 +1,63 @@
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "source/mirror_cache.h"
+#include "source/sdist_archive.h"
+#include "source/source_tree.h"
+
+namespace archbuild {
+
+class Settings;
+
+// "pypi:NAME==VERSION" (or "pypi:NAME", the version given elsewhere).
+struct PypiSpec {
+  std::string name;     // PEP 503-normalised: "torch-scatter"
+  std::string version;  // "" when the spec names none
+};
+
+// Throws UserError(bad_input) for a malformed spec: no name or an invalid
+// one, extras, an operator other than ==, an empty or invalid version.
+PypiSpec parse_pypi_spec(const std::string& text);
+// Throws UserError(bad_input) unless `version` is one exact PEP 440 version
+// that is also a valid git tag name.
+void check_pypi_version(const std::string& version, const std::string& what);
+
+// An sdist as a git source: a commit of the mirror of "pypi:NAME", tagged
+// with its version, whose tree is the sdist's files.
+struct SdistSource {
+  std::string repository;  // "pypi:torch-scatter"
+  std::string ref;         // the version: that mirror's tag
+  SdistOrigin origin;
+  std::vector<std::string> notes;  // what the user should know (a cached file that changed, a yanked release)
+};
+
+// Gets sdists from the package index pip is configured with (index-url,
+// extra-index-url, find-links, no-index, cert, trusted-host, proxy and
+// timeout, from pip's config files and PIP_* variables) without running
+// any of the package's code: archbuild's own fetcher
+// (recipes/frontends/sdist_fetch.py, run with the configured interpreter)
+// reads the simple index and downloads the file; pip download would build
+// the package's metadata, which runs its setup.py. Downloads are kept under
+// <cache>/sdists/NAME/ with the sha256 they had (the index's, checked, when
+// it gives one), and that sha256 is checked again on every later use.
+class SdistFetcher {
+ public:
+  explicit SdistFetcher(const Settings& settings, SdistLimits limits = {});
+
+  // The sdist of NAME==VERSION, from the cache or downloaded (never when
+  // offline), read (sdist_archive.h) and committed to the mirror. Throws
+  // UserError: bad_input for no such sdist or a refused archive, environment
+  // for an unreachable index, a hash mismatch, or offline without it. A
+  // refused or mismatching download is removed, and nothing else is kept.
+  SdistSource prepare(const PypiSpec& spec, const MirrorCache& mirrors) const;
+
+ private:
+  const Settings& settings_;
+  SdistLimits limits_;
+};
+
+}  // namespace archbuild

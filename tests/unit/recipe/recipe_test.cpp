@@ -1,0 +1,122 @@
+#include "recipe/recipe.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "test_support.h"
+
+namespace archbuild {
+namespace {
+
+const std::filesystem::path kData = ARCHBUILD_SOURCE_DIR;
+const RecipeDir kBuiltIn{kData / "recipes", kData / "patches", "built-in"};
+
+void write_recipe(const std::filesystem::path& dir, const std::string& name, const std::string& extra = "") {
+  write(dir / (name + ".toml"), "name = \"" + name + "\"\ndescription = \"site " + name +
+                                    "\"\narch_dialect = \"extension\"\n" + extra +
+                                    "\n[[build]]\nversions = \"*\"\nsystem = \"setup.py\"\n"
+                                    "command = [\"{python}\", \"setup.py\", \"bdist_wheel\"]\n");
+}
+
+std::string error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return "";
+}
+
+TEST(RecipeBook, TheFirstDirOnTheSearchPathWinsAndShadowsTheRest) {
+  TempDir first, second;
+  write_recipe(first.path, "torch", "repository = \"https://github.com/me/pytorch\"\ndefault_ref = \"mine\"");
+  write_recipe(second.path, "torch", "repository = \"https://github.com/other/pytorch\"\ndefault_ref = \"x\"");
+  write_recipe(second.path, "site-only");
+  auto book = RecipeBook::load_search_path(
+      {{first.path, first.path / "patches", "recipe_path (env ARCHBUILD_RECIPE_PATH)"},
+       {second.path, second.path / "patches", "recipe_path (env ARCHBUILD_RECIPE_PATH)"},
+       kBuiltIn});
+  const Recipe* torch = book.find("torch");
+  ASSERT_NE(torch, nullptr);
+  EXPECT_EQ(torch->default_ref, "mine");
+  EXPECT_EQ(torch->file, first.path / "torch.toml");
+  EXPECT_EQ(torch->origin, "recipe_path (env ARCHBUILD_RECIPE_PATH)");
+  EXPECT_EQ(torch->shadows,
+            (std::vector<std::filesystem::path>{second.path / "torch.toml", kData / "recipes" / "torch.toml"}));
+  ASSERT_NE(book.find("site-only"), nullptr);
+  ASSERT_NE(book.find("torchvision"), nullptr);
+  EXPECT_EQ(book.find("torchvision")->origin, "built-in");
+  EXPECT_TRUE(book.find("torchvision")->shadows.empty());
+  // torchvision (built-in) depends on torch: the site one now.
+  EXPECT_EQ(book.find(book.find("torchvision")->depends_on.at(0))->file, first.path / "torch.toml");
+}
+
+TEST(RecipeBook, ASiteRecipesPatchesAndKernelTestLiveBesideIt) {
+  TempDir site;
+  write(site.path / "patches" / "fix.patch", "diff --git a/x b/x\n");
+  write(site.path / "tests" / "mine.py", "print('ok')\n");
+  write_recipe(site.path, "ext-a",
+               "repository = \"https://example.invalid/a\"\ndefault_ref = \"v1.0\"\nkernel_test = \"tests/mine.py\"\n"
+               "[[patches]]\nversions = \"*\"\nfiles = [\"fix.patch\"]");
+  // The shipped scripts can be named too: not beside it, so in the data dir.
+  write_recipe(site.path, "ext-b", "kernel_test = \"recipes/tests/extension_import.py\"");
+  auto book = RecipeBook::load_search_path(
+      {{site.path, site.path / "patches", "recipe_path (--recipe-path)"}, kBuiltIn});
+  const Recipe* a = book.find("ext-a");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->kernel_test, (site.path / "tests" / "mine.py").string());
+  EXPECT_EQ(book.resolve(*a, "v1.0").patch_files,
+            std::vector<std::filesystem::path>{site.path / "patches" / "fix.patch"});
+  EXPECT_EQ(book.find("ext-b")->kernel_test, (kData / "recipes" / "tests" / "extension_import.py").string());
+  // The built-in ones keep theirs, relative to the data dir.
+  EXPECT_EQ(book.find("torch")->kernel_test, "recipes/tests/torch_kernels.py");
+
+  write_recipe(site.path, "ext-c", "[[patches]]\nversions = \"*\"\nfiles = [\"missing.patch\"]");
+  auto why = error_of([&] { RecipeBook::load_search_path({{site.path, site.path / "patches", "x"}, kBuiltIn}); });
+  EXPECT_NE(why.find("patch 'missing.patch' not found in " + (site.path / "patches").string()), std::string::npos)
+      << why;
+}
+
+TEST(RecipeBook, ABadDirNamesItsOriginAndABadRecipeItsFile) {
+  auto why = error_of([&] {
+    RecipeBook::load_search_path(
+        {{"/nonexistent/recipes", "/nonexistent/recipes/patches", "recipe_path (--recipe-path)"}, kBuiltIn});
+  });
+  EXPECT_NE(why.find("recipe dir /nonexistent/recipes (from recipe_path (--recipe-path)) is not a directory"),
+            std::string::npos)
+      << why;
+  TempDir site;
+  write(site.path / "broken.toml", "name = \"broken\"\nbogus = 1\n");
+  why = error_of([&] { RecipeBook::load_search_path({{site.path, site.path / "patches", "x"}, kBuiltIn}); });
+  EXPECT_NE(why.find((site.path / "broken.toml").string() + ":2: key 'bogus': unknown key"), std::string::npos) << why;
+  write(site.path / "broken.toml", "");
+  write_recipe(site.path, "broken", "repository = \"pypi:not a name\"\ndefault_ref = \"1.0\"");
+  why = error_of([&] { RecipeBook::load_search_path({{site.path, site.path / "patches", "x"}, kBuiltIn}); });
+  EXPECT_NE(why.find("pypi:NAME needs a valid project name"), std::string::npos) << why;
+}
+
+TEST(RecipeBook, FindsTheRecipeOfARepositoryUrl) {
+  TempDir site;
+  write_recipe(site.path, "scatter-sdist", "repository = \"pypi:Torch_Scatter\"\ndefault_ref = \"2.1.2\"");
+  auto book = RecipeBook::load_search_path({{site.path, site.path / "patches", "x"}, kBuiltIn});
+  for (const std::string url : {"https://github.com/pytorch/vision", "git@github.com:pytorch/vision.git",
+                                "http://GITHUB.com/pytorch/vision/"}) {
+    const Recipe* found = book.find_by_repository(url);
+    ASSERT_NE(found, nullptr) << url;
+    EXPECT_EQ(found->name, "torchvision");
+  }
+  ASSERT_NE(book.find_by_repository("pypi:torch-scatter"), nullptr);
+  EXPECT_EQ(book.find_by_repository("pypi:torch-scatter")->name, "scatter-sdist");
+  EXPECT_EQ(book.find_by_repository("https://github.com/someone/else"), nullptr);
+  EXPECT_EQ(book.find_by_repository(""), nullptr);
+
+  // Two recipes of one repository: neither is picked by itself.
+  write_recipe(site.path, "vision-fork", "repository = \"https://github.com/pytorch/vision.git\"\ndefault_ref = \"x\"");
+  auto both = RecipeBook::load_search_path({{site.path, site.path / "patches", "x"}, kBuiltIn});
+  EXPECT_EQ(both.find_by_repository("https://github.com/pytorch/vision"), nullptr);
+}
+
+}  // namespace
+}  // namespace archbuild
