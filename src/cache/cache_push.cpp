@@ -9,6 +9,7 @@
 #include "cache/store_maintenance.h"
 #include "core/error.h"
 #include "core/file_lock.h"
+#include "core/interrupt.h"
 #include "core/regular_file.h"
 
 namespace archbuild {
@@ -143,8 +144,14 @@ PushResult push_cache(const WheelStore& from, const std::filesystem::path& dest)
     pending.push_back(std::move(key));
   }
   PushResult result;
+  // An interrupt is taken between entries, never between an entry's commit
+  // and the index refresh that lists it.
+  InterruptibleScope between_entries;
   try {
-    for (const auto& key : pending) push_entry(from, to, key, result);
+    for (const auto& key : pending) {
+      if (pending_interrupt()) break;
+      push_entry(from, to, key, result);
+    }
   } catch (const std::exception& error) {
     // DEST's index lists what DEST holds also after a failure (a full disk):
     // rebuilt from its store before the error is reported.
@@ -160,6 +167,10 @@ PushResult push_cache(const WheelStore& from, const std::filesystem::path& dest)
     throw;
   }
   result.index = refresh_cache_index(dest, to);
+  if (pending_interrupt())
+    throw UserError(ExitCode::interrupted, "interrupted: " + std::to_string(result.pushed.size()) + " of " +
+                                               std::to_string(pending.size()) + " entries pushed; the index of " +
+                                               dest.string() + " lists what it holds");
   return result;
 }
 

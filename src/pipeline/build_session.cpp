@@ -3,6 +3,7 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <optional>
 
 #include "builder/launcher_shims.h"
 #include "builder/network_hint.h"
@@ -134,9 +135,14 @@ Finish finish_wheels(const BuildContext& context, const BuildPlan& plan, const C
   }
   report.published_at = utc_now();
   report.published = true;  // what the store's manifest says of itself
+  // SIGINT/SIGTERM from the entry's rename into the store until the index
+  // lists it are only recorded: an index one entry behind its store is what
+  // `cache verify` would then report.
+  std::optional<InterruptibleScope> whole_publish(std::in_place);
   auto entry = store.publish(key, wheels, json_text(report.to_json()));
   report.store = entry.dir;
   auto index = refresh_cache_index(context.cache.root(), store);
+  whole_publish.reset();
   report.index = index.simple_dir;
   report.install = install_lines(entry.wheels, index);
   return Finish::published;

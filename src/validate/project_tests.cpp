@@ -298,12 +298,14 @@ ProjectTestResult run_project_tests(const ProjectTestRequest& request) {
   } else if (result.failed > request.tests.max_failed_tests) {
     result.failure = environment == result.failed ? FailureKind::environment : FailureKind::test;
     result.summary = counts + ", over the failure budget of " + std::to_string(request.tests.max_failed_tests) +
+                     (reported ? "" : " (" + result.failures.front().message + ")") +
                      (result.failure == FailureKind::environment ? " (every failure is this machine's: a missing "
                                                                    "module or GPU)"
                                                                  : "");
   } else if (!reported && !run.succeeded()) {
     result.failure = result.failures.front().kind;
-    result.summary = counts;
+    result.summary = counts + (pytest ? ", and archbuild's pytest plugin reported nothing: " : ": ") +
+                     result.failures.front().message;
   } else {
     result.ok = true;
     result.summary = counts + (result.failed ? " (within the failure budget of " +
