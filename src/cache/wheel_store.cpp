@@ -115,10 +115,19 @@ std::filesystem::path fill_aside(const std::filesystem::path& parent, const std:
   return temporary;
 }
 
-void move_into_place(const std::filesystem::path& temporary, const std::filesystem::path& target) {
+// A stale entry under the same key (a rebuild, under the key's lock) goes
+// aside by rename first, so that a kill never leaves a half-deleted entry
+// at the key: only the old one, the new one, or none for two renames.
+void move_into_place(const std::filesystem::path& root, const std::filesystem::path& temporary,
+                     const std::filesystem::path& target) {
   std::error_code ec;
-  std::filesystem::remove_all(target, ec);  // a stale entry under the same key, replaced under its lock
+  std::filesystem::path replaced;
+  if (std::filesystem::exists(std::filesystem::symlink_status(target, ec))) {
+    replaced = temporary_name(root, target.filename().string() + "-replaced");
+    std::filesystem::rename(target, replaced);
+  }
   std::filesystem::rename(temporary, target);
+  if (!replaced.empty()) std::filesystem::remove_all(replaced, ec);
 }
 }  // namespace
 
@@ -142,7 +151,7 @@ StagedEntry::~StagedEntry() {
 
 StoreEntry StagedEntry::commit() {
   pause_for_publish_test();
-  move_into_place(temporary_, store_->root_ / key_.hash);
+  move_into_place(store_->root_, temporary_, store_->root_ / key_.hash);
   temporary_.clear();
   auto entry = store_->load(store_->root_ / key_.hash);
   if (!entry) fail_environment("the entry just published vanished: " + (store_->root_ / key_.hash).string());
@@ -162,7 +171,7 @@ StoreEntry WheelStore::publish(const CacheKey& key, const std::vector<std::files
 std::filesystem::path WheelStore::quarantine(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,
                                              const std::string& report_json) const {
   auto temporary = fill_aside(quarantine_, key.hash, wheels, {{"key.txt", key.text}, {"validation.json", report_json}});
-  move_into_place(temporary, quarantine_ / key.hash);
+  move_into_place(quarantine_, temporary, quarantine_ / key.hash);
   return quarantine_ / key.hash;
 }
 
