@@ -7,6 +7,7 @@
 #include "cli/json_output.h"
 #include "config/settings.h"
 #include "core/error.h"
+#include "core/private_dir.h"
 #include "process/run_process.h"
 #include "ui/terminal.h"
 #include "validate/device_validation.h"
@@ -17,13 +18,6 @@
 namespace archbuild {
 
 namespace {
-// mkdtemp: a new directory no one else can have made or linked beforehand.
-std::filesystem::path make_temporary_dir() {
-  auto pattern = (std::filesystem::temp_directory_path() / "archbuild-validate-XXXXXX").string();
-  if (!::mkdtemp(pattern.data())) fail_environment("cannot create a temporary dir like " + pattern);
-  return pattern;
-}
-
 // The recipe whose kernel test fits the wheel: named, the wheel's own
 // project, or the generic extension test for anything else.
 const Recipe* kernel_test_recipe(const RecipeBook& book, const std::string& named, const std::filesystem::path& wheel) {
@@ -80,7 +74,7 @@ Command validate_command() {
               std::filesystem::path temporary;
               std::filesystem::path work;
               if (options->work_dir.empty()) {
-                temporary = make_temporary_dir();
+                temporary = make_private_dir(std::filesystem::temp_directory_path(), "archbuild-validate");
                 work = temporary / subdir;
               } else {
                 auto parent = std::filesystem::absolute(options->work_dir);

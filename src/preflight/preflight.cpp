@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "core/private_dir.h"
 #include "core/strings.h"
 #include "core/system_info.h"
 #include "process/process_group_runner.h"
@@ -107,22 +108,6 @@ PreflightCheck check_compile(const Toolchain& toolchain, const HostCompiler& hos
 
 namespace {
 
-// The compile probes' dir: mkdtemp under $TMPDIR, removed with what nvcc wrote.
-struct ScratchDir {
-  std::filesystem::path path;
-  ScratchDir() {
-    auto pattern = (std::filesystem::temp_directory_path() / "archbuild-check-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) fail_environment("cannot create a temporary dir like " + pattern);
-    path = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-};
-
 PreflightCheck check_disk(const std::string& name, const std::filesystem::path& dir, uint64_t needed) {
   uint64_t free_bytes = free_disk_bytes(dir);
   PreflightCheck check{name, Verdict::ok, ""};
@@ -188,7 +173,7 @@ std::vector<PreflightCheck> run_preflight(const PreflightInputs& in) {
     // (also when a check throws), and then the interrupt is reported.
     InterruptibleScope interruptible;
     {
-      ScratchDir scratch;
+      PrivateDir scratch(std::filesystem::temp_directory_path(), "archbuild-check");  // the probes' dir
       std::ofstream(scratch.path / "probe.cu")
           << "__global__ void archbuild_probe(float* out) { out[threadIdx.x] = threadIdx.x; }\n";
       // nvcc runs are independent: one per target, in parallel. Declared

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/file_lock.h"
 #include "core/json_text.h"
+#include "core/private_dir.h"
 #include "core/regular_file.h"
 #include "core/sha256.h"
 #include "core/strings.h"
@@ -60,21 +61,6 @@ void write_record(const std::filesystem::path& file, const SdistOrigin& origin) 
   write_whole_file(partial, json_text(origin.to_json()) + "\n");
   std::filesystem::rename(partial, file);
 }
-
-// A fresh directory beside the cache entry (so that a rename moves the
-// download in), removed with everything in it when done.
-struct DownloadDir {
-  std::filesystem::path path;
-  explicit DownloadDir(const std::filesystem::path& parent) {
-    std::string pattern = (parent / ".download-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) fail_environment("cannot create a temporary dir like " + pattern);
-    path = pattern;
-  }
-  ~DownloadDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
 
 std::string last_lines(const std::string& text, size_t count) {
   auto lines = split_any(text, "\n");
@@ -207,7 +193,8 @@ SdistSource SdistFetcher::prepare(const PypiSpec& spec, const MirrorCache& mirro
     if (settings_.offline())
       fail_environment(what + ": offline (" + settings_.get("offline").origin +
                        "), and the cache holds no sdist of it (" + dir.string() + ")");
-    DownloadDir download(dir);
+    // beside the cache entry, so that a rename moves the download in
+    PrivateDir download(dir, ".download");
     const auto script = data_dir() / "recipes" / "frontends" / "sdist_fetch.py";
     ProcessOptions options;
     options.timeout = kFetchTimeout;

@@ -5,9 +5,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 
+#include <gtest/gtest.h>
+
+#include "core/error.h"
 #include "toolchain/toolkit_facts.h"
 
 namespace archbuild {
@@ -33,6 +37,19 @@ inline void write(const std::filesystem::path& path, const std::string& text) {
 inline std::string read(const std::filesystem::path& path) {
   std::ifstream in(path);
   return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// The message of the bad-input error `action` throws (a test failure if it
+// throws none, or another kind).
+inline std::string error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return "";
 }
 
 }  // namespace archbuild

@@ -18,17 +18,6 @@ void write_recipe(const std::filesystem::path& dir, const std::string& name, con
                                     "command = [\"{python}\", \"setup.py\", \"bdist_wheel\"]\n");
 }
 
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const UserError& e) {
-    EXPECT_EQ(e.code(), ExitCode::bad_input) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return "";
-}
-
 TEST(RecipeBook, TheFirstDirOnTheSearchPathWinsAndShadowsTheRest) {
   TempDir first, second;
   write_recipe(first.path, "torch", "repository = \"https://github.com/me/pytorch\"\ndefault_ref = \"mine\"");

@@ -89,17 +89,6 @@ std::filesystem::path make_sdist(const TempDir& dir, const std::vector<TarEntry>
   return path;
 }
 
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const UserError& e) {
-    EXPECT_EQ(e.code(), ExitCode::bad_input) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return "";
-}
-
 ArchiveMember file(const std::string& name, const std::string& data = "x") {
   return {name, MemberKind::file, "", false, data.size(), ""};
 }
