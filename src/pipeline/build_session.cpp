@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "builder/launcher_shims.h"
-#include "builder/network_hint.h"
+#include "builder/project_switches.h"
 #include "cache/cache_index.h"
 #include "cache/cache_key.h"
 #include "cache/wheel_store.h"

@@ -28,7 +28,8 @@ nlohmann::json StaticValidation::to_json() const {
              for (const auto& extra : extras) list.push_back({{"file", extra.file}, {"image", extra.target}});
              return list;
            }()},
-          {"unreadable", unreadable}};
+          {"unreadable", unreadable},
+          {"no_cuda_hint", no_cuda_hint}};
 }
 
 StaticValidation validate_wheel_static(const std::filesystem::path& wheel, const ArchList& targets,

@@ -29,6 +29,9 @@ struct StaticValidation {
   // labelled sm90): only reported when extras are not allowed.
   std::vector<ArchGap> extras;
   std::vector<std::string> unreadable;
+  // Set when the wheel has no CUDA code at all: why it probably has none and
+  // what to set (the switch the project's setup.py reads, when known).
+  std::string no_cuda_hint;
   bool ok() const { return record.ok() && gaps.empty() && extras.empty() && unreadable.empty() && !libraries.empty(); }
   nlohmann::json to_json() const;
 };

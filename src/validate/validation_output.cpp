@@ -24,11 +24,7 @@ void print_validation(const WheelValidation& validation, const std::function<voi
     line("     " + paint("extra", Style::red, stream) + " " + extra.file + ": " + extra.target +
          ", which was not asked: the label would not say what the wheel holds (a unit the project compiles only "
          "for it? the build log's arch enforcement lines name it; --keep-project-archs labels the wheel by its code)");
-  if (checked.libraries.empty() && checked.unreadable.empty())
-    line(
-        "     the project probably built its CPU-only variant because it saw no GPU at build time; many build "
-        "their CUDA code only when told to (FORCE_CUDA=1 for PyG-style packages): set it in the recipe's "
-        "[build.env]");
+  if (!checked.no_cuda_hint.empty()) line("     " + checked.no_cuda_hint);
   for (const auto& text : checked.unreadable) line("     unreadable: " + text);
   if (!validation.device.ran) {
     line(verdict_label(Verdict::skip, stream) + " device: " + validation.device.skipped_reason);

@@ -1,6 +1,8 @@
 #include "validate/wheel_validation.h"
 
 #include "arch/compat.h"
+#include "builder/project_switches.h"
+#include "core/regular_file.h"
 #include "wheel/wheel_archive.h"
 
 namespace archbuild {
@@ -21,7 +23,13 @@ nlohmann::json WheelValidation::to_json() const {
 WheelValidation validate_wheel(const WheelValidationRequest& request) {
   WheelValidation validation;
   validation.static_checks = validate_wheel_static(request.wheel, request.targets, request.allow_extra_archs);
-  if (!validation.static_checks.ok()) {
+  auto& checked = validation.static_checks;
+  if (checked.libraries.empty() && checked.unreadable.empty()) {
+    std::string setup_py;
+    if (!request.source_dir.empty()) (void)read_regular_file(request.source_dir / "setup.py", 1 << 20, setup_py);
+    checked.no_cuda_hint = cpu_only_build_hint(setup_py);
+  }
+  if (!checked.ok()) {
     validation.device.skipped_reason = "the static checks failed";
     return validation;
   }

@@ -1,0 +1,104 @@
+#include "builder/project_switches.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/strings.h"
+
+namespace archbuild {
+
+namespace {
+
+bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Every quoted identifier in `text` ('NAME' or "NAME": how setup.py names
+// an environment variable, unlike its own Python variables) equal to one of
+// `exact` or ending in one of `suffixes` (with a name before it), in order
+// of first appearance.
+std::vector<std::string> identifiers_named(std::string_view text, const std::vector<std::string_view>& exact,
+                                           const std::vector<std::string_view>& suffixes) {
+  std::vector<std::string> found;
+  for (size_t at = 0; at < text.size();) {
+    if (!identifier_char(text[at])) {
+      ++at;
+      continue;
+    }
+    size_t end = at;
+    while (end < text.size() && identifier_char(text[end])) ++end;
+    const auto word = text.substr(at, end - at);
+    const bool quoted = at > 0 && end < text.size() && (text[at - 1] == '"' || text[at - 1] == '\'') &&
+                        text[end] == text[at - 1];
+    const bool named = quoted && (std::find(exact.begin(), exact.end(), word) != exact.end() ||
+                                  std::any_of(suffixes.begin(), suffixes.end(), [&](std::string_view suffix) {
+                                    return word.size() > suffix.size() && word.ends_with(suffix);
+                                  }));
+    if (named && std::find(found.begin(), found.end(), word) == found.end()) found.emplace_back(word);
+    at = end;
+  }
+  return found;
+}
+
+std::string env_settings(const std::vector<std::string>& switches) {
+  std::vector<std::string> settings;
+  for (const auto& name : switches) settings.push_back("--env " + name + (name.ends_with("_BUILD") ? "=TRUE" : "=1"));
+  return join(settings, " ");
+}
+
+}  // namespace
+
+std::vector<std::string> force_build_switches(std::string_view setup_py) {
+  return identifiers_named(setup_py, {"FORCE_CUDA"}, {"_FORCE_BUILD"});
+}
+
+std::vector<std::string> cuda_build_switches(std::string_view setup_py) {
+  return identifiers_named(setup_py, {"FORCE_CUDA", "WITH_CUDA"}, {"_FORCE_CUDA", "_WITH_CUDA"});
+}
+
+std::string network_failure_hint(std::string_view log_text, std::string_view setup_py) {
+  static const std::vector<std::string_view> signs = {"Temporary failure in name resolution",
+                                                      "Name or service not known",
+                                                      "nodename nor servname",
+                                                      "Network is unreachable",
+                                                      "getaddrinfo failed",
+                                                      "Could not resolve host",
+                                                      "Failed to establish a new connection",
+                                                      "urlopen error",
+                                                      "[Errno -3]",
+                                                      "[Errno 101]",
+                                                      "No matching distribution found",
+                                                      "127.0.0.1', port=9",
+                                                      "Connection refused"};
+  std::string_view sign;
+  for (auto candidate : signs)
+    if (log_text.find(candidate) != std::string_view::npos) {
+      sign = candidate;
+      break;
+    }
+  if (sign.empty()) return {};
+  std::string hint = "the build tried to reach the network (its log says \"" + std::string(sign) +
+                     "\"), and archbuild builds offline by design: a wheel it labels must be compiled here, not "
+                     "downloaded. The project probably fetches a prebuilt binary or a dependency";
+  auto switches = force_build_switches(setup_py);
+  if (!switches.empty()) {
+    hint += "; its setup.py reads " + join(switches, ", ") + ": build with " + env_settings(switches) +
+            " (or set it in the recipe's [build.env])";
+  } else {
+    hint += "; look for a FORCE_BUILD-style switch in its setup.py, vendor the dependency, or pass --allow-network";
+  }
+  return hint;
+}
+
+std::string cpu_only_build_hint(std::string_view setup_py) {
+  std::string hint =
+      "the project probably built its CPU-only variant because it saw no GPU at build time (archbuild builds "
+      "wherever it runs, GPU or not)";
+  auto switches = cuda_build_switches(setup_py);
+  if (switches.empty())
+    return hint +
+           "; many projects build their CUDA code only when told to (FORCE_CUDA=1 for PyG-style packages): "
+           "find the switch in its setup.py and pass it with --env NAME=1 or the recipe's [build.env]";
+  return hint + "; its setup.py reads " + join(switches, ", ") + ": build with " + env_settings(switches) +
+         " (or set it in the recipe's [build.env])";
+}
+
+}  // namespace archbuild

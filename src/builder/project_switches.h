@@ -1,0 +1,34 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace archbuild {
+
+// What a project's setup.py reads to change what it builds, found by name in
+// its text (no regex: the text is the project's, of any size).
+
+// The switches that make it compile instead of downloading a prebuilt
+// binary: `<NAME>_FORCE_BUILD` names (flash-attn, causal-conv1d, mamba and
+// their kind) and FORCE_CUDA.
+std::vector<std::string> force_build_switches(std::string_view setup_py);
+
+// The switches that make it build its CUDA code without a visible GPU:
+// FORCE_CUDA (PyG-style packages), WITH_CUDA, and `<NAME>_FORCE_CUDA` /
+// `<NAME>_WITH_CUDA` spellings.
+std::vector<std::string> cuda_build_switches(std::string_view setup_py);
+
+// For a failed build whose log shows it tried to reach the network (name
+// resolution, unreachable hosts, pip finding no index): one message saying
+// that the build step is offline by design and what the project probably
+// needs, naming its force-build switch when setup.py has one. Empty when
+// the log shows no network failure.
+std::string network_failure_hint(std::string_view log_text, std::string_view setup_py);
+
+// For a wheel with no CUDA code although CUDA targets were asked: the
+// project most likely built its CPU-only variant because no GPU was visible
+// at build time. Names the switch its setup.py reads and how to set it.
+std::string cpu_only_build_hint(std::string_view setup_py);
+
+}  // namespace archbuild

@@ -1,0 +1,126 @@
+"""Small CUDA projects made by the tests, one per pattern met in public
+extensions that do not simply honour TORCH_CUDA_ARCH_LIST:
+
+- `arch-flag`: setup.py compiles with a hardcoded `-arch=sm_80`;
+- `cmake-fixed`: setup.py drives CMake, whose CMakeLists fixes the target's
+  CUDA_ARCHITECTURES (75;80) whatever CUDAARCHS says;
+- `cpu-only`: setup.py builds its CUDA code only when it sees a GPU or
+  FORCE_CUDA=1, as PyG-style packages do.
+
+Each builds a wheel with setuptools (no torch needed), one `.cu` file."""
+import pathlib
+
+from gitrepos import git
+
+KERNEL_CU = '''\
+__global__ void add_one(float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] += 1.0f;
+}
+extern "C" void launch_add_one(float* x, int n) { add_one<<<(n + 255) / 256, 256>>>(x, n); }
+'''
+
+MODULE_C = '''\
+#include <Python.h>
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "NAME", NULL, -1, NULL};
+PyMODINIT_FUNC PyInit_NAME(void) { return PyModule_Create(&module); }
+'''
+
+# setuptools with an nvcc step of its own; FLAGS and the CUDA condition vary.
+NVCC_SETUP_PY = '''\
+import os
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+CUDA = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+WITH_CUDA = {with_cuda}
+
+
+class NvccBuildExt(build_ext):
+    def build_extensions(self):
+        self.compiler.src_extensions.append(".cu")
+        default_compile = self.compiler._compile
+
+        def compile_one(obj, src, ext, cc_args, extra_postargs, pp_opts):
+            if src.endswith(".cu"):
+                self.spawn([f"{{CUDA}}/bin/nvcc", "-c", src, "-o", obj, "-Xcompiler", "-fPIC", {flags}])
+            else:
+                default_compile(obj, src, ext, cc_args, extra_postargs, pp_opts)
+
+        self.compiler._compile = compile_one
+        super().build_extensions()
+
+
+sources = ["module.c"] + (["kernel.cu"] if WITH_CUDA else [])
+setup(name="{name}", version="0.1.0",
+      ext_modules=[Extension("{module}", sources, library_dirs=[f"{{CUDA}}/lib64"],
+                             libraries=["cudart"] if WITH_CUDA else [])],
+      cmdclass={{"build_ext": NvccBuildExt}})
+'''
+
+CMAKE_SETUP_PY = '''\
+"""The CMake pattern of pybind11-style projects: build_ext runs CMake and
+copies the library it made into the package."""
+import os
+import pathlib
+import shutil
+import subprocess
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = pathlib.Path(__file__).resolve().parent
+
+
+class CMakeBuild(build_ext):
+    def build_extension(self, ext):
+        build = pathlib.Path(self.build_temp) / "cmake"
+        subprocess.check_call(["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"])
+        subprocess.check_call(["cmake", "--build", str(build), "-j", os.environ.get("MAX_JOBS", "1")])
+        target = pathlib.Path(self.get_ext_fullpath(ext.name))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(build / "libcmake_demo_kernels.so", target)
+
+
+setup(name="cmake-demo", version="0.1.0", ext_modules=[Extension("cmake_demo_kernels", sources=[])],
+      cmdclass={"build_ext": CMakeBuild})
+'''
+
+CMAKELISTS = '''\
+cmake_minimum_required(VERSION 3.18)
+project(cmake_demo LANGUAGES CUDA)
+add_library(cmake_demo_kernels SHARED kernel.cu)
+# Fixed by the project: CUDAARCHS and CMAKE_CUDA_ARCHITECTURES do not reach it.
+set_target_properties(cmake_demo_kernels PROPERTIES CUDA_ARCHITECTURES "75;80" PREFIX "lib")
+'''
+
+PATTERNS = {
+    "arch-flag": {
+        "setup.py": NVCC_SETUP_PY.format(with_cuda="True", flags='"-arch=sm_80"', name="arch-flag-demo",
+                                         module="arch_flag_demo"),
+        "module.c": MODULE_C.replace("NAME", "arch_flag_demo"),
+        "kernel.cu": KERNEL_CU,
+    },
+    "cmake-fixed": {"setup.py": CMAKE_SETUP_PY, "CMakeLists.txt": CMAKELISTS, "kernel.cu": KERNEL_CU},
+    "cpu-only": {
+        # what PyG-style setup.py files do: CUDA when torch sees a GPU, or when forced
+        "setup.py": NVCC_SETUP_PY.format(
+            with_cuda='os.path.exists("/dev/nvidiactl") or os.getenv("FORCE_CUDA", "0") == "1"',
+            flags='*[f"-gencode=arch=compute_{n},code=sm_{n}" for n in (i.replace(".", "") for i in '
+            'os.environ["TORCH_CUDA_ARCH_LIST"].split(";"))]',
+            name="cpu-only-demo", module="cpu_only_demo"),
+        "module.c": MODULE_C.replace("NAME", "cpu_only_demo"),
+        "kernel.cu": KERNEL_CU,
+    },
+}
+
+
+def make_pattern_repo(root, pattern):
+    """The git repository of one pattern (branch main, one commit)."""
+    repo = pathlib.Path(root) / pattern
+    repo.mkdir(parents=True)
+    for name, text in PATTERNS[pattern].items():
+        (repo / name).write_text(text)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", pattern)
+    return repo

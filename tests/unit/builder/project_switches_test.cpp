@@ -1,0 +1,52 @@
+#include "builder/project_switches.h"
+
+#include <gtest/gtest.h>
+
+using namespace archbuild;
+
+TEST(ProjectSwitches, FindsTheProjectsForceBuildSwitches) {
+  const std::string setup_py =
+      "FORCE_BUILD = os.getenv(\"CAUSAL_CONV1D_FORCE_BUILD\", \"FALSE\") == \"TRUE\"\n"
+      "SKIP = os.getenv('CAUSAL_CONV1D_SKIP_CUDA_BUILD')\n"
+      "if os.getenv('FORCE_CUDA', '0') == '1': pass\n"
+      "NOT_A_FORCE_CUDA_SWITCH = 1\n"
+      "X_FORCE_BUILD = 3  # a variable, not quoted\n"
+      "again = os.environ['CAUSAL_CONV1D_FORCE_BUILD']\n"
+      "_FORCE_BUILD = 2  # no name before the suffix\n";
+  EXPECT_EQ(force_build_switches(setup_py), (std::vector<std::string>{"CAUSAL_CONV1D_FORCE_BUILD", "FORCE_CUDA"}));
+  EXPECT_TRUE(force_build_switches("").empty());
+}
+
+TEST(ProjectSwitches, SpeaksOnlyWhenTheLogShowsANetworkFailure) {
+  EXPECT_EQ(network_failure_hint("error: nvcc failed\n", "X_FORCE_BUILD"), "");
+  auto hint =
+      network_failure_hint("urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>\n",
+                           "os.getenv('DEMO_FORCE_BUILD')");
+  EXPECT_NE(hint.find("offline by design"), std::string::npos) << hint;
+  EXPECT_NE(hint.find("--env DEMO_FORCE_BUILD=TRUE"), std::string::npos) << hint;
+  auto without = network_failure_hint("pip: ERROR: No matching distribution found for ninja", "");
+  EXPECT_NE(without.find("--allow-network"), std::string::npos) << without;
+}
+
+TEST(ProjectSwitches, FindsTheSwitchesThatBuildCudaWithoutAGpu) {
+  const std::string setup_py =
+      "WITH_CUDA = torch.cuda.is_available() and CUDA_HOME is not None\n"
+      "if os.getenv('FORCE_CUDA', '0') == '1': WITH_CUDA = True\n"
+      "suffix = 'cuda' if WITH_CUDA else 'cpu'\n"
+      "if os.environ.get('SPCONV_FORCE_CUDA'): pass\n"
+      "if os.environ.get(\"DEMO_WITH_CUDA\"): pass\n"
+      "NOT_FORCE_CUDA_HERE = 'FORCE_CUDA_NOT'\n";
+  // WITH_CUDA is a Python variable there, not something the environment sets
+  EXPECT_EQ(cuda_build_switches(setup_py),
+            (std::vector<std::string>{"FORCE_CUDA", "SPCONV_FORCE_CUDA", "DEMO_WITH_CUDA"}));
+  EXPECT_TRUE(cuda_build_switches("CAUSAL_CONV1D_FORCE_BUILD").empty());
+}
+
+TEST(ProjectSwitches, TheCpuOnlyHintNamesTheSwitchOrSaysWhereToLook) {
+  auto named = cpu_only_build_hint("if os.getenv('FORCE_CUDA', '0') == '1':");
+  EXPECT_NE(named.find("CPU-only variant"), std::string::npos) << named;
+  EXPECT_NE(named.find("its setup.py reads FORCE_CUDA: build with --env FORCE_CUDA=1"), std::string::npos) << named;
+  auto unknown = cpu_only_build_hint("");
+  EXPECT_NE(unknown.find("find the switch in its setup.py"), std::string::npos) << unknown;
+  EXPECT_EQ(unknown.find("its setup.py reads"), std::string::npos) << unknown;
+}
