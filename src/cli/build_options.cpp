@@ -4,7 +4,9 @@ namespace archbuild {
 
 void BuildOptions::declare(CLI::App& app) {
   app.add_option("what", what, "RECIPE | PATH (a git repository) | URL | pypi:NAME==VERSION (an sdist)")->required();
-  app.add_option("--arch", arch, "Arch spec: native, official, 9.0, \"8.0;9.0+PTX\", ...")->required();
+  app.add_option("--arch", arch,
+                 "Arch spec: native, official, 9.0, \"8.0;9.0+PTX\", ... (an extension build without it takes the "
+                 "arch list of the torch it builds against, from that wheel's build record)");
   app.add_option("--ref", ref, "Tag, branch or commit (default: the recipe's, or the default branch)");
   app.add_option("--recipe", recipe, "Build a PATH or URL with this recipe (default: cpp-extension)");
   app.add_option("--cuda", cuda, "CUDA version to build with (default: the installed one)");

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/user_path.h"
+#include "pipeline/inherited_archs.h"
 #include "process/run_process.h"
 #include "source/pypi_sdist.h"
 
@@ -37,12 +38,19 @@ BuildContext BuildContext::resolve(const BuildRequest& request) {
   BuildContext context{
       request, std::move(settings), HostContext::gather(request.cuda), std::move(book), cache, {}, {}, {}, {}, {}, {},
       {}};
-  context.archs = context.host.resolve(request.arch);
   MirrorCache mirrors(cache.root());
   SdistFetcher sdists(context.settings);  // pypi:NAME==VERSION
   context.target = resolve_source_target(request.what, request.ref, context.book, mirrors, context.settings.offline(),
                                          request.recipe, &sdists);
   context.resolved = context.book.resolve(*context.target.recipe, context.target.ref);
+  if (request.arch.empty()) {
+    auto inherited = inherit_archs(request, *context.target.recipe, cache, context.host.toolchain.key_string(),
+                                   context.settings.python().string());
+    context.archs = context.host.resolve(inherited.spec);
+    context.archs_origin = inherited.origin;
+  } else {
+    context.archs = context.host.resolve(request.arch);
+  }
   try {
     context.host_compiler = detect_host_compiler(context.host.toolchain);
   } catch (const UserError&) {

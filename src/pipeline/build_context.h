@@ -28,6 +28,7 @@ struct BuildContext {
   SourceTarget target;
   ResolvedRecipe resolved;
   ResolvedArchs archs;
+  std::string archs_origin;  // "" when --arch gave them; else whose arch list (inherit_archs)
   std::optional<HostCompiler> host_compiler;
   std::filesystem::path source_dir;  // where the work tree is (or will be)
   std::filesystem::path out_dir;

@@ -16,6 +16,7 @@
 #include "core/json_text.h"
 #include "pipeline/dependency_resolver.h"
 #include "process/run_process.h"
+#include "wheel/build_record.h"
 #include "wheel/wheel_archive.h"
 #include "wheel/wheel_relabel.h"
 
@@ -78,7 +79,17 @@ Finish finish_wheels(const BuildContext& context, const BuildPlan& plan, const C
                                                                                : archs_in_wheel(built.front()));
   std::vector<std::filesystem::path> wheels;
   for (const auto& wheel : built) {
-    auto relabeled = relabel_wheel(wheel, label);
+    // What the wheel was built for travels inside it (.dist-info/archbuild.json).
+    BuildRecord record{context.target.recipe->name,
+                       {},
+                       format_arch_list(context.archs.list, context.target.recipe->dialect),
+                       context.archs.list.canonical(),
+                       context.host.toolchain.key_string(),
+                       key.hash,
+                       parse_key_text(key.text)};
+    if (auto name = WheelName::parse(std::filesystem::path(wheel).filename().string()))
+      record.version = version_with_label(name->version, label);
+    auto relabeled = relabel_wheel(wheel, label, {{BuildRecord::kFileName, json_text(record.to_json()) + "\n"}});
     wheels.push_back(relabeled.path);
     events.stage("label", relabeled.path.filename().string());
   }
@@ -200,7 +211,10 @@ PlannedBuild plan_build(const BuildRequest& request) {
 
 BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events) {
   auto context = BuildContext::resolve(request);
-  events.stage("archs", context.archs.list.canonical() + " (" + context.host.toolchain.describe() + ")");
+  events.stage("archs", context.archs.list.canonical() + " (" + context.host.toolchain.describe() + ")" +
+                            (context.archs_origin.empty()
+                                 ? ""
+                                 : ", the arch list of " + context.archs_origin + "; --arch picks another"));
   for (const auto& note : context.target.notes)
     events.stage("source", note, note.find("uncommitted") != std::string::npos ? Tone::warning : Tone::plain);
   MirrorCache mirrors(context.cache.root(), [&](const FetchProgress& p) {

@@ -40,6 +40,7 @@ DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& 
         events.stage("deps", "no " + name + " wheel for " + arch_list + " in the cache: building it first");
         BuildRequest dependency_request = request;
         dependency_request.what = name;
+        dependency_request.arch = context.archs.list.canonical();  // the same list, even when it was inherited
         dependency_request.ref = dependency_request.recipe = "";
         dependency_request.out.clear();
         dependency_request.patches.clear();

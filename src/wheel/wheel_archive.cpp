@@ -221,12 +221,19 @@ std::string find_dist_info(zip_t* archive) {
   return {};
 }
 
-RecordCheck verify_record(const std::filesystem::path& wheel) {
+void ZipDiscard::operator()(zip_t* archive) const { zip_discard(archive); }
+
+ReadOnlyWheel open_wheel_for_reading(const std::filesystem::path& wheel) {
   int error_code = 0;
-  zip_t* archive = zip_open(wheel.c_str(), ZIP_RDONLY, &error_code);
+  ReadOnlyWheel archive(zip_open(wheel.c_str(), ZIP_RDONLY, &error_code));
   if (!archive)
     fail_bad_input(wheel.string() + " is not a readable wheel (zip error " + std::to_string(error_code) + ")");
-  std::unique_ptr<zip_t, decltype(&zip_discard)> guard(archive, zip_discard);
+  return archive;
+}
+
+RecordCheck verify_record(const std::filesystem::path& wheel) {
+  auto guard = open_wheel_for_reading(wheel);
+  zip_t* archive = guard.get();
   RecordCheck check;
   // What pip and the wheel spec refuse: a file name that is not a wheel's,
   // members that would land outside site-packages, and one name twice (which
@@ -293,11 +300,8 @@ RecordCheck verify_record(const std::filesystem::path& wheel) {
 }
 
 std::vector<std::string> wheel_top_level_names(const std::filesystem::path& wheel) {
-  int error_code = 0;
-  zip_t* archive = zip_open(wheel.c_str(), ZIP_RDONLY, &error_code);
-  if (!archive)
-    fail_bad_input(wheel.string() + " is not a readable wheel (zip error " + std::to_string(error_code) + ")");
-  std::unique_ptr<zip_t, decltype(&zip_discard)> guard(archive, zip_discard);
+  auto guard = open_wheel_for_reading(wheel);
+  zip_t* archive = guard.get();
   std::set<std::string> names;
   for (zip_int64_t i = 0; i < zip_get_num_entries(archive, 0); ++i) {
     std::string name = member_name(archive, i);

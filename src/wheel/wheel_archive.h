@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -69,6 +70,14 @@ constexpr uint64_t kMaxMemberInMemory = 64ull << 20;
 // it is unreadable, not the size it declares, or larger than `max_bytes`.
 std::string read_zip_member(zip_t* archive, int64_t index, const std::string& name,
                             uint64_t max_bytes = kMaxMemberInMemory);
+// A wheel opened read-only, closed (discarded) with its handle; throws
+// UserError(bad_input) "<wheel> is not a readable wheel (zip error N)".
+struct ZipDiscard {
+  void operator()(zip_t* archive) const;
+};
+using ReadOnlyWheel = std::unique_ptr<zip_t, ZipDiscard>;
+ReadOnlyWheel open_wheel_for_reading(const std::filesystem::path& wheel);
+
 // "torch-2.9.1.dist-info" (the directory holding RECORD), or "" when there is none.
 std::string find_dist_info(zip_t* archive);
 

@@ -45,11 +45,16 @@ struct ZipCloser {
 
 }  // namespace
 
-RelabeledWheel relabel_wheel(const std::filesystem::path& wheel, const std::string& label) {
+RelabeledWheel relabel_wheel(const std::filesystem::path& wheel, const std::string& label,
+                             const std::vector<DistInfoFile>& added) {
   auto name = WheelName::parse(wheel.filename().string());
   if (!name) fail_bad_input(wheel.string() + ": not a wheel file name (PEP 427: NAME-VERSION-PYTHON-ABI-PLATFORM.whl)");
   const std::string version = version_with_label(name->version, label);
-  if (version == name->version) return {wheel, version};
+  if (version == name->version && added.empty()) return {wheel, version};
+  for (const auto& file : added)
+    if (file.name.empty() || file.name.find('/') != std::string::npos || file.name == "RECORD" ||
+        file.name == "METADATA")
+      fail_bad_input("cannot add '" + file.name + "' to a wheel's .dist-info");
 
   // Work on a copy so the original stays whole until the new wheel is in place.
   auto new_file = name->name + "-" + escape_component(version) + (name->build.empty() ? "" : "-" + name->build) + "-" +
@@ -104,17 +109,26 @@ RelabeledWheel relabel_wheel(const std::filesystem::path& wheel, const std::stri
     auto record_index = zip_name_locate(archive.get(), record_name.c_str(), 0);
     std::istringstream record_in(read_zip_member(archive.get(), record_index, record_name));
     std::string record;
+    auto is_added = [&](const std::string& path) {
+      for (const auto& file : added)
+        if (path == old_dist_info + "/" + file.name) return true;
+      return false;
+    };
     while (std::getline(record_in, line)) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (line.empty()) continue;
       auto fields = record_row(line);
       if (fields.size() != 3) fail_bad_input(wheel.string() + ": RECORD line is not path,hash,size: " + line);
-      if (fields[0] == record_name) continue;
+      if (fields[0] == record_name || is_added(fields[0])) continue;
       if (fields[0] == metadata_name)
         fields = {metadata_name, "sha256=" + record_digest(metadata), std::to_string(metadata.size())};
       fields[0] = renamed(fields[0]);
       record += record_row_text(fields) + "\n";
     }
+    for (const auto& file : added)
+      record += record_row_text({renamed(old_dist_info + "/" + file.name), "sha256=" + record_digest(file.content),
+                                 std::to_string(file.content.size())}) +
+                "\n";
     record += renamed(record_name) + ",,\n";
 
     // Sources handed to libzip must outlive zip_close: keep the strings here.
@@ -127,6 +141,19 @@ RelabeledWheel relabel_wheel(const std::filesystem::path& wheel, const std::stri
     };
     replace(metadata_index, metadata);
     replace(record_index, record);
+    for (const auto& file : added) {
+      const auto old_path = old_dist_info + "/" + file.name;
+      auto existing = zip_name_locate(archive.get(), old_path.c_str(), 0);
+      if (existing >= 0) {
+        replace(existing, file.content);
+        continue;
+      }
+      zip_source_t* source = zip_source_buffer(archive.get(), file.content.data(), file.content.size(), 0);
+      if (!source || zip_file_add(archive.get(), old_path.c_str(), source, ZIP_FL_ENC_UTF_8) < 0) {
+        if (source) zip_source_free(source);
+        fail_environment("cannot add " + old_path + " to " + wheel.string() + ": " + zip_strerror(archive.get()));
+      }
+    }
     for (zip_int64_t i = 0; i < zip_get_num_entries(archive.get(), 0); ++i) {
       std::string path = zip_get_name(archive.get(), i, 0);
       auto new_path = renamed(path);

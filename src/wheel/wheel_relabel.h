@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "arch/arch_target.h"
 #include "toolchain/cuda_version.h"
@@ -23,12 +24,21 @@ struct RelabeledWheel {
   std::string version;         // "2.9.1+cu130.sm90"
 };
 
+// A file archbuild adds to the wheel's .dist-info ("archbuild.json").
+struct DistInfoFile {
+  std::string name;  // a plain file name, no directory
+  std::string content;
+};
+
 // Rewrites `wheel` to carry `label`: the file name, the .dist-info and .data
 // directory names, METADATA's Version and RECORD (paths and METADATA's hash)
-// change; every other member is copied as stored (no recompression). The new
-// wheel is written to a temporary file and renamed into place; the old file
-// is removed only after that. Relabeling to the label a wheel already has is
-// a no-op. Throws UserError(bad_input) naming the wheel and what is wrong.
-RelabeledWheel relabel_wheel(const std::filesystem::path& wheel, const std::string& label);
+// change, and `added` files go into the .dist-info (replacing any of that
+// name) with their RECORD rows; every other member is copied as stored (no
+// recompression). The new wheel is written to a temporary file and renamed
+// into place; the old file is removed only after that. Relabeling to the
+// label a wheel already has, with nothing to add, is a no-op. Throws
+// UserError(bad_input) naming the wheel and what is wrong.
+RelabeledWheel relabel_wheel(const std::filesystem::path& wheel, const std::string& label,
+                             const std::vector<DistInfoFile>& added = {});
 
 }  // namespace archbuild

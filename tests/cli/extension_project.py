@@ -231,3 +231,123 @@ def make_downloading_repo(root):
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "downloads unless forced")
     return repo
+
+
+DUAL_SETUP_PY = '''\
+"""PyG's layout: each op library is built twice, `_twice_cpu` (C++ only) and
+`_twice_cuda` (C++ and CUDA), and both register the same operator with
+TORCH_LIBRARY; dualops/__init__.py loads exactly one of them."""
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension
+
+setup(name="dualops", version="0.1.0", packages=["dualops"],
+      ext_modules=[CppExtension("dualops._twice_cpu", ["csrc/twice.cpp"]),
+                   CUDAExtension("dualops._twice_cuda", ["csrc/twice.cpp", "csrc/twice_cuda.cu"],
+                                 define_macros=[("WITH_CUDA", None)])],
+      cmdclass={"build_ext": BuildExtension.with_options(use_ninja=False)})
+'''
+
+DUAL_INIT_PY = '''\
+"""Loads the CUDA build of the op library when torch sees a GPU, the CPU
+build otherwise, never both: a second TORCH_LIBRARY(dualops) aborts."""
+import importlib.machinery
+import os
+
+import torch
+
+_variant = "cuda" if torch.cuda.is_available() else "cpu"
+_spec = importlib.machinery.PathFinder().find_spec(f"_twice_{_variant}", [os.path.dirname(__file__)])
+torch.ops.load_library(_spec.origin)
+
+
+def twice(x):
+    return torch.ops.dualops.twice(x)
+
+
+def archbuild_kernel_test(device):
+    x = torch.arange(1024, dtype=torch.float32, device=device)
+    torch.testing.assert_close(twice(x).cpu(), 2 * x.cpu())
+'''
+
+DUAL_TWICE_CPP = '''\
+#include <torch/library.h>
+#include <ATen/ATen.h>
+
+at::Tensor twice_cpu(const at::Tensor& x) { return x * 2; }
+#ifdef WITH_CUDA
+at::Tensor twice_cuda(const at::Tensor& x);
+#endif
+
+TORCH_LIBRARY(dualops, m) { m.def("twice(Tensor x) -> Tensor"); }
+TORCH_LIBRARY_IMPL(dualops, CPU, m) { m.impl("twice", &twice_cpu); }
+#ifdef WITH_CUDA
+TORCH_LIBRARY_IMPL(dualops, CUDA, m) { m.impl("twice", &twice_cuda); }
+#endif
+'''
+
+DUAL_TWICE_CU = '''\
+#include <ATen/ATen.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAStream.h>
+
+__global__ void twice_kernel(const float* x, float* y, int64_t n) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n) y[i] = 2.f * x[i];
+}
+
+at::Tensor twice_cuda(const at::Tensor& x) {
+  TORCH_CHECK(x.scalar_type() == at::kFloat, "dualops.twice: float32 only");
+  auto input = x.contiguous();
+  auto y = at::empty_like(input);
+  const int64_t n = input.numel();
+  if (n == 0) return y;
+  twice_kernel<<<(n + 255) / 256, 256, 0, c10::cuda::getCurrentCUDAStream()>>>(input.data_ptr<float>(),
+                                                                               y.data_ptr<float>(), n);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return y;
+}
+'''
+
+DUAL_TEST_OK = '''\
+import pytest
+import torch
+
+import dualops
+
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("size", [1, 255, 256, 4097])
+def test_twice(device, size):
+    x = torch.randn(size, device=device)
+    torch.testing.assert_close(dualops.twice(x), 2 * x)
+'''
+
+DUAL_TEST_BROKEN = '''\
+import torch
+
+import dualops
+
+
+def test_twice_of_a_large_tensor_is_exact():
+    # wrong on purpose: a test that fails whatever the wheel holds
+    x = torch.ones(1 << 20, device="cuda")
+    assert dualops.twice(x).sum().item() == 3 * x.numel()
+'''
+
+
+def make_dual_library_repo(root):
+    """A torch extension with a CPU and a CUDA build of one op library
+    (tests/test_twice.py passes; tests/test_broken.py fails on purpose)."""
+    repo = pathlib.Path(root) / "dualops"
+    files = {"setup.py": DUAL_SETUP_PY, "dualops/__init__.py": DUAL_INIT_PY, "csrc/twice.cpp": DUAL_TWICE_CPP,
+             "csrc/twice_cuda.cu": DUAL_TWICE_CU, "tests/test_twice.py": DUAL_TEST_OK,
+             "tests/test_broken.py": DUAL_TEST_BROKEN}
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "one op library, a CPU and a CUDA build")
+    return repo

@@ -4,10 +4,13 @@ first when the cache has none. Here: a `consumer` project whose setup.py
 imports the fixture package from its build environment and ships a copy of
 the fixture's CUDA library."""
 import json
+import shutil
+import subprocess
 import unittest
+import zipfile
 
 from fixture_project import add_consumer_recipe, data_dir_with_recipe, make_cuda_project
-from harness import SYSTEM_NVCC, run, scratch_dir
+from harness import SYSTEM_NVCC, run, scratch_dir, torch_build_python
 
 
 
@@ -48,6 +51,50 @@ class Dependencies(unittest.TestCase):
         self.assertEqual(other.returncode, 0, other.stderr[-3000:])
         self.assertNotIn("building it first", other.stderr)
         self.assertIn("fixture-1.0+cu130.sm90-py3-none-linux_x86_64.whl", other.stderr)
+
+    def test_without_arch_an_extension_takes_its_dependencys_list(self):
+        # every wheel carries .dist-info/archbuild.json: its arch list, toolkit and key
+        cache = self.root / "cache-inherit"
+        common = ["--cache-dir", str(cache), "--json"]
+        result = run("fixture", "--arch", "8.6", *common, env=self.env)
+        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        fixture_86 = shutil.copy(json.loads(result.stdout)["wheels"][0]["path"], self.root)  # the build dir is reused
+        with zipfile.ZipFile(fixture_86) as archive:
+            record = json.loads(archive.read("fixture-1.0+cu130.sm86.dist-info/archbuild.json"))
+        self.assertEqual((record["recipe"], record["arch_list"], record["targets"], record["version"]),
+                         ("fixture", "8.6", "8.6", "1.0+cu130.sm86"))
+        self.assertEqual(record["key"], json.loads(result.stdout)["key"])
+        self.assertEqual(record["key_inputs"]["arch_list"], "8.6")
+        self.assertEqual(run("inspect", fixture_86, env=self.env).returncode, 0)
+        # the cache's only fixture gives the list
+        result = run("consumer", "--cache-dir", str(cache), env=self.env)
+        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        self.assertIn("archs       8.6 (CUDA 13.0", result.stderr)
+        self.assertIn("the arch list of fixture 1.0+cu130.sm86 (the cache's only fixture); --arch picks another",
+                      result.stderr)
+        self.assertIn("consumer-1.0+cu130.sm86-", result.stderr)
+        # two lists in the cache: which one is not guessed
+        self.assertEqual(run("fixture", "--arch", "9.0", *common, env=self.env).returncode, 0)
+        result = run("consumer", "--cache-dir", str(cache), env=self.env)
+        self.assertEqual(result.returncode, 2, result.stderr[-3000:])
+        self.assertIn("the cache holds fixture for several arch lists: 8.6 (1.0+cu130.sm86), 9.0 (1.0+cu130.sm90); "
+                      "pass --arch to pick one", result.stderr)
+        # an installed copy (real pip) keeps the record: a venv that also sees torch's
+        venv = self.root / "venv-inherit"
+        subprocess.run([str(torch_build_python()), "-m", "venv", str(venv)], check=True)
+        (site,) = venv.glob("lib/python3*/site-packages")
+        (torch_site,) = torch_build_python().parent.parent.glob("lib/python3*/site-packages")
+        (site / "torch-venv.pth").write_text(f"{torch_site}\n")
+        subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
+                        fixture_86], check=True)
+        result = run("consumer", "--use-installed-torch", "--python", str(venv / "bin" / "python"), "--out",
+                     str(self.root / "out-installed"), "--cache-dir", str(cache), env=self.env)
+        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        self.assertIn(f"the arch list of fixture 1.0+cu130.sm86 (installed for {venv}/bin/python)", result.stderr)
+        # a recipe that builds against nothing still needs --arch
+        result = run("fixture", "--cache-dir", str(cache), env=self.env)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("--arch is required: recipe fixture builds against no torch", result.stderr)
 
     def test_a_failing_dependency_build_says_why_and_the_way_out(self):
         # the dependency's repository cannot be reached (as PyTorch's on an offline machine)

@@ -4,13 +4,16 @@ real torch 2.11.0+cu130 from PyPI, compile-only here; the wheel holds exactly
 the asked archs, the report says the device check was skipped, and the
 second invocation is a cache hit."""
 import json
+import os
 import pathlib
+import signal
+import subprocess
 import time
 import unittest
 import zipfile
 
-from extension_project import (make_downloading_repo, make_extension_repo, make_multi_extension_repo,
-                               make_nvcc_setuptools_repo)
+from extension_project import (make_downloading_repo, make_dual_library_repo, make_extension_repo,
+                               make_multi_extension_repo, make_nvcc_setuptools_repo)
 from harness import SYSTEM_NVCC, run, scratch_dir, torch_build_python, torch_wheel
 
 
@@ -165,6 +168,32 @@ class Extension(unittest.TestCase):
         self.assertTrue(report["plan"]["network"].startswith("off"), report["plan"]["network"])
         _, sass, _ = self.library_archs(report["wheels"][0]["path"])
         self.assertEqual(sorted(sass), ["sm_90"])
+
+    def test_a_cpu_and_a_cuda_build_of_one_op_library(self):
+        # PyG's layout: both libraries register the operator, so a process may
+        # load only one (the GPU suite checks that validation imports it that way)
+        repo = make_dual_library_repo(self.root)
+        result = run("build", str(repo), "--cache-dir", str(self.cache), "--python", self.python, "--json",
+                     "--arch", "9.0", "--use-installed-torch", env=self.env, timeout=900)
+        self.assertEqual(result.returncode, 0, result.stderr[-4000:])
+        wheel = json.loads(result.stdout)["wheels"][0]["path"]
+        inventory = json.loads(run("inspect", "--json", wheel).stdout)["files"]
+        self.assertEqual([(e["path"].split("!")[-1].split(".")[0], sorted(e["sass"])) for e in inventory],
+                         [("dualops/_twice_cuda", ["sm_90"])])
+        site = self.root / "dualops-site"
+        with zipfile.ZipFile(wheel) as archive:
+            archive.extractall(site)
+            self.assertEqual(sorted(n.split(".")[0] for n in archive.namelist() if n.endswith(".so")),
+                             ["dualops/_twice_cpu", "dualops/_twice_cuda"])
+        env = dict(os.environ, PYTHONPATH=str(site))
+        used = subprocess.run([self.python, "-c", "import dualops, torch; print(dualops._variant, "
+                               "dualops.twice(torch.ones(3)).tolist())"], capture_output=True, text=True, env=env)
+        self.assertEqual(used.stdout.strip(), "cpu [2.0, 2.0, 2.0]", used.stderr[-2000:])
+        both = subprocess.run([self.python, "-c", "import dualops, torch, pathlib; torch.ops.load_library("
+                               "next(pathlib.Path(dualops.__file__).parent.glob('_twice_cuda*.so')))"],
+                              capture_output=True, text=True, env=env)
+        self.assertEqual(both.returncode, -signal.SIGABRT, both.stderr[-2000:])
+        self.assertIn("Only a single TORCH_LIBRARY can be used to register the namespace dualops", both.stderr)
 
     def test_bad_dependency_options(self):
         missing = run("build", str(self.repo), "--arch", "9.0", "--cache-dir", str(self.cache), "--python", self.python,

@@ -287,6 +287,39 @@ class DeviceValidation(unittest.TestCase):
         self.assertTrue(report["published"])
         self.assertEqual(report["local_version_label"], "cu130.sm" + self.cc.replace(".", ""))
 
+    def test_dual_library_package_and_its_project_tests(self):
+        # PyG's layout (a CPU and a CUDA build of one op library, both
+        # registering the operator): validation imports the package the way
+        # its users do, the project's own pytest suite runs on the GPU, and a
+        # failing test keeps the wheel out of the store unless the budget allows it
+        from extension_project import make_dual_library_repo
+        repo = make_dual_library_repo(self.work)
+        result = self.build(str(repo), "native", "--use-installed-torch", "--test", "pytest tests -q")
+        self.assertEqual(result.returncode, 1, result.stderr[-3000:])
+        report = json.loads(result.stdout)
+        validation, checks = self.checks(report)
+        print(f"\n  dualops --arch native: build {report['build']['seconds']:.1f} s")
+        for check in validation["device"]["checks"]:
+            print(f"    {'ok  ' if check['ok'] else 'FAIL'} {check['name']}: {check['detail']} [{check['seconds']:.1f} s]")
+        self.assertIn("kernel test passed: archbuild_kernel_test of dualops", checks["kernel test"]["detail"])
+        tests = validation["device"]["project_tests"]
+        self.assertEqual((tests["passed"], tests["failed"]), (8, 1), tests)
+        (failure,) = tests["failures"]
+        self.assertEqual((failure["kind"], failure["test"].split("::")[-1]),
+                         ("test", "test_twice_of_a_large_tensor_is_exact"), failure)
+        self.assertFalse(report["published"])
+        self.assertTrue(list(pathlib.Path(report["quarantine"]).glob("wheels/dualops-*.whl")))
+        # the same wheel with a budget of one failed test: published, the failure still listed
+        result = self.build(str(repo), "native", "--use-installed-torch", "--test", "pytest tests -q",
+                            "--max-failed-tests", "1")
+        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        report = json.loads(result.stdout)
+        validation, _ = self.checks(report)
+        tests = validation["device"]["project_tests"]
+        self.assertEqual((tests["passed"], tests["failed"], tests["max_failed_tests"]), (8, 1, 1), tests)
+        self.assertTrue(report["published"])
+        print(f"  with --max-failed-tests 1: published, build {report['build']['seconds']:.1f} s (the tree reused)")
+
 
 if __name__ == "__main__":
     probe = subprocess.run([BIN, "detect", "--json"], capture_output=True, text=True,

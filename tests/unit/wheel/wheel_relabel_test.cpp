@@ -3,9 +3,13 @@
 #include <initializer_list>
 
 #include <gtest/gtest.h>
+#include <zip.h>
 
 #include "arch/arch_target.h"
+#include "test_support.h"
 #include "toolchain/cuda_version.h"
+#include "wheel/build_record.h"
+#include "wheel/wheel_archive.h"
 
 using namespace archbuild;
 
@@ -33,4 +37,61 @@ TEST(LocalVersionLabel, AppendsToAnExistingLocalPartOnce) {
   EXPECT_EQ(version_with_label("2.9.0a0+git1a2b3c", "cu130.sm90"), "2.9.0a0+git1a2b3c.cu130.sm90");
   EXPECT_EQ(version_with_label("2.9.1+cu130.sm90", "cu130.sm90"), "2.9.1+cu130.sm90");
   EXPECT_EQ(version_with_label("2.9.0a0+git1.cu130.sm90", "cu130.sm90"), "2.9.0a0+git1.cu130.sm90");
+}
+
+namespace {
+// A minimal real wheel written with libzip, its RECORD correct.
+std::filesystem::path write_wheel(const std::filesystem::path& dir) {
+  const std::vector<std::pair<std::string, std::string>> members = {
+      {"pkg/__init__.py", "X = 1\n"},
+      {"pkg-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n"},
+      {"pkg-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: py3-none-linux_x86_64\n"}};
+  std::string record;
+  for (const auto& [name, data] : members)
+    record += name + ",sha256=" + record_digest(data) + "," + std::to_string(data.size()) + "\n";
+  record += "pkg-1.0.dist-info/RECORD,,\n";
+  auto path = dir / "pkg-1.0-py3-none-linux_x86_64.whl";
+  int error = 0;
+  zip_t* archive = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error);
+  auto add = [&](const std::string& name, const std::string& data) {
+    zip_file_add(archive, name.c_str(), zip_source_buffer(archive, data.data(), data.size(), 0), 0);
+  };
+  for (const auto& [name, data] : members) add(name, data);
+  add("pkg-1.0.dist-info/RECORD", record);
+  EXPECT_EQ(zip_close(archive), 0);
+  return path;
+}
+}  // namespace
+
+TEST(RelabelWheel, AddsTheBuildRecordToTheDistInfoWithItsRecordRow) {
+  TempDir dir;
+  auto wheel = write_wheel(dir.path);
+  BuildRecord record{"pkg", "1.0+cu130.sm90", "9.0", "9.0", "13.0.88", "abc123", {{"arch_list", "9.0"}}};
+  auto relabeled = relabel_wheel(wheel, "cu130.sm90", {{BuildRecord::kFileName, record.to_json().dump()}});
+  EXPECT_EQ(relabeled.path.filename(), "pkg-1.0+cu130.sm90-py3-none-linux_x86_64.whl");
+  EXPECT_FALSE(std::filesystem::exists(wheel));
+  auto check = verify_record(relabeled.path);
+  EXPECT_TRUE(check.ok()) << (check.errors.empty() ? "" : check.errors.front());
+  EXPECT_EQ(check.files_checked, 4u);  // three members and the record
+  auto read = read_build_record(relabeled.path);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->arch_list, "9.0");
+  EXPECT_EQ(read->key_inputs.at("arch_list"), "9.0");
+  // the same label again with a new record: the file is replaced, not added twice
+  record.arch_list = "8.0";
+  auto again = relabel_wheel(relabeled.path, "cu130.sm90", {{BuildRecord::kFileName, record.to_json().dump()}});
+  EXPECT_EQ(again.path, relabeled.path);
+  check = verify_record(again.path);
+  EXPECT_TRUE(check.ok()) << (check.errors.empty() ? "" : check.errors.front());
+  EXPECT_EQ(check.files_checked, 4u);
+  EXPECT_EQ(read_build_record(again.path)->arch_list, "8.0");
+  // a wheel archbuild did not build has none
+  EXPECT_FALSE(read_build_record(write_wheel(dir.path)));
+  EXPECT_THROW(relabel_wheel(again.path, "cu130.sm90", {{"../escape", "x"}}), UserError);
+}
+
+TEST(BuildRecord, RefusesJsonThatIsNotARecord) {
+  EXPECT_THROW(BuildRecord::from_json(nlohmann::json::parse(R"({"format": 2})"), "x"), UserError);
+  EXPECT_THROW(BuildRecord::from_json(nlohmann::json::parse(R"({"format": 1, "recipe": 3})"), "x"), UserError);
+  EXPECT_THROW(BuildRecord::from_json(nlohmann::json::array(), "x"), UserError);
 }
