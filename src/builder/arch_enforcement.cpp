@@ -53,7 +53,9 @@ std::vector<std::string> enforce_nvcc_command(const std::vector<std::string>& co
     if (prepend) ::setenv("NVCC_PREPEND_FLAGS", prepended.rest.c_str(), 1);
     if (append) ::setenv("NVCC_APPEND_FLAGS", appended.rest.c_str(), 1);
   }
-  if (const char* log = std::getenv(kNvccLogVariable); log && *log) {
+  // Calls that compile nothing (--version, -M, CMake's compiler checks) are not counted.
+  const bool compiles_nothing = rewrite.kind == NvccRewrite::Kind::untouched && rewrite.before.empty();
+  if (const char* log = std::getenv(kNvccLogVariable); log && *log && !compiles_nothing) {
     const char* kind = rewrite.kind == NvccRewrite::Kind::rewritten         ? "rewritten"
                        : rewrite.kind == NvccRewrite::Kind::left_as_written ? "left"
                                                                             : "untouched";

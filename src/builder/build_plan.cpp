@@ -159,6 +159,15 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
     plan.env[kNvccTargetsVariable] = nvcc_targets_text;
     plan.env[kNvccLogVariable] = plan.nvcc_log.string();
     plan.env["CUDAARCHS"] = cmake_cuda_architectures(in.archs);  // CMake's default CMAKE_CUDA_ARCHITECTURES
+    // CMake runs its device-link step (separable compilation) without the
+    // compiler launcher: its CUDA compiler itself is a launcher toolkit's
+    // nvcc, which lets a call already launched pass (kStepLaunchedVariable).
+    if (in.toolchain->installed) {
+      const auto nvcc = launcher_toolkit_dir(in.cache_dir, "", in.toolchain->installed->root, facts.self_executable) /
+                        "bin" / "nvcc";
+      plan.env["CUDACXX"] = plan.env["CMAKE_CUDA_COMPILER"] = nvcc.string();
+      plan.env[kRealNvccVariable] = in.toolchain->installed->nvcc.string();
+    }
   }
 
   // A changed arch list (or toolkit, or host compiler) is silently ignored by

@@ -32,6 +32,12 @@ int run_step_launcher(int argc, char** argv) {
       return 2;
     }
   }
+  if (std::getenv(kStepLaunchedVariable)) {
+    ::execvp(argv[2], argv + 2);
+    std::fprintf(stderr, "archbuild _launch: cannot run %s: %s\n", argv[2], std::strerror(errno));
+    return 127;
+  }
+  ::setenv(kStepLaunchedVariable, "1", 1);
   const char* output = "";
   for (int i = 2; i + 1 < argc; ++i)
     if (std::strcmp(argv[i], "-o") == 0) output = argv[i + 1];
@@ -53,22 +59,26 @@ int run_step_launcher(int argc, char** argv) {
       ::close(fd);
     }
   }
+  std::vector<std::string> command(argv + 2, argv + argc);
+  // CMake's compiler is the launcher toolkit's nvcc (for its device link);
+  // a compile launched here runs the real one, so that ccache hashes the real
+  // compiler, as on another builder.
+  const char* shim = std::getenv("CUDACXX");
+  const char* real = std::getenv(kRealNvccVariable);
+  for (auto& word : command)
+    if (shim && real && *real && word == shim) word = real;
   // An nvcc call (behind ccache, say) builds exactly the asked targets.
-  if (std::getenv(kNvccTargetsVariable) && !std::strstr(output, "cmTC_")) {
-    std::vector<std::string> command(argv + 2, argv + argc);
-    for (size_t i = 0; i < command.size(); ++i) {
-      if (std::filesystem::path(command[i]).filename() != "nvcc") continue;
-      command = enforce_nvcc_command(command, i);
-      std::vector<char*> words;
-      for (auto& word : command) words.push_back(word.data());
-      words.push_back(nullptr);
-      ::execvp(words[0], words.data());
-      std::fprintf(stderr, "archbuild _launch: cannot run %s: %s\n", words[0], std::strerror(errno));
-      return 127;
-    }
-  }
-  ::execvp(argv[2], argv + 2);
-  std::fprintf(stderr, "archbuild _launch: cannot run %s: %s\n", argv[2], std::strerror(errno));
+  if (std::getenv(kNvccTargetsVariable) && !std::strstr(output, "cmTC_"))
+    for (size_t i = 0; i < command.size(); ++i)
+      if (std::filesystem::path(command[i]).filename() == "nvcc") {
+        command = enforce_nvcc_command(command, i);
+        break;
+      }
+  std::vector<char*> words;
+  for (auto& word : command) words.push_back(word.data());
+  words.push_back(nullptr);
+  ::execvp(words[0], words.data());
+  std::fprintf(stderr, "archbuild _launch: cannot run %s: %s\n", words[0], std::strerror(errno));
   return 127;
 }
 

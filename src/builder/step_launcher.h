@@ -14,5 +14,11 @@ namespace archbuild {
 int run_step_launcher(int argc, char** argv);
 
 constexpr const char* kStepLauncherCommand = "_launch";
+// Set for the command a step launcher runs: a launcher started under another
+// (CMake's launcher runs the compiler, which is itself a launcher toolkit's
+// nvcc) runs its command as it is, so each call is logged and rewritten once.
+constexpr const char* kStepLaunchedVariable = "ARCHBUILD_STEP_LAUNCHED";
+// The toolkit's own nvcc, when CUDACXX names a launcher toolkit's.
+constexpr const char* kRealNvccVariable = "ARCHBUILD_REAL_NVCC";
 
 }  // namespace archbuild

@@ -62,6 +62,11 @@ void prepare_launcher_shims(const BuildContext& context, const BuildPlan& plan) 
     ensure_launcher_toolkit(dir, plan.self_executable,
                             launcher.empty() ? std::filesystem::path() : *find_on_path(launcher), toolkit->root);
   }
+  // CMake's compiler (CUDACXX): every nvcc call, the device link included,
+  // through the step launcher; no compiler launcher (CMake adds its own).
+  if (toolkit && plan.enforce_archs)
+    ensure_launcher_toolkit(launcher_toolkit_dir(context.cache.root(), "", toolkit->root, plan.self_executable),
+                            plan.self_executable, {}, toolkit->root);
 }
 
 enum class Finish { published, invalid, untestable_here, interrupted };

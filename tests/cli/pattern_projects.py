@@ -3,11 +3,12 @@ extensions that do not simply honour TORCH_CUDA_ARCH_LIST:
 
 - `arch-flag`: setup.py compiles with a hardcoded `-arch=sm_80`;
 - `cmake-fixed`: setup.py drives CMake, whose CMakeLists fixes the target's
-  CUDA_ARCHITECTURES (75;80) whatever CUDAARCHS says;
+  CUDA_ARCHITECTURES (75;80) whatever CUDAARCHS says, with separable
+  compilation (two units and CMake's device-link step);
 - `cpu-only`: setup.py builds its CUDA code only when it sees a GPU or
   FORCE_CUDA=1, as PyG-style packages do.
 
-Each builds a wheel with setuptools (no torch needed), one `.cu` file."""
+Each builds a wheel with setuptools (no torch needed)."""
 import pathlib
 
 from gitrepos import git
@@ -88,10 +89,24 @@ setup(name="cmake-demo", version="0.1.0", ext_modules=[Extension("cmake_demo_ker
 CMAKELISTS = '''\
 cmake_minimum_required(VERSION 3.18)
 project(cmake_demo LANGUAGES CUDA)
-add_library(cmake_demo_kernels SHARED kernel.cu)
+add_library(cmake_demo_kernels SHARED kernel_rdc.cu helper.cu)
 # Fixed by the project: CUDAARCHS and CMAKE_CUDA_ARCHITECTURES do not reach it.
-set_target_properties(cmake_demo_kernels PROPERTIES CUDA_ARCHITECTURES "75;80" PREFIX "lib")
+# Separable compilation: CMake adds a device-link step, run without the
+# compiler launcher.
+set_target_properties(cmake_demo_kernels PROPERTIES CUDA_ARCHITECTURES "75;80" CUDA_SEPARABLE_COMPILATION ON
+                      PREFIX "lib")
 '''
+
+KERNEL_RDC_CU = '''\
+extern __device__ float helper_add_one(float v);  // in helper.cu: needs the device link
+__global__ void add_one(float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = helper_add_one(x[i]);
+}
+extern "C" void launch_add_one(float* x, int n) { add_one<<<(n + 255) / 256, 256>>>(x, n); }
+'''
+
+HELPER_CU = "__device__ float helper_add_one(float v) { return v + 1.0f; }\n"
 
 PATTERNS = {
     "arch-flag": {
@@ -100,7 +115,8 @@ PATTERNS = {
         "module.c": MODULE_C.replace("NAME", "arch_flag_demo"),
         "kernel.cu": KERNEL_CU,
     },
-    "cmake-fixed": {"setup.py": CMAKE_SETUP_PY, "CMakeLists.txt": CMAKELISTS, "kernel.cu": KERNEL_CU},
+    "cmake-fixed": {"setup.py": CMAKE_SETUP_PY, "CMakeLists.txt": CMAKELISTS, "kernel_rdc.cu": KERNEL_RDC_CU,
+                    "helper.cu": HELPER_CU},
     "cpu-only": {
         # what PyG-style setup.py files do: CUDA when torch sees a GPU, or when forced
         "setup.py": NVCC_SETUP_PY.format(
