@@ -34,7 +34,10 @@ results="[]"
 for project in "${projects[@]}"; do
   name=$(basename "$project")
   for mode in enforced kept; do
-    flags=(--arch native --use-installed-torch --python "$python" --cache-dir "$work/cache-$mode" --out "$work/out-$name-$mode"
+    # a recipe that builds against no torch (bitsandbytes) takes no --use-installed-torch
+    torch=(--use-installed-torch)
+    grep -qs '^depends_on = \[\]' "recipes/$name.toml" && torch=()
+    flags=(--arch native "${torch[@]}" --python "$python" --cache-dir "$work/cache-$mode" --out "$work/out-$name-$mode"
            --mirror "https://github.com/=file://$PWD/.fetched/" --json)
     [[ $mode == kept ]] && flags+=(--keep-project-archs)
     start=$(date +%s.%N)
