@@ -55,6 +55,11 @@ extern "C" int launch_twice() {
 """
 
 
+def print_checks(validation):
+    for check in validation["device"]["checks"]:
+        print(f"    {'ok  ' if check['ok'] else 'FAIL'} {check['name']}: {check['detail']} [{check['seconds']:.1f} s]")
+
+
 def launch_in_child(library, env_extra=None):
     """Loads the library in a fresh process and returns the launch status."""
     code = f"import ctypes,sys; sys.exit(ctypes.CDLL({str(library)!r}).launch_twice())"
@@ -217,8 +222,7 @@ class DeviceValidation(unittest.TestCase):
             report = json.loads(result.stdout)
             validation, checks = self.checks(report)
             print(f"\n  fixture --arch {arch}: {report['validation_scope']}")
-            for check in validation["device"]["checks"]:
-                print(f"    {'ok  ' if check['ok'] else 'FAIL'} {check['name']}: {check['detail']} [{check['seconds']:.1f} s]")
+            print_checks(validation)
             self.assertTrue(validation["device"]["ran"])
             self.assertTrue(validation["device"]["ok"], validation["device"])
             self.assertEqual(report["validation_scope"], "static + device")
@@ -278,8 +282,7 @@ class DeviceValidation(unittest.TestCase):
         report = json.loads(result.stdout)
         validation, checks = self.checks(report)
         print(f"\n  torch extension --arch native: build {report['build']['seconds']:.1f} s, {report['validation_scope']}")
-        for check in validation["device"]["checks"]:
-            print(f"    {'ok  ' if check['ok'] else 'FAIL'} {check['name']}: {check['detail']} [{check['seconds']:.1f} s]")
+        print_checks(validation)
         self.assertTrue(validation["device"]["ok"], validation["device"])
         self.assertIn("kernel test passed", checks["kernel test"]["detail"])
         log = pathlib.Path(checks["kernel test"]["log"]).read_text()
@@ -299,8 +302,7 @@ class DeviceValidation(unittest.TestCase):
         report = json.loads(result.stdout)
         validation, checks = self.checks(report)
         print(f"\n  dualops --arch native: build {report['build']['seconds']:.1f} s")
-        for check in validation["device"]["checks"]:
-            print(f"    {'ok  ' if check['ok'] else 'FAIL'} {check['name']}: {check['detail']} [{check['seconds']:.1f} s]")
+        print_checks(validation)
         self.assertIn("kernel test passed: archbuild_kernel_test of dualops", checks["kernel test"]["detail"])
         tests = validation["device"]["project_tests"]
         self.assertEqual((tests["passed"], tests["failed"]), (8, 1), tests)
