@@ -27,6 +27,27 @@ std::string substitute(std::string word, const PlanInputs& in, const PlanFacts& 
   return word;
 }
 
+// {ref_version} ("2.9.1" for v2.9.1) and {version:NAME} (the public version
+// of the dependency NAME built against: {version:torch} is "2.9.1"):
+// nullopt when a value is not known (a branch ref, a plan before the
+// dependencies), and then the variable is not set at all.
+std::optional<std::string> substitute_versions(std::string value, const PlanInputs& in) {
+  if (value.find("{ref_version}") != std::string::npos) {
+    if (!in.resolved.version) return std::nullopt;
+    std::vector<std::string> parts;
+    for (int part : *in.resolved.version) parts.push_back(std::to_string(part));
+    for (size_t at; (at = value.find("{ref_version}")) != std::string::npos;) value.replace(at, 13, join(parts, "."));
+  }
+  for (size_t at; (at = value.find("{version:")) != std::string::npos;) {
+    auto close = value.find('}', at);
+    if (close == std::string::npos) break;
+    auto it = in.dependency_versions.find(value.substr(at + 9, close - at - 9));
+    if (it == in.dependency_versions.end()) return std::nullopt;
+    value.replace(at, close - at + 1, it->second.substr(0, it->second.find('+')));
+  }
+  return value;
+}
+
 }  // namespace
 
 bool runs_parallel_frontend(const BuildStep& build, const std::map<std::string, std::string>& extra_env) {
@@ -97,7 +118,24 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
   plan.jobs = plan_jobs(job_inputs);
 
   for (const auto& word : in.resolved.build->command) plan.argv.push_back(substitute(word, in, facts, plan.wheel_dir));
-  for (const auto& [key, value] : in.resolved.build->env) plan.env[key] = substitute(value, in, facts, plan.wheel_dir);
+  // The recipe's environment: [build.env], then the [[env]] rows for this
+  // ref and toolkit in file order (later rows win), placeholders substituted.
+  std::map<std::string, std::string> recipe_env;
+  auto set_recipe_env = [&](const std::map<std::string, std::string>& env) {
+    for (const auto& [key, value] : env) {
+      auto versioned = substitute_versions(substitute(value, in, facts, plan.wheel_dir), in);
+      if (versioned)
+        recipe_env[key] = *versioned;
+      else
+        recipe_env.erase(key);
+    }
+  };
+  set_recipe_env(in.resolved.build->env);
+  std::optional<std::vector<int>> cuda;
+  if (in.toolchain) cuda = std::vector<int>{in.toolchain->version().major, in.toolchain->version().minor};
+  for (const auto& overlay : in.recipe->env_overlays)
+    if (overlay.versions.contains(in.resolved.version) && overlay.cuda.contains(cuda)) set_recipe_env(overlay.set);
+  for (const auto& [key, value] : recipe_env) plan.env[key] = value;
   for (const auto& [key, value] : in.extra_env) plan.env[key] = value;
 
   // What PyTorch's build (and cpp_extension) read: docs/CUDA_FACTS.md.
@@ -175,7 +213,7 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
   for (const char* key :
        {"TORCH_CUDA_ARCH_LIST", "CUDA_HOME", "CUDAHOSTCXX", "NVCC_APPEND_FLAGS", "CMAKE_CUDA_COMPILER_LAUNCHER"})
     if (auto it = plan.env.find(key); it != plan.env.end()) plan.configure_inputs[key] = it->second;
-  for (const auto& [key, value] : in.resolved.build->env) plan.configure_inputs[key] = value;
+  for (const auto& [key, value] : recipe_env) plan.configure_inputs[key] = value;
   for (const auto& [key, value] : in.extra_env) plan.configure_inputs[key] = value;
   // Enforcement happens in the launcher, not in the project's flags: turning
   // it on or off must still rebuild what was built the other way.
@@ -203,6 +241,9 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
   if (plan.cmake_fresh) {
     plan.env["CMAKE_FRESH"] = "1";
     plan.stale_outputs = std::move(setuptools_outputs);
+    // Builds that read no CMAKE_FRESH: their build dir goes instead.
+    for (const auto& path : in.resolved.build->fresh_configure_removes)
+      plan.stale_outputs.push_back(in.source_dir / path);
   }
 
   // archbuild's step launcher goes first in CMake's launcher lists, so the
@@ -250,7 +291,7 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
   key["python_tag"] = facts.python_tag;
   key["build.system"] = plan.build_system;
   key["build.command"] = join(in.resolved.build->command, " ");
-  for (const auto& [name, value] : in.resolved.build->env) key["build.env." + name] = value;
+  for (const auto& [name, value] : recipe_env) key["build.env." + name] = value;
   for (const auto& [name, value] : in.extra_env) key["env." + name] = value;  // --env
   if (in.source) {
     key["source.commit"] = in.source->commit;

@@ -80,6 +80,7 @@ struct PlanInputs {
   std::string compiler_cache_remote;                         // ccache remote storage URL, or ""
   std::optional<SourceTree> source;                          // absent when planning before checkout
   std::map<std::string, std::string> dependency_key_inputs;  // "dep.torch" -> what it builds against
+  std::map<std::string, std::string> dependency_versions;    // "torch" -> "2.9.1+cu130.sm90" ({version:torch})
   bool enforce_archs = true;                                 // false: keep the project's own arch flags
   std::map<std::string, std::string> extra_env;              // --env KEY=VALUE, over the recipe's [build.env]
   NetworkIsolationProbe network;                             // what this machine allows

@@ -9,10 +9,11 @@
 #include "core/strings.h"
 #include "process/layered_venv.h"
 #include "process/run_process.h"
+#include "wheel/wheel_archive.h"
 
 namespace archbuild {
 
-std::string probe_installed_torch(const std::string& python) {
+InstalledTorch read_installed_torch(const std::string& python) {
   // Reads torch/version.py without importing torch (seconds saved on every
   // cache hit); the build itself imports it.
   static const char* kProbe =
@@ -30,16 +31,20 @@ std::string probe_installed_torch(const std::string& python) {
   }
   auto words = split_any(trim(probe.out), " ");
   if (words.size() < 3) fail_environment(python + ": unexpected torch probe output '" + trim(probe.out) + "'");
-  return "torch " + words[0] + " (CUDA " + words[1] + ")";
+  return {words[0], words[1]};
 }
+
+std::string probe_installed_torch(const std::string& python) { return read_installed_torch(python).describe(); }
 
 DependencyEnv prepare_dependency_env(const DependencyRequest& request) {
   DependencyEnv env;
   env.python = request.python;
   if (!request.recipe || request.recipe->depends_on.empty()) return env;
   if (request.use_installed) {
-    env.description = probe_installed_torch(request.python) + " installed in " + request.python;
+    auto torch = read_installed_torch(request.python);
+    env.description = torch.describe() + " installed in " + request.python;
     env.key_inputs["dep.torch"] = env.description;
+    env.versions["torch"] = torch.version;
     return env;
   }
   if (request.wheels.empty()) fail_bad_input("no wheel given for the dependencies of " + request.recipe->name);
@@ -51,6 +56,7 @@ DependencyEnv prepare_dependency_env(const DependencyRequest& request) {
     if (!std::filesystem::is_regular_file(wheel, ec)) fail_bad_input("no such wheel: " + wheel.string());
     auto line = wheel.filename().string() + " sha256 " + sha256_file_hex(wheel);
     env.key_inputs["dep." + wheel.filename().string().substr(0, wheel.filename().string().find('-'))] = line;
+    if (auto name = WheelName::parse(wheel.filename().string())) env.versions[name->name] = name->version;
     stamp += line + "\n";
   }
   const auto stamp_path = request.env_dir / "archbuild-wheels.txt";

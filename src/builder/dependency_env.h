@@ -21,6 +21,7 @@ struct DependencyRequest {
 struct DependencyEnv {
   std::string python;                             // the interpreter the build runs with
   std::map<std::string, std::string> key_inputs;  // "dep.torch" -> what was built against
+  std::map<std::string, std::string> versions;    // "torch" -> "2.9.1+cu130.sm90": the distributions' versions
   std::string description;                        // one line for the terminal
 };
 
@@ -30,6 +31,15 @@ struct DependencyEnv {
 // interpreter's site-packages (setuptools, ninja, torch's own dependencies),
 // reused while the wheels are the same. Throws UserError naming what failed.
 DependencyEnv prepare_dependency_env(const DependencyRequest& request);
+
+struct InstalledTorch {
+  std::string version;  // "2.11.0+cu130"
+  std::string cuda;     // "13.0", "none"
+  std::string describe() const { return "torch " + version + " (CUDA " + cuda + ")"; }
+};
+
+// The torch the interpreter would import (read from its version.py), or throws.
+InstalledTorch read_installed_torch(const std::string& python);
 
 // "torch 2.11.0+cu130 (CUDA 13.0)" as the interpreter imports it, or throws.
 std::string probe_installed_torch(const std::string& python);

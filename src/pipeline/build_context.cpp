@@ -76,7 +76,7 @@ CheckoutRequest BuildContext::checkout_request() const {
 }
 
 PlanInputs BuildContext::plan_inputs(const std::optional<SourceTree>& source, const std::string& python,
-                                     const std::map<std::string, std::string>& dependency_key_inputs) const {
+                                     const DependencyEnv* dependencies) const {
   PlanInputs inputs;
   inputs.recipe = target.recipe;
   inputs.resolved = resolved;
@@ -92,7 +92,10 @@ PlanInputs BuildContext::plan_inputs(const std::optional<SourceTree>& source, co
   inputs.compiler_launcher = compiler_launcher;
   inputs.compiler_cache_remote = settings.get("compiler_cache_remote").value;
   inputs.source = source;
-  inputs.dependency_key_inputs = dependency_key_inputs;
+  if (dependencies) {
+    inputs.dependency_key_inputs = dependencies->key_inputs;
+    inputs.dependency_versions = dependencies->versions;
+  }
   inputs.enforce_archs = !request.keep_project_archs && !target.recipe->keep_project_archs;
   inputs.extra_env = extra_env;
   inputs.allow_network = request.allow_network;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "builder/build_plan.h"
+#include "builder/dependency_env.h"
 #include "config/settings.h"
 #include "core/cache_layout.h"
 #include "pipeline/build_request.h"
@@ -43,7 +44,7 @@ struct BuildContext {
   // The plan inputs for the work tree (`source` once checked out) and the
   // interpreter the build runs with (`python`: the dependency env's).
   PlanInputs plan_inputs(const std::optional<SourceTree>& source, const std::string& python,
-                         const std::map<std::string, std::string>& dependency_key_inputs = {}) const;
+                         const DependencyEnv* dependencies = nullptr) const;
 };
 
 // The checkout of `target` that `source` and `build` both make: the

@@ -240,7 +240,7 @@ BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events) {
                                    [&](const BuildRequest& dependency) { return run_build(dependency, events); });
   if (stop_for_interrupt(outcome, events, "deps")) return outcome;
   auto facts = gather_plan_facts(tree.dir, deps.python);
-  outcome.plan = make_plan(context.plan_inputs(tree, deps.python, deps.key_inputs), facts);
+  outcome.plan = make_plan(context.plan_inputs(tree, deps.python, &deps), facts);
   const auto& plan = outcome.plan;
   events.stage("plan",
                std::to_string(plan.jobs.jobs) + " jobs" +

@@ -3,18 +3,43 @@
 #include "cache/wheel_store.h"
 #include "core/error.h"
 #include "pipeline/build_session.h"
+#include "wheel/wheel_archive.h"
 
 namespace archbuild {
 
+std::string public_version(const std::string& version) { return version.substr(0, version.find('+')); }
+
 std::optional<std::filesystem::path> cached_dependency(const CacheLayout& cache, const Recipe& dependency,
-                                                       const ArchList& arch_list, const std::string& cuda) {
+                                                       const ArchList& arch_list, const std::string& cuda,
+                                                       const std::string& version) {
   const auto spelled = format_arch_list(arch_list, dependency.dialect);
-  for (const auto& entry : WheelStore(cache.root()).entries())
-    if (entry.value("recipe") == dependency.name && entry.value("arch_list") == spelled &&
-        entry.value("cuda") == cuda && !entry.wheels.empty())
-      return entry.wheels.front();
+  for (const auto& entry : WheelStore(cache.root()).entries()) {
+    if (entry.value("recipe") != dependency.name || entry.value("arch_list") != spelled ||
+        entry.value("cuda") != cuda || entry.wheels.empty())
+      continue;
+    auto name = WheelName::parse(entry.wheels.front().filename().string());
+    if (!version.empty() && (!name || public_version(name->version) != version)) continue;
+    return entry.wheels.front();
+  }
   return std::nullopt;
 }
+
+namespace {
+
+// A companion built against another version of its dependency than its
+// [[pairs]] row names is refused, naming both.
+void check_pin(const BuildContext& context, const std::string& dependency, const std::string& given,
+               const std::string& what) {
+  auto pinned = context.resolved.pinned.find(dependency);
+  if (pinned == context.resolved.pinned.end() || public_version(given) == pinned->second) return;
+  const Recipe& recipe = *context.target.recipe;
+  fail_bad_input(recipe.name + " " + context.resolved.ref + " pairs with " + dependency + " " + pinned->second + " (" +
+                 recipe.file.string() + ", [[pairs]]), but " + what + " is " + dependency + " " + given + ": give a " +
+                 dependency + " " + pinned->second + ", or --ref a " + recipe.name + " that pairs with " +
+                 public_version(given));
+}
+
+}  // namespace
 
 DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& events,
                                    const DependencyBuilder& build_dependency) {
@@ -31,22 +56,30 @@ DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& 
   const std::string cuda = context.host.toolchain.key_string();
   if (!request.torch_wheel.empty()) {
     env_request.wheels = {std::filesystem::absolute(request.torch_wheel)};
-  } else if (!request.use_installed_torch) {
+    if (auto name = WheelName::parse(request.torch_wheel.filename().string()))
+      check_pin(context, name->name, name->version, "--torch-wheel " + request.torch_wheel.string());
+  } else if (request.use_installed_torch) {
+    check_pin(context, "torch", read_installed_torch(env_request.python).version,
+              "the torch installed for " + env_request.python);
+  } else {
     for (const auto& name : recipe.depends_on) {
       const Recipe* dependency = context.book.find(name);
-      auto wheel = cached_dependency(context.cache, *dependency, context.archs.list, cuda);
+      const auto pinned = context.resolved.pinned.count(name) ? context.resolved.pinned.at(name) : std::string();
+      auto wheel = cached_dependency(context.cache, *dependency, context.archs.list, cuda, pinned);
       if (!wheel) {
         const auto arch_list = context.archs.list.canonical();
-        events.stage("deps", "no " + name + " wheel for " + arch_list + " in the cache: building it first");
+        const auto which = pinned.empty() ? name : name + " " + pinned;
+        events.stage("deps", "no " + which + " wheel for " + arch_list + " in the cache: building it first");
         BuildRequest dependency_request = request;
         dependency_request.what = name;
         dependency_request.arch = context.archs.list.canonical();  // the same list, even when it was inherited
         dependency_request.ref = dependency_request.recipe = "";
+        if (!pinned.empty()) dependency_request.ref = "v" + pinned;  // release tags: v2.9.1
         dependency_request.out.clear();
         dependency_request.patches.clear();
         dependency_request.torch_wheel.clear();
         dependency_request.use_installed_torch = false;
-        const std::string why = "building the dependency " + name + " (no " + name + " wheel for " + arch_list +
+        const std::string why = "building the dependency " + name + " (no " + which + " wheel for " + arch_list +
                                 " in the cache)";
         const std::string way_out =
             "; fix that build, or build against an existing torch with --torch-wheel FILE or --use-installed-torch";
@@ -65,7 +98,7 @@ DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& 
         }
         if (built == ExitCode::interrupted) throw UserError(ExitCode::interrupted, why + ": interrupted");
         if (built != ExitCode::success) fail_work("building the dependency " + name + " failed" + where + way_out);
-        wheel = cached_dependency(context.cache, *dependency, context.archs.list, cuda);
+        wheel = cached_dependency(context.cache, *dependency, context.archs.list, cuda, pinned);
         if (!wheel) fail_work("the dependency " + name + " was built but is not in the cache");
       }
       env_request.wheels.push_back(*wheel);

@@ -25,8 +25,13 @@ DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& 
                                    const DependencyBuilder& build_dependency);
 
 // The newest published wheel of `dependency` built for `arch_list` (in the
-// dependency's dialect) with toolkit `cuda`, if the cache has one.
+// dependency's dialect) with toolkit `cuda`, and of public version `version`
+// when one is given ("2.9.1": a companion's [[pairs]]), if the cache has one.
 std::optional<std::filesystem::path> cached_dependency(const CacheLayout& cache, const Recipe& dependency,
-                                                       const ArchList& arch_list, const std::string& cuda);
+                                                       const ArchList& arch_list, const std::string& cuda,
+                                                       const std::string& version = "");
+
+// "2.9.1+cu130.sm90" -> "2.9.1" (what a pin compares).
+std::string public_version(const std::string& version);
 
 }  // namespace archbuild

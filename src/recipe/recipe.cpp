@@ -36,7 +36,7 @@ class RecipeParser {
                      std::string(e.description()));
     }
     only_keys(root, {"name", "description", "repository", "default_ref", "submodules", "arch_dialect", "job_memory_gb",
-                     "depends_on", "kernel_test", "keep_project_archs", "tests", "build", "patches"});
+                     "depends_on", "kernel_test", "keep_project_archs", "tests", "build", "env", "pairs", "patches"});
     Recipe recipe;
     recipe.file = file_;
     recipe.patches_dir = patches_dir_;
@@ -81,7 +81,7 @@ class RecipeParser {
     for (auto& element : *builds) {
       auto* table = element.as_table();
       if (!table) bad(element.source(), "build", "must be an array of tables ([[build]])");
-      only_keys(*table, {"versions", "system", "command", "env"}, "build.");
+      only_keys(*table, {"versions", "system", "command", "env", "fresh_configure_removes"}, "build.");
       BuildStep step;
       step.versions = range(*table, "build.versions");
       step.system = string(*table, "system", true, "build.");
@@ -90,16 +90,34 @@ class RecipeParser {
       step.command = strings(*table, "command", "build.");
       if (step.command.empty()) bad(table->source(), "build.command", "must be a non-empty array of strings");
       for (const auto& argument : step.command) check_placeholders(*table->get("command"), argument);
-      if (auto* env = table->get_as<toml::table>("env")) {
-        for (auto& [key, value] : *env) {
-          auto text = value.value<std::string>();
-          if (!text) bad(value.source(), "build.env." + std::string(key.str()), "must be a string");
-          step.env[std::string(key.str())] = *text;
-        }
-      } else if (table->get("env")) {
-        bad(table->get("env")->source(), "build.env", "must be a table of strings");
-      }
+      step.env = string_table(*table, "env", "build.env");
+      step.fresh_configure_removes = strings(*table, "fresh_configure_removes", "build.");
+      for (const auto& path : step.fresh_configure_removes)
+        if (path.empty() || std::filesystem::path(path).is_absolute() || path.find("..") != std::string::npos)
+          bad(table->get("fresh_configure_removes")->source(), "build.fresh_configure_removes",
+              "'" + path + "' must be a path inside the work tree");
       recipe.builds.push_back(std::move(step));
+    }
+    for (auto* table : tables(root, "env")) {
+      only_keys(*table, {"versions", "cuda", "set"}, "env.");
+      EnvOverlay overlay{range(*table, "env.versions"), range(*table, "env.cuda"),
+                         string_table(*table, "set", "env.set")};
+      if (overlay.set.empty()) bad(table->source(), "env.set", "must be a non-empty table of strings");
+      recipe.env_overlays.push_back(std::move(overlay));
+    }
+    for (auto* table : tables(root, "pairs")) {
+      DependencyPin pin{range(*table, "pairs.versions"), {}};
+      for (auto& [key, value] : *table) {
+        const std::string name(key.str());
+        if (name == "versions") continue;
+        if (std::find(recipe.depends_on.begin(), recipe.depends_on.end(), name) == recipe.depends_on.end())
+          bad(value.source(), "pairs." + name, "names no recipe in depends_on");
+        auto text = value.value<std::string>();
+        if (!text || !version_of_ref(*text)) bad(value.source(), "pairs." + name, "must be a version (\"2.9.1\")");
+        pin.dependencies[name] = *text;
+      }
+      if (pin.dependencies.empty()) bad(table->source(), "pairs", "names no dependency version");
+      recipe.pins.push_back(std::move(pin));
     }
     if (auto* patches = root.get_as<toml::array>("patches")) {
       for (auto& element : *patches) {
@@ -158,6 +176,37 @@ class RecipeParser {
       auto text = element.value<std::string>();
       if (!text) bad(element.source(), prefix + key, "must be an array of strings");
       out.push_back(*text);
+    }
+    return out;
+  }
+
+  // key = { NAME = "value", ... }: strings only.
+  std::map<std::string, std::string> string_table(const toml::table& table, const std::string& key,
+                                                  const std::string& full_key) {
+    std::map<std::string, std::string> out;
+    auto* node = table.get(key);
+    if (!node) return out;
+    auto* values = node->as_table();
+    if (!values) bad(node->source(), full_key, "must be a table of strings");
+    for (auto& [name, value] : *values) {
+      auto text = value.value<std::string>();
+      if (!text) bad(value.source(), full_key + "." + std::string(name.str()), "must be a string");
+      out[std::string(name.str())] = *text;
+    }
+    return out;
+  }
+
+  // [[key]]: the tables of an array of tables (none when absent).
+  std::vector<const toml::table*> tables(const toml::table& root, const std::string& key) {
+    std::vector<const toml::table*> out;
+    auto* node = root.get(key);
+    if (!node) return out;
+    auto* array = node->as_array();
+    if (!array) bad(node->source(), key, "must be an array of tables ([[" + key + "]])");
+    for (auto& element : *array) {
+      auto* table = element.as_table();
+      if (!table) bad(element.source(), key, "must be an array of tables ([[" + key + "]])");
+      out.push_back(table);
     }
     return out;
   }
@@ -327,6 +376,11 @@ ResolvedRecipe RecipeBook::resolve(const Recipe& recipe, const std::string& ref)
   for (const auto& rule : recipe.patches)
     if (rule.versions.contains(resolved.version))
       for (const auto& file : rule.files) resolved.patch_files.push_back(recipe.patches_dir / file);
+  for (const auto& pin : recipe.pins)
+    if (pin.versions.contains(resolved.version)) {
+      resolved.pinned = pin.dependencies;  // the first matching row
+      break;
+    }
   return resolved;
 }
 

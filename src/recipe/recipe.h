@@ -20,6 +20,25 @@ struct BuildStep {
   std::string system;  // "setup.py" or "pyproject": for humans and the plan
   std::vector<std::string> command;
   std::map<std::string, std::string> env;
+  // Removed (relative to the work tree) when the configure must be fresh:
+  // builds that read no CMAKE_FRESH (PyTorch from 2.14: scikit-build-core).
+  std::vector<std::string> fresh_configure_removes;
+};
+
+// [[env]]: variables for the refs in `versions` built with a toolkit in
+// `cuda`, set over [build.env] in file order (PyTorch's release builds set
+// some per CUDA major).
+struct EnvOverlay {
+  VersionRange versions;
+  VersionRange cuda;
+  std::map<std::string, std::string> set;
+};
+
+// [[pairs]]: the refs in `versions` belong to these versions of their
+// dependencies (torchvision 0.24.1 to torch 2.9.1, the official table).
+struct DependencyPin {
+  VersionRange versions;
+  std::map<std::string, std::string> dependencies;  // "torch" -> "2.9.1"
 };
 
 // A project's own test suite, run from the source tree against the
@@ -50,6 +69,8 @@ struct Recipe {
   bool keep_project_archs = false;    // do not enforce the arch list on the project's nvcc calls
   std::optional<ProjectTests> tests;  // [tests]: the project's own suite
   std::vector<BuildStep> builds;
+  std::vector<EnvOverlay> env_overlays;
+  std::vector<DependencyPin> pins;
   std::vector<PatchRule> patches;
   std::filesystem::path file;
   std::string file_sha256;
@@ -72,6 +93,7 @@ struct ResolvedRecipe {
   std::optional<std::vector<int>> version;
   const BuildStep* build = nullptr;
   std::vector<std::filesystem::path> patch_files;  // absolute
+  std::map<std::string, std::string> pinned;       // dependency -> the version this ref belongs to
 };
 
 class RecipeBook {

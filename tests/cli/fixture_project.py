@@ -237,7 +237,7 @@ USE_CUDA = "1"
 
 
 CONSUMER_SETUP = r'''#!/usr/bin/env python3
-import base64, hashlib, pathlib, sys, zipfile
+import base64, hashlib, os, pathlib, sys, zipfile
 import fixture  # from the build environment archbuild made: the dependency's wheel
 
 lib = pathlib.Path(fixture.LIBRARY).read_bytes()
@@ -246,7 +246,9 @@ dist = pathlib.Path(sys.argv[sys.argv.index("--dist-dir") + 1])
 dist.mkdir(parents=True, exist_ok=True)
 files = {"consumer/__init__.py": f"FIXTURE_FROM = {fixture.__file__!r}\n".encode(),
          "consumer/libfixture_copy.so": lib,
-         "consumer-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: consumer\nVersion: 1.0\n",
+         # as torchvision's setup.py: PYTORCH_VERSION set -> Requires-Dist: torch==PYTORCH_VERSION
+         "consumer-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: consumer\nVersion: 1.0\n" + (
+             f"Requires-Dist: fixture=={os.environ['FIXTURE_VERSION']}\n".encode() if os.environ.get("FIXTURE_VERSION") else b""),
          "consumer-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: false\nTag: py3-none-linux_x86_64\n"}
 def line(name, data):
     return f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}"
@@ -276,5 +278,12 @@ depends_on = ["fixture"]
 versions = "*"
 system = "setup.py"
 command = ["{{python}}", "setup.py", "bdist_wheel", "--dist-dir", "{{wheel_dir}}"]
+[build.env]
+FIXTURE_VERSION = "{{version:fixture}}"
+
+# as torchvision 0.24.1 pairs with torch 2.9.1
+[[pairs]]
+versions = "==1.0"
+fixture = "1.0"
 ''')
     return consumer

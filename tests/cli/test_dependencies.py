@@ -6,6 +6,7 @@ the fixture's CUDA library."""
 import json
 import shutil
 import subprocess
+import sys
 import unittest
 import zipfile
 
@@ -31,7 +32,7 @@ class Dependencies(unittest.TestCase):
     def test_the_dependency_is_built_first_then_reused(self):
         result = self.build("consumer", "8.0")
         self.assertEqual(result.returncode, 0, result.stderr[-3000:])
-        self.assertIn("no fixture wheel for 8.0 in the cache: building it first", result.stderr)
+        self.assertIn("no fixture 1.0 wheel for 8.0 in the cache: building it first", result.stderr)
         self.assertIn("deps        fixture-1.0+cu130.sm80-py3-none-linux_x86_64.whl in", result.stderr)
         report = json.loads((self.cache / "builds" / "consumer-v1.0" / "report.json").read_text())
         self.assertRegex(report["plan"]["key_inputs"]["dep.fixture"],
@@ -96,13 +97,39 @@ class Dependencies(unittest.TestCase):
         self.assertEqual(result.returncode, 2)
         self.assertIn("--arch is required: recipe fixture builds against no torch", result.stderr)
 
+    def test_a_companion_pairs_with_its_version_of_the_dependency(self):
+        cache = self.root / "cache-pairs"
+        result = run("consumer", "--arch", "8.0", "--cache-dir", str(cache), "--json", env=self.env)
+        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        report = json.loads(result.stdout)
+        with zipfile.ZipFile(report["wheels"][0]["path"]) as archive:
+            metadata = archive.read("consumer-1.0+cu130.sm80.dist-info/METADATA").decode()
+        self.assertIn("Requires-Dist: fixture==1.0\n", metadata)  # {version:fixture}: the version built against
+        self.assertEqual(report["plan"]["key_inputs"]["build.env.FIXTURE_VERSION"], "1.0")
+        # a dependency of another version is refused, naming both
+        fixture = next((cache / "store").rglob("fixture-1.0+cu130.sm80-*.whl"))
+        other = shutil.copy(fixture, self.root / fixture.name.replace("fixture-1.0", "fixture-2.0"))
+        result = run("consumer", "--arch", "8.0", "--cache-dir", str(cache), "--torch-wheel", other, env=self.env)
+        self.assertEqual(result.returncode, 2, result.stderr[-3000:])
+        self.assertIn("consumer v1.0 pairs with fixture 1.0", result.stderr)
+        self.assertIn("is fixture 2.0+cu130.sm80: give a fixture 1.0, or --ref a consumer that pairs with 2.0",
+                      result.stderr)
+        # real pip, the cache's index only: the pinned companion brings its own dependency
+        target = self.root / "pip-pairs"
+        pip = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--target", str(target),
+                              "--index-url", (cache / "simple").as_uri(), "consumer==1.0"],
+                             capture_output=True, text=True)
+        self.assertEqual(pip.returncode, 0, pip.stderr[-2000:])
+        installed = sorted(p.name for p in target.glob("*.dist-info"))
+        self.assertEqual(installed, ["consumer-1.0+cu130.sm80.dist-info", "fixture-1.0+cu130.sm80.dist-info"])
+
     def test_a_failing_dependency_build_says_why_and_the_way_out(self):
         # the dependency's repository cannot be reached (as PyTorch's on an offline machine)
         result = run("consumer", "--arch", "8.6", "--cache-dir", str(self.root / "cache-unreachable"),
                      "--mirror", f"file://{self.fixture}=file://{self.root}/nowhere", env=self.env)
         self.assertEqual(result.returncode, 3, result.stderr[-3000:])
-        self.assertIn("no fixture wheel for 8.6 in the cache: building it first", result.stderr)
-        self.assertRegex(result.stderr, r"error: building the dependency fixture \(no fixture wheel for 8\.6 in the "
+        self.assertIn("no fixture 1.0 wheel for 8.6 in the cache: building it first", result.stderr)
+        self.assertRegex(result.stderr, r"error: building the dependency fixture \(no fixture 1\.0 wheel for 8\.6 in the "
                                         r"cache\): .*nowhere.*; fix that build, or build against an existing torch "
                                         r"with --torch-wheel FILE or --use-installed-torch")
 

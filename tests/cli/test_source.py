@@ -292,7 +292,7 @@ class Recipes(unittest.TestCase):
         cases = {
             base.replace('arch_dialect = "cmake"', 'arch_dialect = "bazel"'): "arch_dialect",
             base.replace('job_memory_gb = 4.5', 'job_memory_gb = "lots"'): "job_memory_gb",
-            base.replace('versions = ">=2.5,<2.12"', 'versions = "2.5-2.12"'): "build.versions",
+            base.replace('versions = ">=2.5,<2.14"', 'versions = "2.5-2.14"'): "build.versions",
             base + "\nunknown_key = 1\n": "unknown_key",
             base.replace('"{wheel_dir}"]', '"{wheeldir}"]', 1): "build.command",
             base.replace('name = "torch"', 'name = [1'): "torch.toml:",

@@ -107,5 +107,28 @@ TEST(RecipeBook, FindsTheRecipeOfARepositoryUrl) {
   EXPECT_EQ(both.find_by_repository("https://github.com/pytorch/vision"), nullptr);
 }
 
+TEST(RecipeBook, EnvRowsAndPairsAreCheckedOnLoad) {
+  TempDir site;
+  auto load = [&] { return RecipeBook::load_search_path({{site.path, site.path / "patches", "x"}, kBuiltIn}); };
+  write_recipe(site.path, "companion",
+               "depends_on = [\"torch\"]\n[[env]]\ncuda = \">=13\"\nset = { FLAGS = \"-x\" }\n"
+               "[[pairs]]\nversions = \"==1.0\"\ntorch = \"2.9.1\"\n");
+  auto book = load();
+  const auto* companion = book.find("companion");
+  ASSERT_TRUE(companion);
+  ASSERT_EQ(companion->env_overlays.size(), 1u);
+  EXPECT_EQ(companion->env_overlays[0].set.at("FLAGS"), "-x");
+  EXPECT_EQ(book.resolve(*companion, "v1.0").pinned.at("torch"), "2.9.1");
+  EXPECT_TRUE(book.resolve(*companion, "v1.1").pinned.empty());
+  for (const auto& [extra, why] : std::vector<std::pair<std::string, std::string>>{
+           {"[[pairs]]\nversions = \"*\"\ntorchvision = \"1.0\"\n", "key 'pairs.torchvision': names no recipe"},
+           {"depends_on = [\"torch\"]\n[[pairs]]\nversions = \"*\"\ntorch = \"latest\"\n", "must be a version"},
+           {"[[env]]\ncuda = \">=13\"\n", "key 'env.set': must be a non-empty table"},
+           {"[[env]]\ncuda = \"13+\"\nset = { A = \"1\" }\n", "key 'env.cuda'"},
+           {"[[env]]\nset = { A = 1 }\n", "key 'env.set.A': must be a string"}}) {
+    write_recipe(site.path, "companion", extra);
+    EXPECT_NE(error_of(load).find(why), std::string::npos) << extra << "\n" << error_of(load);
+  }
+}
 }  // namespace
 }  // namespace archbuild

@@ -1,0 +1,112 @@
+// What `archbuild plan torch` sets, per (torch version, CUDA version),
+// against what PyTorch's own release build sets (docs/TORCH_RELEASE.md):
+// the shipped recipe, planned as make_plan plans it.
+#include <optional>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "builder/build_plan.h"
+#include "recipe/recipe.h"
+
+using namespace archbuild;
+
+namespace {
+
+struct TorchPlan {
+  RecipeBook book = RecipeBook::load(ARCHBUILD_SOURCE_DIR "/recipes", ARCHBUILD_SOURCE_DIR "/patches");
+  Toolchain toolchain;
+
+  BuildPlan plan(const std::string& ref, CudaVersion cuda) {
+    InstalledToolkit toolkit;
+    toolkit.root = "/opt/cuda";
+    toolkit.nvcc = "/opt/cuda/bin/nvcc";
+    toolkit.version = cuda;
+    toolkit.release = cuda.str();
+    toolchain.installed = toolkit;
+    toolchain.facts.version = cuda;
+    PlanInputs inputs;
+    inputs.recipe = book.find("torch");
+    inputs.resolved = book.resolve(*inputs.recipe, ref);
+    inputs.package = "torch";
+    inputs.archs.add({{9, 0}, ArchVariant::plain, true, false});
+    inputs.toolchain = &toolchain;
+    inputs.source_dir = "/work/pytorch";
+    inputs.out_dir = "/work/out";
+    inputs.cache_dir = "/work/cache";
+    inputs.python = "/usr/bin/python3";
+    PlanFacts facts;
+    facts.self_executable = "/opt/archbuild/bin/archbuild";
+    facts.data_dir = "/opt/archbuild/share";
+    facts.cores = 16;
+    facts.available_memory_bytes = 128ull << 30;
+    facts.cuda_files = 400;
+    facts.has_cmake_build_dir = true;  // configured before by someone else: a fresh configure
+    return make_plan(inputs, facts);
+  }
+};
+
+std::string env_of(const BuildPlan& plan, const std::string& key) {
+  auto it = plan.env.find(key);
+  return it == plan.env.end() ? "(unset)" : it->second;
+}
+
+}  // namespace
+
+TEST(TorchReleasePlan, MatchesTheReleaseBuildPerVersionAndToolkit) {
+  struct Row {
+    const char* ref;
+    CudaVersion cuda;
+    const char* system;         // setup.py through 2.13, scikit-build-core from 2.14
+    const char* nvcc_flags;     // TORCH_NVCC_FLAGS: compressed fatbins, size mode on CUDA 13
+    const char* bundle_ptxas;   // BUILD_BUNDLE_PTXAS: CUDA 13 wheels of 2.9 to 2.12
+    const char* build_version;  // PYTORCH_BUILD_VERSION: the tag's version
+    const char* use_ninja;      // gone with scikit-build-core
+  } rows[] = {
+      {"v2.8.0", {12, 8}, "setup.py", "-Xfatbin -compress-all", "(unset)", "2.8.0", "1"},
+      {"v2.9.1", {12, 8}, "setup.py", "-Xfatbin -compress-all", "(unset)", "2.9.1", "1"},
+      {"v2.9.1", {13, 0}, "setup.py", "-Xfatbin -compress-all -compress-mode=size", "1", "2.9.1", "1"},
+      {"v2.11.0", {13, 0}, "setup.py", "-Xfatbin -compress-all -compress-mode=size", "1", "2.11.0", "1"},
+      {"v2.12.1", {13, 0}, "setup.py", "-Xfatbin -compress-all -compress-mode=size", "1", "2.12.1", "1"},
+      {"v2.13.0", {13, 0}, "setup.py", "-Xfatbin -compress-all -compress-mode=size", "(unset)", "2.13.0", "1"},
+      {"v2.14.1", {13, 0}, "pyproject", "-Xfatbin -compress-all -compress-mode=size", "(unset)", "2.14.1", "(unset)"},
+      {"v2.15.0", {13, 2}, "pyproject", "-Xfatbin -compress-all -compress-mode=size", "(unset)", "2.15.0", "(unset)"},
+      {"main", {13, 0}, "pyproject", "-Xfatbin -compress-all -compress-mode=size", "(unset)", "(unset)", "(unset)"},
+  };
+  TorchPlan torch;
+  for (const auto& row : rows) {
+    SCOPED_TRACE(std::string(row.ref) + " CUDA " + row.cuda.str());
+    auto plan = torch.plan(row.ref, row.cuda);
+    EXPECT_EQ(plan.build_system, row.system);
+    EXPECT_EQ(env_of(plan, "TORCH_NVCC_FLAGS"), row.nvcc_flags);
+    EXPECT_EQ(env_of(plan, "BUILD_BUNDLE_PTXAS"), row.bundle_ptxas);
+    EXPECT_EQ(env_of(plan, "PYTORCH_BUILD_VERSION"), row.build_version);
+    // archbuild's own USE_NINJA=1 goes to every build; the recipe's does not reach 2.14+
+    EXPECT_EQ(plan.key_inputs.count("build.env.USE_NINJA") ? "1" : "(unset)", std::string(row.use_ninja));
+    // what must hold for every release: the arch list, the CUDA build, no tests
+    EXPECT_EQ(env_of(plan, "TORCH_CUDA_ARCH_LIST"), "9.0");
+    EXPECT_EQ(env_of(plan, "USE_CUDA"), "1");
+    EXPECT_EQ(env_of(plan, "BUILD_TEST"), "0");
+    EXPECT_EQ(plan.key_inputs.at("build.env.TORCH_NVCC_FLAGS"), row.nvcc_flags);
+    // a fresh configure: CMAKE_FRESH for setup.py; scikit-build-core reads none, so build/ goes
+    const bool removes_build_dir = std::find(plan.stale_outputs.begin(), plan.stale_outputs.end(),
+                                             "/work/pytorch/build") != plan.stale_outputs.end();
+    EXPECT_EQ(removes_build_dir, std::string(row.system) == "pyproject");
+  }
+}
+
+TEST(TorchReleasePlan, CompanionsPairWithTheirTorchAndPinIt) {
+  auto book = RecipeBook::load(ARCHBUILD_SOURCE_DIR "/recipes", ARCHBUILD_SOURCE_DIR "/patches");
+  const auto* vision = book.find("torchvision");
+  ASSERT_TRUE(vision);
+  EXPECT_EQ(book.resolve(*vision, "v0.24.1").pinned.at("torch"), "2.9.1");
+  EXPECT_EQ(book.resolve(*vision, "v0.26.0").pinned.at("torch"), "2.11.0");
+  EXPECT_TRUE(book.resolve(*vision, "main").pinned.empty());  // no pair for a branch: any torch
+  EXPECT_EQ(book.resolve(*book.find("torchaudio"), "v2.9.1").pinned.at("torch"), "2.9.1");
+  // each recipe's default ref is paired
+  for (const char* name : {"torchvision", "torchaudio"})
+    EXPECT_FALSE(book.resolve(*book.find(name), "").pinned.empty()) << name;
+  // the default torch is what the default companions pair with
+  const auto* torch = book.find("torch");
+  EXPECT_EQ("v" + book.resolve(*vision, "").pinned.at("torch"), torch->default_ref);
+}
