@@ -197,6 +197,14 @@ NvccRewrite enforce_nvcc_targets(const std::vector<std::string>& args, const std
   }
   if (!parsed->has_flags && !compiles_device_code(args)) return rewrite;  // nothing to enforce
   rewrite.before = parsed->targets;
+  // -ptx and -cubin write one image for one arch: a list of targets is an
+  // error there, so such a call (a project's own PTX or cubin step) is kept.
+  for (const char* single : {"-ptx", "--ptx", "-cubin", "--cubin"})
+    if (std::find(args.begin(), args.end(), single) != args.end()) {
+      rewrite.kind = NvccRewrite::Kind::left_as_written;
+      rewrite.reason = std::string("a ") + single + " call makes one image for one arch";
+      return rewrite;
+    }
   const auto asked_cc = [&](const NvccTarget& target) {
     return std::any_of(asked.begin(), asked.end(), [&](const NvccTarget& a) { return a.cc == target.cc; });
   };

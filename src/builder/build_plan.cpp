@@ -33,17 +33,22 @@ std::string substitute(std::string word, const PlanInputs& in, const PlanFacts& 
 // dependencies), and then the variable is not set at all.
 std::optional<std::string> substitute_versions(std::string value, const PlanInputs& in) {
   if (value.find("{ref_version}") != std::string::npos) {
-    if (!in.resolved.version) return std::nullopt;
-    std::vector<std::string> parts;
-    for (int part : *in.resolved.version) parts.push_back(std::to_string(part));
-    for (size_t at; (at = value.find("{ref_version}")) != std::string::npos;) value.replace(at, 13, join(parts, "."));
+    // A release tag only (v2.9.1, 2.9.1): an rc or a branch named like a
+    // version must not make a wheel that claims the release's version.
+    auto ref = in.resolved.ref;
+    if (ref.starts_with("v")) ref.erase(0, 1);
+    if (!in.resolved.version || ref.empty() || ref.find_first_not_of("0123456789.") != std::string::npos)
+      return std::nullopt;
+    for (size_t at; (at = value.find("{ref_version}")) != std::string::npos;) value.replace(at, 13, ref);
   }
-  for (size_t at; (at = value.find("{version:")) != std::string::npos;) {
+  for (size_t at = value.find("{version:"); at != std::string::npos; at = value.find("{version:", at)) {
     auto close = value.find('}', at);
-    if (close == std::string::npos) break;
+    if (close == std::string::npos) return std::nullopt;
     auto it = in.dependency_versions.find(value.substr(at + 9, close - at - 9));
     if (it == in.dependency_versions.end()) return std::nullopt;
-    value.replace(at, close - at + 1, it->second.substr(0, it->second.find('+')));
+    const auto version = it->second.substr(0, it->second.find('+'));
+    value.replace(at, close - at + 1, version);
+    at += version.size();  // past what was put in
   }
   return value;
 }
@@ -120,14 +125,20 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
   for (const auto& word : in.resolved.build->command) plan.argv.push_back(substitute(word, in, facts, plan.wheel_dir));
   // The recipe's environment: [build.env], then the [[env]] rows for this
   // ref and toolkit in file order (later rows win), placeholders substituted.
-  std::map<std::string, std::string> recipe_env;
+  // `recipe_env` is what the build gets; `recipe_env_text` the same before
+  // the path placeholders, for the cache key and configure inputs (a key
+  // must not change with the machine's paths).
+  std::map<std::string, std::string> recipe_env, recipe_env_text;
   auto set_recipe_env = [&](const std::map<std::string, std::string>& env) {
     for (const auto& [key, value] : env) {
-      auto versioned = substitute_versions(substitute(value, in, facts, plan.wheel_dir), in);
-      if (versioned)
-        recipe_env[key] = *versioned;
-      else
+      auto versioned = substitute_versions(value, in);
+      if (versioned) {
+        recipe_env_text[key] = *versioned;
+        recipe_env[key] = substitute(*versioned, in, facts, plan.wheel_dir);
+      } else {
+        recipe_env_text.erase(key);
         recipe_env.erase(key);
+      }
     }
   };
   set_recipe_env(in.resolved.build->env);
@@ -135,6 +146,26 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
   if (in.toolchain) cuda = std::vector<int>{in.toolchain->version().major, in.toolchain->version().minor};
   for (const auto& overlay : in.recipe->env_overlays)
     if (overlay.versions.contains(in.resolved.version) && overlay.cuda.contains(cuda)) set_recipe_env(overlay.set);
+  // Libraries taken from this machine ([[system_library]]): their variables
+  // under the recipe's own, so that [build.env] or --env can still say otherwise.
+  for (const auto& library : in.recipe->system_libraries) {
+    auto found = facts.system_libraries.find(library.name);
+    if (found == facts.system_libraries.end()) {
+      plan.libraries.push_back(library.name + ": not found on this machine (" + library.header + ", " +
+                               library.library + ")" + (library.missing.empty() ? "" : ": " + library.missing));
+      continue;
+    }
+    const auto& where = found->second;
+    plan.libraries.push_back(library.name + ": " + where.include_dir.string() + ", " + where.library_dir.string() +
+                             " (this machine's)");
+    for (const auto& [key, value] : library.found_env) {
+      std::string text = value;
+      for (const auto& [placeholder, path] : {std::pair<std::string, std::string>{"{include_dir}", where.include_dir},
+                                              {"{library_dir}", where.library_dir.string()}})
+        for (size_t at; (at = text.find(placeholder)) != std::string::npos;) text.replace(at, placeholder.size(), path);
+      if (!recipe_env.count(key)) recipe_env[key] = recipe_env_text[key] = text;
+    }
+  }
   for (const auto& [key, value] : recipe_env) plan.env[key] = value;
   for (const auto& [key, value] : in.extra_env) plan.env[key] = value;
 
@@ -213,7 +244,11 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
   for (const char* key :
        {"TORCH_CUDA_ARCH_LIST", "CUDA_HOME", "CUDAHOSTCXX", "NVCC_APPEND_FLAGS", "CMAKE_CUDA_COMPILER_LAUNCHER"})
     if (auto it = plan.env.find(key); it != plan.env.end()) plan.configure_inputs[key] = it->second;
-  for (const auto& [key, value] : recipe_env) plan.configure_inputs[key] = value;
+  for (const auto& [key, value] : recipe_env_text) plan.configure_inputs[key] = value;
+  // CMake keeps its first CUDA compiler in its cache: the shim (enforcement
+  // through the device link) is a configure input, whatever archbuild's path.
+  if (auto it = plan.env.find(kRealNvccVariable); it != plan.env.end())
+    plan.configure_inputs["CUDACXX"] = "archbuild's nvcc over " + it->second;
   for (const auto& [key, value] : in.extra_env) plan.configure_inputs[key] = value;
   // Enforcement happens in the launcher, not in the project's flags: turning
   // it on or off must still rebuild what was built the other way.
@@ -291,7 +326,7 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
   key["python_tag"] = facts.python_tag;
   key["build.system"] = plan.build_system;
   key["build.command"] = join(in.resolved.build->command, " ");
-  for (const auto& [name, value] : recipe_env) key["build.env." + name] = value;
+  for (const auto& [name, value] : recipe_env_text) key["build.env." + name] = value;
   for (const auto& [name, value] : in.extra_env) key["env." + name] = value;  // --env
   if (in.source) {
     key["source.commit"] = in.source->commit;
@@ -324,6 +359,7 @@ nlohmann::json BuildPlan::to_json() const {
           {"jobs_reason", jobs.reason},
           {"parallelism", jobs.parallelism},
           {"network", network},
+          {"libraries", libraries},
           {"job_memory_gb", job_memory_gb},
           {"cmake_fresh", cmake_fresh},
           {"cmake_fresh_reason", cmake_fresh_reason},

@@ -56,6 +56,9 @@ struct BuildPlan {
   // `isolate_network` is not unavailable; `network` says how, for humans.
   NetworkIsolation isolate_network = NetworkIsolation::unavailable;
   std::string network;
+  // One line per [[system_library]]: where it was found, or what the build
+  // does without it ("NCCL: /usr/local/cuda/include, /usr/local/cuda/lib64").
+  std::vector<std::string> libraries;
 
   nlohmann::json to_json() const;
   // A script a user can paste: cd, exports, the command (shell-quoted).

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "builder/system_libraries.h"
+
 namespace archbuild {
 
 // What a build plan depends on besides the user's request and the recipe:
@@ -28,6 +30,7 @@ struct PlanFacts {
   std::optional<std::map<std::string, std::string>> recorded_configure_inputs;
   bool has_cmake_build_dir = false;                       // a CMakeCache.txt within 4 levels
   std::vector<std::filesystem::path> setuptools_outputs;  // build/lib.*, build/temp.*, build/bdist.*
+  std::map<std::string, FoundLibrary> system_libraries;   // the recipe's [[system_library]] found here
 };
 
 // Reads the facts for a build of `source_dir` (which may not exist yet) run

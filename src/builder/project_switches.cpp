@@ -11,6 +11,17 @@ namespace {
 
 bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
+// Whether the quote at `quote` opens the argument of an environment lookup:
+// getenv("X"), environ.get("X"), environ["X"] (not a C macro name in
+// define_macros, say).
+bool looked_up_in_environment(std::string_view text, size_t quote) {
+  size_t end = quote;
+  while (end > 0 && (text[end - 1] == ' ' || text[end - 1] == '\t')) --end;
+  const auto before = text.substr(0, end);
+  return before.ends_with("getenv(") || before.ends_with("environ.get(") || before.ends_with("environ[") ||
+         before.ends_with("env.get(");
+}
+
 // Every quoted identifier in `text` ('NAME' or "NAME": how setup.py names
 // an environment variable, unlike its own Python variables) equal to one of
 // `exact` or ending in one of `suffixes` (with a name before it), in order
@@ -27,7 +38,7 @@ std::vector<std::string> identifiers_named(std::string_view text, const std::vec
     while (end < text.size() && identifier_char(text[end])) ++end;
     const auto word = text.substr(at, end - at);
     const bool quoted = at > 0 && end < text.size() && (text[at - 1] == '"' || text[at - 1] == '\'') &&
-                        text[end] == text[at - 1];
+                        text[end] == text[at - 1] && looked_up_in_environment(text, at - 1);
     const bool named = quoted && (std::find(exact.begin(), exact.end(), word) != exact.end() ||
                                   std::any_of(suffixes.begin(), suffixes.end(), [&](std::string_view suffix) {
                                     return word.size() > suffix.size() && word.ends_with(suffix);

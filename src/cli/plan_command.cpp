@@ -30,6 +30,7 @@ Command plan_command() {
                         << "\n# toolkit: " << context.host.toolchain.describe() << "\n# jobs: " << plan.jobs.reason
                         << (plan.jobs.parallelism.empty() ? "" : "\n# parallelism: " + plan.jobs.parallelism)
                         << "\n# network: " << plan.network << "\n";
+              for (const auto& library : plan.libraries) std::cout << "# library: " << library << "\n";
               std::cout << "# arch enforcement: "
                         << (plan.enforce_archs
                                 ? "on: every nvcc call builds exactly " + plan.env.at("ARCHBUILD_NVCC_TARGETS") +

@@ -71,6 +71,12 @@ BuildContext BuildContext::resolve(const BuildRequest& request) {
   return context;
 }
 
+std::map<std::string, FoundLibrary> BuildContext::system_libraries() const {
+  std::optional<std::filesystem::path> toolkit;
+  if (host.toolchain.installed) toolkit = host.toolchain.installed->root;
+  return find_system_libraries(target.recipe->system_libraries, toolkit);
+}
+
 CheckoutRequest BuildContext::checkout_request() const {
   return make_checkout_request(target, settings, request.mirrors, request.patches, source_dir);
 }

@@ -41,6 +41,8 @@ struct BuildContext {
   // Throws UserError naming what is wrong (arch spec, recipe, ref, setting).
   static BuildContext resolve(const BuildRequest& request);
   CheckoutRequest checkout_request() const;
+  // The recipe's [[system_library]] entries found on this machine.
+  std::map<std::string, FoundLibrary> system_libraries() const;
   // The plan inputs for the work tree (`source` once checked out) and the
   // interpreter the build runs with (`python`: the dependency env's).
   PlanInputs plan_inputs(const std::optional<SourceTree>& source, const std::string& python,

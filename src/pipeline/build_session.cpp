@@ -14,6 +14,7 @@
 #include "core/file_lock.h"
 #include "core/interrupt.h"
 #include "core/json_text.h"
+#include "core/sha256.h"
 #include "pipeline/dependency_resolver.h"
 #include "process/run_process.h"
 #include "wheel/build_record.h"
@@ -79,19 +80,23 @@ Finish finish_wheels(const BuildContext& context, const BuildPlan& plan, const C
                      const std::vector<std::string>& built, BuildReport& report, PipelineEvents& events) {
   // With the project's own arch flags kept, the label says what the wheel
   // holds (the first wheel's code), not what was asked.
-  const auto label = local_version_label(context.host.toolchain.version(), plan.enforce_archs || built.empty()
-                                                                               ? context.archs.list
-                                                                               : archs_in_wheel(built.front()));
+  const auto labelled = plan.enforce_archs || built.empty() ? context.archs.list : archs_in_wheel(built.front());
+  const auto label = local_version_label(context.host.toolchain.version(), labelled);
+  // The key's inputs travel inside the wheel; --env values may be secrets
+  // (a token for --allow-network): only their hashes go in.
+  auto recorded_inputs = parse_key_text(key.text);
+  for (auto& [name, value] : recorded_inputs)
+    if (name.starts_with("env.")) value = "sha256:" + sha256_hex(value);
   std::vector<std::filesystem::path> wheels;
   for (const auto& wheel : built) {
     // What the wheel was built for travels inside it (.dist-info/archbuild.json).
     BuildRecord record{context.target.recipe->name,
                        {},
                        format_arch_list(context.archs.list, context.target.recipe->dialect),
-                       context.archs.list.canonical(),
+                       labelled.canonical(),
                        context.host.toolchain.key_string(),
                        key.hash,
-                       parse_key_text(key.text)};
+                       recorded_inputs};
     if (auto name = WheelName::parse(std::filesystem::path(wheel).filename().string()))
       record.version = version_with_label(name->version, label);
     auto relabeled = relabel_wheel(wheel, label, {{BuildRecord::kFileName, json_text(record.to_json()) + "\n"}});
@@ -210,6 +215,7 @@ PlannedBuild plan_build(const BuildRequest& request) {
   auto context = BuildContext::resolve(request);
   const auto python = context.settings.python().string();
   auto facts = gather_plan_facts(context.source_dir, python);
+  facts.system_libraries = context.system_libraries();
   auto plan = make_plan(context.plan_inputs(std::nullopt, python), facts);
   return {std::move(context), std::move(plan)};
 }
@@ -240,6 +246,7 @@ BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events) {
                                    [&](const BuildRequest& dependency) { return run_build(dependency, events); });
   if (stop_for_interrupt(outcome, events, "deps")) return outcome;
   auto facts = gather_plan_facts(tree.dir, deps.python);
+  facts.system_libraries = context.system_libraries();
   outcome.plan = make_plan(context.plan_inputs(tree, deps.python, &deps), facts);
   const auto& plan = outcome.plan;
   events.stage("plan",

@@ -1,7 +1,5 @@
 #include "pipeline/inherited_archs.h"
 
-#include <set>
-
 #include "cache/wheel_store.h"
 #include "core/error.h"
 #include "core/strings.h"
@@ -65,12 +63,14 @@ InheritedArchs inherit_archs(const BuildRequest& request, const Recipe& recipe, 
                      BuildRecord::kFileName + " says its arch list)" + pass_arch);
     return from_record(*record, "installed for " + python);
   }
-  std::map<std::string, BuildRecord> by_targets;  // one per arch list, the newest entry's
-  std::set<std::string> versions;
+  std::map<std::string, BuildRecord> by_targets;  // one per arch list, the first (newest) entry's
   for (const auto& entry : WheelStore(cache.root()).entries()) {
     if (entry.value("recipe") != dependency || entry.value("cuda") != cuda || entry.wheels.empty()) continue;
-    auto record = read_build_record(entry.wheels.front());
-    if (record) by_targets.insert_or_assign(record->targets, *record);
+    try {
+      if (auto record = read_build_record(entry.wheels.front())) by_targets.emplace(record->targets, *record);
+    } catch (const UserError&) {
+      // an entry whose wheel cannot be read says nothing; `cache verify` names it
+    }
   }
   if (by_targets.size() == 1) return from_record(by_targets.begin()->second, "the cache's only " + dependency);
   if (by_targets.empty())

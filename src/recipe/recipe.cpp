@@ -36,7 +36,8 @@ class RecipeParser {
                      std::string(e.description()));
     }
     only_keys(root, {"name", "description", "repository", "default_ref", "submodules", "arch_dialect", "job_memory_gb",
-                     "depends_on", "kernel_test", "keep_project_archs", "tests", "build", "env", "pairs", "patches"});
+                     "depends_on", "kernel_test", "keep_project_archs", "tests", "build", "env", "pairs", "patches",
+                     "releases", "system_library"});
     Recipe recipe;
     recipe.file = file_;
     recipe.patches_dir = patches_dir_;
@@ -50,6 +51,10 @@ class RecipeParser {
       bad(root.get("repository")->source(), "repository",
           "'" + recipe.repository + "': pypi:NAME needs a valid project name (the version is default_ref, or --ref)");
     recipe.default_ref = string(root, "default_ref", !recipe.repository.empty());
+    recipe.releases = strings(root, "releases");
+    for (const auto& release : recipe.releases)
+      if (!version_of_ref(release))
+        bad(root.get("releases")->source(), "releases", "'" + release + "' is not a version");
     recipe.submodules = boolean(root, "submodules");
     recipe.keep_project_archs = boolean(root, "keep_project_archs");
     auto dialect_text = string(root, "arch_dialect", true);
@@ -92,10 +97,14 @@ class RecipeParser {
       for (const auto& argument : step.command) check_placeholders(*table->get("command"), argument);
       step.env = string_table(*table, "env", "build.env");
       step.fresh_configure_removes = strings(*table, "fresh_configure_removes", "build.");
-      for (const auto& path : step.fresh_configure_removes)
-        if (path.empty() || std::filesystem::path(path).is_absolute() || path.find("..") != std::string::npos)
+      for (const auto& path : step.fresh_configure_removes) {
+        // a dir of the tree, never the tree itself or its .git
+        const auto normal = std::filesystem::path(path).lexically_normal().string();
+        if (path.empty() || std::filesystem::path(path).is_absolute() || normal == "." || normal == "./" ||
+            normal.starts_with("..") || normal == ".git" || normal.starts_with(".git/"))
           bad(table->get("fresh_configure_removes")->source(), "build.fresh_configure_removes",
-              "'" + path + "' must be a path inside the work tree");
+              "'" + path + "' must be a dir inside the work tree (not the tree itself or its .git)");
+      }
       recipe.builds.push_back(std::move(step));
     }
     for (auto* table : tables(root, "env")) {
@@ -105,6 +114,18 @@ class RecipeParser {
       if (overlay.set.empty()) bad(table->source(), "env.set", "must be a non-empty table of strings");
       recipe.env_overlays.push_back(std::move(overlay));
     }
+    for (auto* table : tables(root, "system_library")) {
+      only_keys(*table, {"name", "header", "library", "found_env", "missing"}, "system_library.");
+      SystemLibrary library{string(*table, "name", true, "system_library."),
+                            string(*table, "header", true, "system_library."),
+                            string(*table, "library", true, "system_library."),
+                            string_table(*table, "found_env", "system_library.found_env"),
+                            string(*table, "missing", false, "system_library.")};
+      for (const auto* file : {&library.header, &library.library})
+        if (file->empty() || file->find('/') != std::string::npos || *file == "..")
+          bad(table->source(), "system_library", "'" + *file + "' must be a plain file name");
+      recipe.system_libraries.push_back(std::move(library));
+    }
     for (auto* table : tables(root, "pairs")) {
       DependencyPin pin{range(*table, "pairs.versions"), {}};
       for (auto& [key, value] : *table) {
@@ -113,7 +134,9 @@ class RecipeParser {
         if (std::find(recipe.depends_on.begin(), recipe.depends_on.end(), name) == recipe.depends_on.end())
           bad(value.source(), "pairs." + name, "names no recipe in depends_on");
         auto text = value.value<std::string>();
-        if (!text || !version_of_ref(*text)) bad(value.source(), "pairs." + name, "must be a version (\"2.9.1\")");
+        if (!text || text->empty() || text->find_first_not_of("0123456789.") != std::string::npos ||
+            !version_of_ref(*text))
+          bad(value.source(), "pairs." + name, "must be a version of digits and dots (\"2.9.1\")");
         pin.dependencies[name] = *text;
       }
       if (pin.dependencies.empty()) bad(table->source(), "pairs", "names no dependency version");

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "arch/arch_dialect.h"
+#include "builder/system_libraries.h"
 #include "recipe/version_range.h"
 
 namespace archbuild {
@@ -61,6 +62,9 @@ struct Recipe {
   std::string description;
   std::string repository;  // empty for the generic recipe (the user gives PATH or URL)
   std::string default_ref;
+  // The project's releases this recipe knows ("2.9.1", ...): default_ref is
+  // the newest, and its [[build]] ranges cover them all (a test checks).
+  std::vector<std::string> releases;
   bool submodules = false;
   ArchDialect dialect = ArchDialect::extension;
   double job_memory_gb = 2.0;
@@ -71,6 +75,7 @@ struct Recipe {
   std::vector<BuildStep> builds;
   std::vector<EnvOverlay> env_overlays;
   std::vector<DependencyPin> pins;
+  std::vector<SystemLibrary> system_libraries;
   std::vector<PatchRule> patches;
   std::filesystem::path file;
   std::string file_sha256;

@@ -169,7 +169,7 @@ class RecipesByRepository(unittest.TestCase):
             result = run("plan", url, "--arch", "9.0", "--cache-dir", str(self.cache), "--json", env=env)
             self.assertEqual(result.returncode, 0, result.stderr)
             plan = json.loads(result.stdout)
-            self.assertEqual((plan["recipe"], plan["package"], plan["ref"]), ("torchvision", "torchvision", "v0.24.1"))
+            self.assertEqual((plan["recipe"], plan["package"], plan["ref"]), ("torchvision", "torchvision", "v0.29.0"))
         # --recipe still decides
         result = run("plan", "https://github.com/pytorch/vision", "--recipe", "cpp-extension", "--ref", "v0.24.1",
                      "--arch", "9.0", "--cache-dir", str(self.cache), "--json", env=env)

@@ -7,6 +7,7 @@
 #include "arch/arch_target.h"
 #include "builder/step_launcher.h"
 #include "core/error.h"
+#include "recipe/version_range.h"
 
 using namespace archbuild;
 
@@ -183,4 +184,23 @@ TEST(Plan, EnvOptionRefusesMalformedItemsAndArchbuildsOwnVariables) {
   }
   EXPECT_EQ(parse_env_assignments({"ARCHBUILD_PARALLEL_SETUPTOOLS=0"}).at("ARCHBUILD_PARALLEL_SETUPTOOLS"), "0");
   EXPECT_EQ(parse_env_assignments({"X=a=b"}).at("X"), "a=b");
+}
+
+TEST(Plan, VersionPlaceholdersAndTheKeyOfRecipeVariables) {
+  PlanFixture fixture;
+  fixture.step.env = {{"BUILD_VERSION", "{ref_version}"}, {"TOOL", "{python}"}, {"PIN", "torch=={version:torch}"}};
+  fixture.inputs.dependency_versions = {{"torch", "2.9.1+cu130.sm90"}};
+  for (const auto& [ref, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"v2.9.1", "2.9.1"}, {"2.9.1", "2.9.1"}, {"v2.9.1-rc1", ""}, {"2.10-fixes", ""}, {"main", ""}}) {
+    fixture.inputs.resolved.ref = ref;
+    fixture.inputs.resolved.version = version_of_ref(ref);
+    auto plan = make_plan(fixture.inputs, fixture.facts);
+    EXPECT_EQ(plan.env.count("BUILD_VERSION") ? plan.env.at("BUILD_VERSION") : "", expected) << ref;
+    EXPECT_EQ(plan.env.at("PIN"), "torch==2.9.1");  // the public version, without the local label
+    // the build gets the path; the key keeps the placeholder (no machine path in it)
+    EXPECT_EQ(plan.env.at("TOOL"), "/usr/bin/python3");
+    EXPECT_EQ(plan.key_inputs.at("build.env.TOOL"), "{python}");
+  }
+  fixture.inputs.dependency_versions.clear();  // a plan before the dependencies: not set at all
+  EXPECT_EQ(make_plan(fixture.inputs, fixture.facts).env.count("PIN"), 0u);
 }

@@ -35,7 +35,8 @@ TEST(ProjectSwitches, FindsTheSwitchesThatBuildCudaWithoutAGpu) {
       "suffix = 'cuda' if WITH_CUDA else 'cpu'\n"
       "if os.environ.get('SPCONV_FORCE_CUDA'): pass\n"
       "if os.environ.get(\"DEMO_WITH_CUDA\"): pass\n"
-      "NOT_FORCE_CUDA_HERE = 'FORCE_CUDA_NOT'\n";
+      "NOT_FORCE_CUDA_HERE = 'FORCE_CUDA_NOT'\n"
+      "define_macros += [('WITH_CUDA', None)]  # a C macro, not the environment\n";
   // WITH_CUDA is a Python variable there, not something the environment sets
   EXPECT_EQ(cuda_build_switches(setup_py),
             (std::vector<std::string>{"FORCE_CUDA", "SPCONV_FORCE_CUDA", "DEMO_WITH_CUDA"}));

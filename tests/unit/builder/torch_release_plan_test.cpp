@@ -1,6 +1,8 @@
 // What `archbuild plan torch` sets, per (torch version, CUDA version),
 // against what PyTorch's own release build sets (docs/TORCH_RELEASE.md):
 // the shipped recipe, planned as make_plan plans it.
+#include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -17,7 +19,7 @@ struct TorchPlan {
   RecipeBook book = RecipeBook::load(ARCHBUILD_SOURCE_DIR "/recipes", ARCHBUILD_SOURCE_DIR "/patches");
   Toolchain toolchain;
 
-  BuildPlan plan(const std::string& ref, CudaVersion cuda) {
+  BuildPlan plan(const std::string& ref, CudaVersion cuda, std::map<std::string, FoundLibrary> libraries = {}) {
     InstalledToolkit toolkit;
     toolkit.root = "/opt/cuda";
     toolkit.nvcc = "/opt/cuda/bin/nvcc";
@@ -42,6 +44,7 @@ struct TorchPlan {
     facts.available_memory_bytes = 128ull << 30;
     facts.cuda_files = 400;
     facts.has_cmake_build_dir = true;  // configured before by someone else: a fresh configure
+    facts.system_libraries = std::move(libraries);
     return make_plan(inputs, facts);
   }
 };
@@ -95,6 +98,22 @@ TEST(TorchReleasePlan, MatchesTheReleaseBuildPerVersionAndToolkit) {
   }
 }
 
+TEST(TorchReleasePlan, NcclAndCudnnComeFromThisMachineOrThePlanSaysWhy) {
+  TorchPlan torch;
+  auto found = torch.plan("v2.9.1", {13, 0}, {{"NCCL", {"/opt/cuda/include", "/opt/cuda/lib64"}}});
+  EXPECT_EQ(env_of(found, "USE_SYSTEM_NCCL"), "1");  // as the release build: never NCCL from source
+  EXPECT_EQ(env_of(found, "NCCL_INCLUDE_DIR"), "/opt/cuda/include");
+  EXPECT_EQ(env_of(found, "NCCL_LIB_DIR"), "/opt/cuda/lib64");
+  EXPECT_EQ(found.key_inputs.at("build.env.USE_SYSTEM_NCCL"), "1");
+  ASSERT_EQ(found.libraries.size(), 2u);
+  EXPECT_EQ(found.libraries[0], "NCCL: /opt/cuda/include, /opt/cuda/lib64 (this machine's)");
+  EXPECT_NE(found.libraries[1].find("cuDNN: not found on this machine"), std::string::npos) << found.libraries[1];
+  EXPECT_EQ(env_of(found, "CUDNN_INCLUDE_DIR"), "(unset)");
+  auto missing = torch.plan("v2.9.1", {13, 0});
+  EXPECT_EQ(env_of(missing, "USE_SYSTEM_NCCL"), "(unset)");
+  EXPECT_NE(missing.libraries[0].find("clones NCCL from GitHub"), std::string::npos) << missing.libraries[0];
+}
+
 TEST(TorchReleasePlan, CompanionsPairWithTheirTorchAndPinIt) {
   auto book = RecipeBook::load(ARCHBUILD_SOURCE_DIR "/recipes", ARCHBUILD_SOURCE_DIR "/patches");
   const auto* vision = book.find("torchvision");
@@ -103,10 +122,30 @@ TEST(TorchReleasePlan, CompanionsPairWithTheirTorchAndPinIt) {
   EXPECT_EQ(book.resolve(*vision, "v0.26.0").pinned.at("torch"), "2.11.0");
   EXPECT_TRUE(book.resolve(*vision, "main").pinned.empty());  // no pair for a branch: any torch
   EXPECT_EQ(book.resolve(*book.find("torchaudio"), "v2.9.1").pinned.at("torch"), "2.9.1");
-  // each recipe's default ref is paired
-  for (const char* name : {"torchvision", "torchaudio"})
-    EXPECT_FALSE(book.resolve(*book.find(name), "").pinned.empty()) << name;
-  // the default torch is what the default companions pair with
+  // each recipe's default ref is paired, with a torch the torch recipe knows
   const auto* torch = book.find("torch");
-  EXPECT_EQ("v" + book.resolve(*vision, "").pinned.at("torch"), torch->default_ref);
+  for (const char* name : {"torchvision", "torchaudio"}) {
+    auto pinned = book.resolve(*book.find(name), "").pinned;
+    ASSERT_FALSE(pinned.empty()) << name;
+    EXPECT_NE(std::find(torch->releases.begin(), torch->releases.end(), pinned.at("torch")), torch->releases.end())
+        << name;
+  }
+}
+
+TEST(ShippedRecipes, DefaultRefIsTheNewestReleaseAndEveryReleaseBuilds) {
+  auto book = RecipeBook::load(ARCHBUILD_SOURCE_DIR "/recipes", ARCHBUILD_SOURCE_DIR "/patches");
+  size_t checked = 0;
+  for (const auto& recipe : book.all()) {
+    if (recipe.releases.empty()) continue;
+    ++checked;
+    SCOPED_TRACE(recipe.name);
+    std::vector<int> newest;
+    for (const auto& release : recipe.releases) {
+      auto version = *version_of_ref(release);
+      newest = std::max(newest, version);
+      EXPECT_NO_THROW(book.resolve(recipe, "v" + release)) << "no [[build]] range covers " << release;
+    }
+    EXPECT_EQ(version_of_ref(recipe.default_ref), newest) << "default_ref " << recipe.default_ref;
+  }
+  EXPECT_GE(checked, 2u);  // torch and torchvision name their releases
 }

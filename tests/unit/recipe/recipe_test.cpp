@@ -125,7 +125,8 @@ TEST(RecipeBook, EnvRowsAndPairsAreCheckedOnLoad) {
            {"depends_on = [\"torch\"]\n[[pairs]]\nversions = \"*\"\ntorch = \"latest\"\n", "must be a version"},
            {"[[env]]\ncuda = \">=13\"\n", "key 'env.set': must be a non-empty table"},
            {"[[env]]\ncuda = \"13+\"\nset = { A = \"1\" }\n", "key 'env.cuda'"},
-           {"[[env]]\nset = { A = 1 }\n", "key 'env.set.A': must be a string"}}) {
+           {"[[env]]\nset = { A = 1 }\n", "key 'env.set.A': must be a string"},
+           {"depends_on = [\"torch\"]\n[[pairs]]\nversions = \"*\"\ntorch = \"v2.9.1\"\n", "digits and dots"}}) {
     write_recipe(site.path, "companion", extra);
     EXPECT_NE(error_of(load).find(why), std::string::npos) << extra << "\n" << error_of(load);
   }
