@@ -6,19 +6,9 @@
 #include <string>
 #include <vector>
 
-namespace archbuild {
+#include "recipe/recipe.h"
 
-// [[system_library]] in a recipe: a library the build should take from this
-// machine rather than build or download itself (PyTorch's NCCL: without one
-// its build clones NCCL from GitHub, which the offline build step cannot).
-struct SystemLibrary {
-  std::string name;     // "NCCL"
-  std::string header;   // "nccl.h"
-  std::string library;  // "libnccl.so" (the unversioned name CMake's find_library needs)
-  // Set when found; {include_dir} and {library_dir} are where it was.
-  std::map<std::string, std::string> found_env;
-  std::string missing;  // what the build does without it, and what to do
-};
+namespace archbuild {
 
 struct FoundLibrary {
   std::filesystem::path include_dir;

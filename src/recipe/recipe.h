@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "arch/arch_dialect.h"
-#include "builder/system_libraries.h"
 #include "recipe/version_range.h"
 
 namespace archbuild {
@@ -49,6 +48,18 @@ struct ProjectTests {
   double timeout_seconds = 1200;     // the time budget: the suite is stopped after it
   unsigned max_failed_tests = 0;     // the failure budget (kernel failures never count as tolerable)
   std::vector<std::string> required_modules;  // modules the command needs from the validating interpreter
+};
+
+// [[system_library]] in a recipe: a library the build should take from this
+// machine rather than build or download itself (PyTorch's NCCL: without one
+// its build clones NCCL from GitHub, which the offline build step cannot).
+struct SystemLibrary {
+  std::string name;     // "NCCL"
+  std::string header;   // "nccl.h"
+  std::string library;  // "libnccl.so" (the unversioned name CMake's find_library needs)
+  // Set when found; {include_dir} and {library_dir} are where it was.
+  std::map<std::string, std::string> found_env;
+  std::string missing;  // what the build does without it, and what to do
 };
 
 struct PatchRule {
