@@ -23,6 +23,24 @@ nlohmann::json recipe_json(const Recipe& recipe) {
     patches.push_back({{"versions", rule.versions.text()}, {"files", rule.files}});
   std::vector<std::string> shadows;
   for (const auto& file : recipe.shadows) shadows.push_back(file.string());
+  auto env_rows = nlohmann::json::array();
+  for (const auto& row : recipe.env_overlays)
+    env_rows.push_back({{"versions", row.versions.text()}, {"cuda", row.cuda.text()}, {"set", row.set}});
+  auto pairs = nlohmann::json::array();
+  for (const auto& pin : recipe.pins) pairs.push_back({{"versions", pin.versions.text()}, {"with", pin.dependencies}});
+  auto libraries = nlohmann::json::array();
+  for (const auto& library : recipe.system_libraries)
+    libraries.push_back({{"name", library.name},
+                         {"header", library.header},
+                         {"library", library.library},
+                         {"found_env", library.found_env},
+                         {"missing", library.missing}});
+  nlohmann::json tests = nullptr;
+  if (recipe.tests)
+    tests = {{"command", recipe.tests->command},
+             {"timeout_s", recipe.tests->timeout_seconds},
+             {"max_failed_tests", recipe.tests->max_failed_tests},
+             {"requires", recipe.tests->required_modules}};
   return {{"name", recipe.name},
           {"description", recipe.description},
           {"repository", recipe.repository},
@@ -33,6 +51,11 @@ nlohmann::json recipe_json(const Recipe& recipe) {
           {"depends_on", recipe.depends_on},
           {"kernel_test", recipe.kernel_test},
           {"builds", builds},
+          {"env", env_rows},
+          {"pairs", pairs},
+          {"releases", recipe.releases},
+          {"system_libraries", libraries},
+          {"tests", tests},
           {"patches", patches},
           {"file", recipe.file.string()},
           {"file_sha256", recipe.file_sha256},
@@ -71,9 +94,11 @@ Command recipes_command() {
                   print_json(list);
                   return ExitCode::success;
                 }
+                size_t width = 14;  // the longest name, so descriptions line up
+                for (const auto& recipe : book.all()) width = std::max(width, recipe.name.size());
                 for (const auto& recipe : book.all()) {
                   std::string name = recipe.name;
-                  name.resize(std::max<size_t>(name.size(), 14), ' ');
+                  name.resize(width, ' ');
                   std::cout << paint(name, Style::bold) << " " << recipe.description << "\n    "
                             << (recipe.repository.empty() ? "(PATH or git URL given by you)" : recipe.repository)
                             << (recipe.default_ref.empty() ? "" : " @ " + recipe.default_ref) << ", dialect "
@@ -121,6 +146,20 @@ Command recipes_command() {
                         << "    command     " << join(resolved.build->command, " ") << "\n";
               for (const auto& [key, value] : resolved.build->env)
                 std::cout << "    env         " << key << "=" << value << "\n";
+              for (const auto& row : recipe->env_overlays)
+                if (row.versions.contains(resolved.version))
+                  for (const auto& [key, value] : row.set)
+                    std::cout << "    env         " << key << "=" << value
+                              << (row.cuda.text().empty() ? "" : " (CUDA " + row.cuda.text() + ")") << "\n";
+              for (const auto& [dependency, version] : resolved.pinned)
+                std::cout << "  pairs with    " << dependency << " " << version << "\n";
+              for (const auto& library : recipe->system_libraries)
+                std::cout << "  library       " << library.name << " (" << library.header << ", " << library.library
+                          << ") from this machine\n";
+              if (recipe->tests)
+                std::cout << "  tests         " << join(recipe->tests->command, " ") << " (budget "
+                          << recipe->tests->max_failed_tests << " failed, " << recipe->tests->timeout_seconds
+                          << " s)\n";
               std::cout << "  patches       "
                         << (patch_files.empty() ? "none for this ref" : join(patch_files, "\n                "))
                         << "\n";

@@ -278,6 +278,19 @@ class Recipes(unittest.TestCase):
         result = run("recipes", "torch", "--ref", "main", "--json")
         self.assertEqual(json.loads(result.stdout)["resolved"]["system"], "pyproject")
         self.assertEqual(run("recipes", "tensorflow").returncode, 2)
+        # what a recipe pairs with, its rows per toolkit, its libraries and its tests are shown
+        vision = run("recipes", "torchvision", "--ref", "v0.24.1")
+        self.assertIn("pairs with    torch 2.9.1", vision.stdout)
+        torch = json.loads(run("recipes", "torch", "--json").stdout)
+        self.assertEqual([library["name"] for library in torch["system_libraries"]], ["NCCL", "cuDNN"])
+        self.assertIn({"versions": "", "cuda": ">=13",
+                       "set": {"TORCH_NVCC_FLAGS": "-Xfatbin -compress-all -compress-mode=size"}}, torch["env"])
+        self.assertEqual(torch["default_ref"], "v" + torch["releases"][-1])
+        scatter = json.loads(run("recipes", "pytorch-scatter", "--json").stdout)
+        self.assertEqual(scatter["tests"]["requires"], ["pytest"])
+        # names longer than the old column still leave the descriptions aligned
+        lines = [l for l in run("recipes").stdout.splitlines() if not l.startswith(" ")]
+        self.assertEqual(len({len(l) - len(l[len(l.split(" ")[0]):].lstrip()) for l in lines}), 1, lines)
 
     def malformed(self, text):
         data = scratch_dir(self) / "data"
