@@ -131,6 +131,20 @@ RelabeledWheel relabel_wheel(const std::filesystem::path& wheel, const std::stri
                 "\n";
     record += renamed(record_name) + ",,\n";
 
+    // Every member written here gets METADATA's original time, not the
+    // clock's: the same build relabeled twice is the same bytes (a store
+    // entry, its index link and a pushed copy keep one sha256).
+    zip_stat_t metadata_stat;
+    zip_stat_init(&metadata_stat);
+    const time_t fixed_mtime = zip_stat_index(archive.get(), static_cast<zip_uint64_t>(metadata_index), 0,
+                                              &metadata_stat) == 0 &&
+                                       (metadata_stat.valid & ZIP_STAT_MTIME)
+                                   ? metadata_stat.mtime
+                                   : 315532800;  // 1980-01-01, zip's epoch
+    auto set_time = [&](zip_int64_t index) {
+      if (zip_file_set_mtime(archive.get(), static_cast<zip_uint64_t>(index), fixed_mtime, 0) != 0)
+        fail_environment("cannot rewrite " + wheel.string() + ": " + zip_strerror(archive.get()));
+    };
     // Sources handed to libzip must outlive zip_close: keep the strings here.
     auto replace = [&](zip_int64_t index, const std::string& bytes) {
       zip_source_t* source = zip_source_buffer(archive.get(), bytes.data(), bytes.size(), 0);
@@ -138,6 +152,7 @@ RelabeledWheel relabel_wheel(const std::filesystem::path& wheel, const std::stri
         if (source) zip_source_free(source);
         fail_environment("cannot rewrite " + wheel.string() + ": " + zip_strerror(archive.get()));
       }
+      set_time(index);
     };
     replace(metadata_index, metadata);
     replace(record_index, record);
@@ -149,10 +164,13 @@ RelabeledWheel relabel_wheel(const std::filesystem::path& wheel, const std::stri
         continue;
       }
       zip_source_t* source = zip_source_buffer(archive.get(), file.content.data(), file.content.size(), 0);
-      if (!source || zip_file_add(archive.get(), old_path.c_str(), source, ZIP_FL_ENC_UTF_8) < 0) {
+      const zip_int64_t index = source ? zip_file_add(archive.get(), old_path.c_str(), source, ZIP_FL_ENC_UTF_8)
+                                       : zip_int64_t{-1};
+      if (index < 0) {
         if (source) zip_source_free(source);
         fail_environment("cannot add " + old_path + " to " + wheel.string() + ": " + zip_strerror(archive.get()));
       }
+      set_time(index);
     }
     for (zip_int64_t i = 0; i < zip_get_num_entries(archive.get(), 0); ++i) {
       std::string path = zip_get_name(archive.get(), i, 0);

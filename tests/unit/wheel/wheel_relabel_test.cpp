@@ -1,6 +1,8 @@
 #include "wheel/wheel_relabel.h"
 
+#include <chrono>
 #include <initializer_list>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <zip.h>
@@ -85,6 +87,16 @@ TEST(RelabelWheel, AddsTheBuildRecordToTheDistInfoWithItsRecordRow) {
   EXPECT_TRUE(check.ok()) << (check.errors.empty() ? "" : check.errors.front());
   EXPECT_EQ(check.files_checked, 4u);
   EXPECT_EQ(read_build_record(again.path)->arch_list, "8.0");
+  // relabeling is reproducible: the same wheel and record give the same bytes, whatever the clock says
+  auto first = write_wheel(dir.path);
+  auto copy = dir.path / "copy";
+  std::filesystem::create_directories(copy);
+  std::filesystem::copy_file(first, copy / first.filename());
+  const std::string text = record.to_json().dump();
+  auto one = relabel_wheel(first, "cu130.sm80", {{BuildRecord::kFileName, text}});
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));  // zip times have 2 s steps
+  auto two = relabel_wheel(copy / first.filename(), "cu130.sm80", {{BuildRecord::kFileName, text}});
+  EXPECT_EQ(archbuild::read(one.path), archbuild::read(two.path));
   // a wheel archbuild did not build has none
   EXPECT_FALSE(read_build_record(write_wheel(dir.path)));
   EXPECT_THROW(relabel_wheel(again.path, "cu130.sm90", {{"../escape", "x"}}), UserError);
