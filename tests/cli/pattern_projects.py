@@ -11,21 +11,12 @@ extensions that do not simply honour TORCH_CUDA_ARCH_LIST:
 Each builds a wheel with setuptools (no torch needed)."""
 import pathlib
 
+from extension_project import NVCC_KERNEL_CU, NVCC_MODULE_C
 from gitrepos import git
 
-KERNEL_CU = '''\
-__global__ void add_one(float* x, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) x[i] += 1.0f;
-}
-extern "C" void launch_add_one(float* x, int n) { add_one<<<(n + 255) / 256, 256>>>(x, n); }
-'''
-
-MODULE_C = '''\
-#include <Python.h>
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "NAME", NULL, -1, NULL};
-PyMODINIT_FUNC PyInit_NAME(void) { return PyModule_Create(&module); }
-'''
+# the same kernel and module as extension_project's nvcc setuptools project
+KERNEL_CU = NVCC_KERNEL_CU
+MODULE_C = NVCC_MODULE_C.replace("nvcc_setuptools_demo", "NAME")
 
 # setuptools with an nvcc step of its own; FLAGS and the CUDA condition vary.
 NVCC_SETUP_PY = '''\
