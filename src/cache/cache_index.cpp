@@ -80,12 +80,24 @@ CacheIndex refresh_cache_index(const std::filesystem::path& cache_dir, const Whe
       index.shadowed.push_back(wheel);
     }
   std::error_code ec;
+  std::set<std::string> relinked;  // names whose link will point at other bytes
   for (const auto& [name, source] : chosen) {
     auto target = index.wheels_dir / name;
     auto status = std::filesystem::symlink_status(target, ec);
     if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) &&
         !std::filesystem::is_symlink(status))
       fail_bad_input(target.string() + " is not a wheel link archbuild made");
+    if (std::filesystem::exists(status) && !same_file(source, target)) relinked.insert(name);
+  }
+  // A name taken over by another entry (two keys, one version) changes its
+  // bytes under one path: the pages stop linking it first, so a run killed
+  // between the link and the pages leaves a wheel not yet listed, never a
+  // listed sha256 that the file no longer has.
+  if (!relinked.empty())
+    write_simple_index(index.wheels_dir, index.simple_dir,
+                       [&](const std::string& file) { return chosen.count(file) > 0 && !relinked.count(file); });
+  for (const auto& [name, source] : chosen) {
+    auto target = index.wheels_dir / name;
     if (!same_file(source, target)) link_into_place(source, target);  // a rename replaces a link, never follows it
   }
   index.wheels = write_simple_index(index.wheels_dir, index.simple_dir,

@@ -1,6 +1,7 @@
 #include "cache/cache_index.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <string>
@@ -8,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "cache/simple_index.h"
+#include "cache/store_maintenance.h"
 #include "cache/wheel_store.h"
 #include "core/error.h"
 #include "test_support.h"
@@ -102,4 +104,31 @@ TEST(CacheIndex, UnlinksOnlyTheWheelLinksItMade) {
   EXPECT_FALSE(std::filesystem::exists(cache / "wheels" / "demo-1.0-py3-none-any.whl"));
   EXPECT_EQ(read(cache / "wheels" / "mine-2.0-py3-none-any.whl"), "dropped in by hand");
   EXPECT_EQ(read(cache / "wheels" / "notes.txt"), "mine");
+}
+
+// Two keys of one version share a wheel name, and the newer takes its link.
+// A refresh stopped between the new link and the pages (here: the link
+// cannot be made) leaves the wheel unlisted, never a listed sha256 that the
+// linked file no longer has.
+TEST(CacheIndex, ANameTakenOverIsUnlistedBeforeItsLinkChanges) {
+  TempDir dir;
+  auto cache = dir.path / "cache";
+  const std::string name = "demo-1.0-py3-none-any.whl";
+  write(dir.path / "old" / name, "first build");
+  write(dir.path / "new" / name, "second build");
+  WheelStore store(cache);
+  store.publish({"cache_format 1\nref v1.0\n", "ffff0000"}, {dir.path / "old" / name}, "{}");
+  refresh_cache_index(cache, store);
+  store.publish({"cache_format 1\nref v1.1\n", "0000ffff"}, {dir.path / "new" / name}, "{}");
+  auto blocker = cache / "wheels" / (".tmp-" + std::to_string(getpid()) + "-" + name);
+  write(blocker / "in-the-way", "x");
+  EXPECT_ANY_THROW(refresh_cache_index(cache, store));
+  auto problems = verify_cache_index(cache, store);
+  ASSERT_FALSE(problems.empty());
+  for (const auto& problem : problems)
+    EXPECT_NE(problem.find("published but not in the index"), std::string::npos) << problem;
+  std::filesystem::remove_all(blocker);
+  refresh_cache_index(cache, store);
+  EXPECT_TRUE(verify_cache_index(cache, store).empty());
+  EXPECT_EQ(read(cache / "wheels" / name), "second build");
 }
