@@ -107,6 +107,7 @@ ArchEnforcement read_arch_enforcement(const std::filesystem::path& log, bool ena
     auto entry = nlohmann::json::parse(line, nullptr, false);
     if (!entry.is_object()) continue;
     ++enforcement.calls;
+    if (auto output = entry.value("output", ""); !output.empty()) enforcement.outputs.push_back(output);
     auto kind = entry.value("kind", "");
     if (kind == "untouched") continue;
     (kind == "rewritten" ? enforcement.rewritten : enforcement.left) += 1;

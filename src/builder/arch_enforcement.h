@@ -28,7 +28,8 @@ struct ArchEnforcement {
   struct Change {
     std::string output, before, after, reason;
   };
-  std::vector<Change> changes;  // rewritten and left calls (the first 200)
+  std::vector<Change> changes;       // rewritten and left calls (the first 200)
+  std::vector<std::string> outputs;  // every call's -o (to tell nvcc steps in .ninja_log)
   nlohmann::json to_json() const;
   // "40 nvcc calls, 12 rewritten (sm_75;sm_80 -> sm_90), 1 left as the project wrote it"
   std::string summary() const;

@@ -209,6 +209,7 @@ BuildResult execute_build(const BuildPlan& plan, StatusLine& status, CommandRunn
 
     ProgressState progress;
     progress.start = started;
+    progress.predicted_seconds = plan.forecast.seconds;
     FirstErrorFinder first_error;
     bool oom = false;
     auto outcome = runner.run(
@@ -302,6 +303,7 @@ BuildResult execute_build(const BuildPlan& plan, StatusLine& status, CommandRunn
     result.trace_written = true;
     result.slowest = slowest_steps(steps, 10);
   }
+  result.steps = std::move(steps);
   return result;
 }
 

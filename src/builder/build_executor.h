@@ -44,6 +44,7 @@ struct BuildResult {
   std::string failing_command;
   std::string failed_target;
   std::vector<NinjaStep> slowest;  // ten slowest steps
+  std::vector<NinjaStep> steps;    // every step of .ninja_log this build added
   bool trace_written = false;
   ArchEnforcement enforcement;  // what the nvcc calls did with the asked targets
 

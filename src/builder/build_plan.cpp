@@ -9,6 +9,7 @@
 #include "builder/step_launcher.h"
 #include "core/cache_layout.h"
 #include "core/error.h"
+#include "core/sha256.h"
 #include "core/strings.h"
 
 namespace archbuild {
@@ -92,6 +93,11 @@ std::map<std::string, std::string> parse_env_assignments(const std::vector<std::
   }
   return env;
 }
+
+namespace {
+// The build's time, disk and memory (after the cache key's inputs).
+void forecast_needs(BuildPlan& plan, const PlanInputs& in, const PlanFacts& facts);
+}  // namespace
 
 BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
   BuildPlan plan;
@@ -336,8 +342,42 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
       key["source.patch." + std::filesystem::path(patch.file).filename().string()] = patch.sha256;
   }
   for (const auto& [name, value] : in.dependency_key_inputs) key[name] = value;
+  forecast_needs(plan, in, facts);
   return plan;
 }
+
+namespace {
+void forecast_needs(BuildPlan& plan, const PlanInputs& in, const PlanFacts& facts) {
+  plan.code_images = 0;
+  for (const auto& target : in.archs.targets()) plan.code_images += (target.sass ? 1 : 0) + (target.ptx ? 1 : 0);
+  plan.code_images = std::max<size_t>(1, plan.code_images);
+  // Known before the checkout too (`archbuild plan`): the ref stands for its commits.
+  std::string compile_text;
+  for (const auto& [name, value] : plan.key_inputs)
+    if (!name.starts_with("source.")) compile_text += name + " " + value + "\n";
+  plan.compile_inputs = sha256_hex(compile_text);
+  ForecastRequest request;
+  request.recipe = plan.recipe;
+  request.ref = plan.ref;
+  request.compile_inputs = plan.compile_inputs;
+  request.code_images = plan.code_images;
+  request.parallelism = plan.jobs.compiles_at_once;
+  request.cores = facts.cores;
+  request.compile_cache = !in.compiler_launcher.empty();
+  request.estimate = in.recipe->estimate;
+  plan.forecast = forecast_build_time(facts.build_history, request);
+  plan.peak_memory_gb = plan.jobs.compiles_at_once * in.recipe->job_memory_gb;
+  for (const auto& record : facts.build_history)
+    if (record.ref == plan.ref && record.tree_bytes > 0) {
+      plan.disk_bytes = record.tree_bytes;
+      plan.disk_basis = "the work tree after the last build of " + plan.ref;
+    }
+  if (!plan.disk_bytes && in.recipe->estimate && in.recipe->estimate->disk_gb > 0) {
+    plan.disk_bytes = static_cast<uint64_t>(in.recipe->estimate->disk_gb * (1ull << 30));
+    plan.disk_basis = "the recipe's estimate";
+  }
+}
+}  // namespace
 
 nlohmann::json BuildPlan::to_json() const {
   return {{"package", package},
@@ -370,7 +410,17 @@ nlohmann::json BuildPlan::to_json() const {
              for (const auto& path : stale_outputs) paths.push_back(path.string());
              return paths;
            }()},
-          {"key_inputs", key_inputs}};
+          {"key_inputs", key_inputs},
+          {"code_images", code_images},
+          {"forecast",
+           {{"seconds", forecast.seconds ? nlohmann::json(*forecast.seconds) : nlohmann::json()},
+            {"from_history", forecast.from_history},
+            {"warm_compile_cache", forecast.warm},
+            {"basis", forecast.basis}}},
+          {"needs",
+           {{"disk_bytes", disk_bytes ? nlohmann::json(*disk_bytes) : nlohmann::json()},
+            {"disk_basis", disk_basis},
+            {"peak_memory_gb", peak_memory_gb}}}};
 }
 
 std::string BuildPlan::shell_script() const {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "arch/arch_dialect.h"
+#include "builder/build_time_model.h"
 #include "builder/job_planner.h"
 #include "builder/plan_facts.h"
 #include "process/network_isolation.h"
@@ -59,6 +60,14 @@ struct BuildPlan {
   // One line per [[system_library]]: where it was found, or what the build
   // does without it ("NCCL: /usr/local/cuda/include, /usr/local/cuda/lib64").
   std::vector<std::string> libraries;
+  // What the build will take (builder/build_time_model.h): time, and the
+  // disk and memory it needs.
+  size_t code_images = 1;      // SASS + PTX images per nvcc call
+  std::string compile_inputs;  // the key's inputs but the source's commits: same value, warm compile cache
+  BuildForecast forecast;
+  std::optional<uint64_t> disk_bytes;  // the work tree, from the last build of this ref or the recipe's estimate
+  std::string disk_basis;
+  double peak_memory_gb = 0;  // compiles at once x the recipe's per-job memory
 
   nlohmann::json to_json() const;
   // A script a user can paste: cd, exports, the command (shell-quoted).

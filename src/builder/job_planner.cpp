@@ -26,6 +26,7 @@ JobPlan plan_jobs(const JobInputs& in) {
   }
   // How many nvcc processes run at once, at most.
   const bool serial = in.one_file_at_a_time && !in.parallel_setuptools;
+  plan.compiles_at_once = serial ? 1 : plan.jobs;
   if (serial)
     plan.parallelism =
         "1 compile at a time: setup.py turns torch's ninja off (use_ninja=False) and its build command does not go "

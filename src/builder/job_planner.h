@@ -18,9 +18,10 @@ struct JobInputs {
 };
 
 struct JobPlan {
-  unsigned jobs = 1;          // MAX_JOBS
-  unsigned nvcc_threads = 1;  // nvcc --threads (archs compiled in parallel per file)
-  std::string reason;         // why, in one line
+  unsigned jobs = 1;              // MAX_JOBS
+  unsigned nvcc_threads = 1;      // nvcc --threads (archs compiled in parallel per file)
+  unsigned compiles_at_once = 1;  // what the build really runs at once: jobs, or 1 for a serial setup.py
+  std::string reason;             // why, in one line
   // What the build really gets, when that is not simply `jobs` at once:
   // "1 compile at a time (...)"; empty otherwise.
   std::string parallelism;

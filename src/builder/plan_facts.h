@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "builder/build_history.h"
 #include "builder/system_libraries.h"
 
 namespace archbuild {
@@ -31,6 +32,7 @@ struct PlanFacts {
   bool has_cmake_build_dir = false;                       // a CMakeCache.txt within 4 levels
   std::vector<std::filesystem::path> setuptools_outputs;  // build/lib.*, build/temp.*, build/bdist.*
   std::map<std::string, FoundLibrary> system_libraries;   // the recipe's [[system_library]] found here
+  std::vector<BuildTimeRecord> build_history;             // the recipe's earlier builds in this cache
 };
 
 // Reads the facts for a build of `source_dir` (which may not exist yet) run

@@ -150,6 +150,11 @@ StatusText describe_progress(const ProgressState& state, std::chrono::steady_clo
   text.phase = to_string(state.phase);
   double elapsed = std::chrono::duration<double>(now - state.start).count();
   text.elapsed = format_duration(elapsed);
+  // What the forecast leaves: shown until steps give a rate, then weighed
+  // against the rate's ETA by the share of steps done (ninja's rate knows
+  // nothing of the configure before it or the link tail after).
+  std::optional<double> predicted_left;
+  if (state.predicted_seconds) predicted_left = std::max(0.0, *state.predicted_seconds - elapsed);
   if (state.total > 0) {
     text.counts = std::to_string(state.finished) + "/" + std::to_string(state.total);
     text.percent = std::to_string(state.finished * 100 / state.total) + "%";
@@ -159,8 +164,17 @@ StatusText describe_progress(const ProgressState& state, std::chrono::steady_clo
       char buffer[32];
       std::snprintf(buffer, sizeof buffer, rate >= 10 ? "%.0f/s" : "%.1f/s", rate);
       text.rate = buffer;
-      if (state.finished < state.total) text.eta = format_duration((state.total - state.finished) / rate);
+      if (state.finished < state.total) {
+        double by_rate = (state.total - state.finished) / rate;
+        double done = static_cast<double>(state.finished) / static_cast<double>(state.total);
+        text.eta = format_duration(predicted_left ? (1 - done) * *predicted_left + done * by_rate : by_rate);
+      }
     }
+  }
+  if (text.eta.empty() && predicted_left && *predicted_left > 0 && state.phase != BuildPhase::wheel)
+    text.eta = format_duration(*predicted_left);
+  if (state.total > 0) {
+    // counts and percent are set
   } else if (state.percent) {
     text.percent = std::to_string(*state.percent) + "%";
   } else if (state.compiles_started > 0) {

@@ -24,6 +24,9 @@ struct ProgressState {
   // Edges known to be running (from the launcher's start events), by start time.
   std::map<std::string, std::chrono::steady_clock::time_point> running;
   size_t lines = 0;
+  // The plan's forecast of the whole build step: the ETA from the first
+  // second, blended into the rate's as steps finish.
+  std::optional<double> predicted_seconds;
 };
 
 // Parses ninja's "[N/M] desc", CMake's "[ 42%]", compiler command lines a

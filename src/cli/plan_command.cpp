@@ -1,13 +1,29 @@
+#include <cstdio>
 #include <iostream>
 
+#include "builder/progress.h"
 #include "cli/build_options.h"
 #include "cli/command.h"
 #include "cli/json_output.h"
 #include "core/strings.h"
+#include "core/system_info.h"
 #include "pipeline/build_session.h"
 #include "ui/terminal.h"
 
 namespace archbuild {
+
+namespace {
+// "disk about 1.2 GB (...), memory about 9.0 GB at 2 compiles at once (4.5 GB each)"
+std::string describe_needs(const BuildPlan& plan) {
+  char memory[160];
+  std::snprintf(memory, sizeof memory, "memory about %.1f GB at %u compile%s at once (%.1f GB each)",
+                plan.peak_memory_gb, plan.jobs.compiles_at_once, plan.jobs.compiles_at_once == 1 ? "" : "s",
+                plan.job_memory_gb);
+  std::string disk = plan.disk_bytes ? "disk about " + format_bytes(*plan.disk_bytes) + " (" + plan.disk_basis + ")"
+                                     : "disk unknown until a first build (no [estimate] disk_gb in the recipe)";
+  return disk + ", " + memory;
+}
+}  // namespace
 
 Command plan_command() {
   return {"plan", "Print the exact environment and command a build would run, without building", [](CLI::App& app) {
@@ -29,7 +45,11 @@ Command plan_command() {
                                  Style::bold)
                         << "\n# toolkit: " << context.host.toolchain.describe() << "\n# jobs: " << plan.jobs.reason
                         << (plan.jobs.parallelism.empty() ? "" : "\n# parallelism: " + plan.jobs.parallelism)
-                        << "\n# network: " << plan.network << "\n";
+                        << "\n# time: "
+                        << (plan.forecast.from_history
+                                ? "about " + format_duration(*plan.forecast.seconds) + " (" + plan.forecast.basis + ")"
+                                : plan.forecast.basis)
+                        << "\n# needs: " << describe_needs(plan) << "\n# network: " << plan.network << "\n";
               for (const auto& library : plan.libraries) std::cout << "# library: " << library << "\n";
               std::cout << "# arch enforcement: "
                         << (plan.enforce_archs

@@ -1,3 +1,4 @@
+#include <cstdio>
 #include <iostream>
 
 #include "cli/command.h"
@@ -48,6 +49,10 @@ nlohmann::json recipe_json(const Recipe& recipe) {
           {"submodules", recipe.submodules},
           {"arch_dialect", to_string(recipe.dialect)},
           {"job_memory_gb", recipe.job_memory_gb},
+          {"estimate", recipe.estimate ? nlohmann::json{{"core_hours", recipe.estimate->core_hours},
+                                                        {"core_hours_per_image", recipe.estimate->core_hours_per_image},
+                                                        {"disk_gb", recipe.estimate->disk_gb}}
+                                       : nlohmann::json()},
           {"depends_on", recipe.depends_on},
           {"kernel_test", recipe.kernel_test},
           {"builds", builds},
@@ -69,6 +74,15 @@ std::string shadow_text(const Recipe& recipe) {
   std::vector<std::string> files;
   for (const auto& file : recipe.shadows) files.push_back(file.string());
   return files.empty() ? "" : ", shadows " + join(files, ", ");
+}
+
+// "16 core-hours + 3 per further image, 20 GB disk"
+std::string estimate_text(const Recipe& recipe) {
+  if (!recipe.estimate) return "- (the first build's time is recorded)";
+  char text[160];
+  std::snprintf(text, sizeof text, "%g core-hours + %g per further image, %g GB disk", recipe.estimate->core_hours,
+                recipe.estimate->core_hours_per_image, recipe.estimate->disk_gb);
+  return text;
 }
 
 }  // namespace
@@ -138,6 +152,7 @@ Command recipes_command() {
                         << "  submodules    " << (recipe->submodules ? "yes" : "no") << "\n"
                         << "  arch dialect  " << to_string(recipe->dialect) << "\n"
                         << "  job memory    " << recipe->job_memory_gb << " GB per compile job\n"
+                        << "  estimate      " << estimate_text(*recipe) << "\n"
                         << "  depends on    " << (recipe->depends_on.empty() ? "-" : join(recipe->depends_on, ", "))
                         << "\n"
                         << "  kernel test   " << (recipe->kernel_test.empty() ? "-" : recipe->kernel_test) << "\n"

@@ -5,7 +5,9 @@
 #include <fstream>
 #include <optional>
 
+#include "builder/build_history.h"
 #include "builder/launcher_shims.h"
+#include "builder/progress.h"
 #include "builder/project_switches.h"
 #include "cache/cache_index.h"
 #include "cache/cache_key.h"
@@ -15,6 +17,7 @@
 #include "core/interrupt.h"
 #include "core/json_text.h"
 #include "core/sha256.h"
+#include "core/system_info.h"
 #include "pipeline/dependency_resolver.h"
 #include "process/run_process.h"
 #include "wheel/build_record.h"
@@ -205,6 +208,32 @@ void explain_network_failure(const BuildPlan& plan, BuildReport& report, Pipelin
   report.build["network_hint"] = hint;
 }
 
+// The build step's times, for the next plan's forecast (a failed build's
+// are not a build's).
+void record_build_time(const BuildContext& context, const BuildPlan& plan, const BuildResult& result) {
+  BuildTimeRecord record;
+  record.recipe = plan.recipe;
+  record.ref = plan.ref;
+  record.arch_list = context.archs.list.canonical();
+  record.compile_inputs = plan.compile_inputs;
+  record.code_images = plan.code_images;
+  record.parallelism = result.attempts.empty() ? plan.jobs.compiles_at_once
+                                               : std::min(plan.jobs.compiles_at_once, result.attempts.back().jobs);
+  record.cores = cpu_count();
+  record.compile_cache = !context.compiler_launcher.empty();
+  record.warm = plan.forecast.warm;
+  record.wall_seconds = result.seconds;
+  record.cpu_seconds = result.build_cpu_seconds;
+  fill_step_times(record, result.steps, result.enforcement.outputs);
+  record.tree_bytes = tree_bytes(plan.source_dir);
+  record.finished_at = utc_now();
+  try {
+    append_build_history(context.cache.root(), record);
+  } catch (const UserError&) {
+    // A history that cannot be written costs the next forecast, not this build.
+  }
+}
+
 void write_report(const BuildPlan& plan, const BuildReport& report) {
   std::ofstream(plan.out_dir / "report.json") << json_text(report.to_json()) << "\n";
 }
@@ -216,6 +245,7 @@ PlannedBuild plan_build(const BuildRequest& request) {
   const auto python = context.settings.python().string();
   auto facts = gather_plan_facts(context.source_dir, python);
   facts.system_libraries = context.system_libraries();
+  facts.build_history = read_build_history(context.cache.root(), context.target.recipe->name);
   auto plan = make_plan(context.plan_inputs(std::nullopt, python), facts);
   return {std::move(context), std::move(plan)};
 }
@@ -247,6 +277,7 @@ BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events) {
   if (stop_for_interrupt(outcome, events, "deps")) return outcome;
   auto facts = gather_plan_facts(tree.dir, deps.python);
   facts.system_libraries = context.system_libraries();
+  facts.build_history = read_build_history(context.cache.root(), context.target.recipe->name);
   outcome.plan = make_plan(context.plan_inputs(tree, deps.python, &deps), facts);
   const auto& plan = outcome.plan;
   events.stage("plan",
@@ -287,9 +318,13 @@ BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events) {
   events.stage("cache", "miss " + key.hash.substr(0, 16) + " (" + (plan.out_dir / "key.txt").string() + ")");
 
   prepare_launcher_shims(context, plan);
+  if (plan.forecast.seconds)
+    events.stage("build", "expected about " + format_duration(*plan.forecast.seconds) + ": " + plan.forecast.basis);
   outcome.result = execute_build(plan, events.status());
   auto& result = outcome.result;
   report.build = result.to_json(plan);
+  if (plan.forecast.seconds) report.build["predicted_seconds"] = *plan.forecast.seconds;
+  if (result.ok) record_build_time(context, plan, result);
   if (!result.ok && !result.interrupted) explain_network_failure(plan, report, events);
   auto finished = Finish::invalid;
   if (result.ok) {

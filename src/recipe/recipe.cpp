@@ -37,7 +37,7 @@ class RecipeParser {
     }
     only_keys(root, {"name", "description", "repository", "default_ref", "submodules", "arch_dialect", "job_memory_gb",
                      "depends_on", "kernel_test", "keep_project_archs", "tests", "build", "env", "pairs", "patches",
-                     "releases", "system_library"});
+                     "releases", "system_library", "estimate"});
     Recipe recipe;
     recipe.file = file_;
     recipe.patches_dir = patches_dir_;
@@ -80,6 +80,7 @@ class RecipeParser {
         recipe.kernel_test = std::filesystem::absolute(*found / recipe.kernel_test).lexically_normal().string();
     }
     if (auto* node = root.get("tests")) recipe.tests = project_tests(*node);
+    if (auto* node = root.get("estimate")) recipe.estimate = estimate(*node);
 
     auto* builds = root.get_as<toml::array>("build");
     if (!builds || builds->empty()) bad(root.source(), "build", "needs at least one [[build]] table");
@@ -231,6 +232,23 @@ class RecipeParser {
       if (!table) bad(element.source(), key, "must be an array of tables ([[" + key + "]])");
       out.push_back(table);
     }
+    return out;
+  }
+
+  RecipeEstimate estimate(const toml::node& node) {
+    auto* table = node.as_table();
+    if (!table) bad(node.source(), "estimate", "must be a table ([estimate])");
+    only_keys(*table, {"core_hours", "core_hours_per_image", "disk_gb"}, "estimate.");
+    RecipeEstimate out;
+    for (auto [key, field] :
+         {std::pair{"core_hours", &out.core_hours}, std::pair{"core_hours_per_image", &out.core_hours_per_image},
+          std::pair{"disk_gb", &out.disk_gb}})
+      if (auto* value_node = table->get(key)) {
+        auto value = value_node->value<double>();
+        if (!value || !std::isfinite(*value) || *value < 0 || *value > 1e6)
+          bad(value_node->source(), std::string("estimate.") + key, "must be a number from 0 to 1000000");
+        *field = *value;
+      }
     return out;
   }
 

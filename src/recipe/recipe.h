@@ -62,6 +62,14 @@ struct SystemLibrary {
   std::string missing;  // what the build does without it, and what to do
 };
 
+// [estimate]: what a build takes before one is recorded on this machine
+// (builder/build_time_model.h).
+struct RecipeEstimate {
+  double core_hours = 0;            // at one code image
+  double core_hours_per_image = 0;  // each further SASS / PTX image
+  double disk_gb = 0;               // sources and build dirs
+};
+
 struct PatchRule {
   VersionRange versions;
   std::vector<std::string> files;  // relative to patches/
@@ -83,6 +91,7 @@ struct Recipe {
   std::string kernel_test;            // relative to the data dir (a site recipe's: absolute, see RECIPES.md)
   bool keep_project_archs = false;    // do not enforce the arch list on the project's nvcc calls
   std::optional<ProjectTests> tests;  // [tests]: the project's own suite
+  std::optional<RecipeEstimate> estimate;
   std::vector<BuildStep> builds;
   std::vector<EnvOverlay> env_overlays;
   std::vector<DependencyPin> pins;

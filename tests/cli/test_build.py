@@ -161,8 +161,23 @@ class Build(unittest.TestCase):
         self.assertIn("extra fixture/libfixture.so: sm_100a, which was not asked", result.stderr)
         self.assertIn("not published", result.stderr)
 
+    def plan_json(self, *args):
+        result = run("plan", "fixture", "--cache-dir", str(self.cache), "--json", *args, env=self.env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return json.loads(result.stdout)
+
     def test_changed_arch_list_reconfigures_fresh(self):
+        # (and each build's time is recorded: the next plan forecasts from it)
+        self.assertFalse(self.plan_json("--arch", "8.0")["forecast"]["from_history"])
         self.assertEqual(self.build("--arch", "8.0").returncode, 0)
+        (record,) = [json.loads(line) for line in (self.cache / "history" / "fixture.jsonl").read_text().splitlines()]
+        self.assertEqual((record["ref"], record["arch_list"], record["code_images"]), ("v1.0", "8.0", 1))
+        self.assertGreater(record["nvcc_seconds"], 0)  # the four .cu.o steps of .ninja_log
+        self.assertGreater(record["tree_bytes"], 0)
+        forecast = self.plan_json("--arch", "8.0;9.0", "--jobs", "1")["forecast"]
+        self.assertTrue(forecast["from_history"], forecast)
+        self.assertIn("scaled from fixture v1.0 for 8.0 (1 image, ", forecast["basis"])
+        self.assertGreater(forecast["seconds"], 0)
         # the fixture, like PyTorch, ignores a changed list without a fresh configure
         env = dict(os.environ, TORCH_CUDA_ARCH_LIST="9.0", PATH="/usr/local/cuda/bin:" + os.environ["PATH"])
         subprocess.run(["python3", "setup.py", "bdist_wheel", "--dist-dir", str(self.dir / "manual")], cwd=self.tree,
@@ -172,6 +187,8 @@ class Build(unittest.TestCase):
         result = self.build("--arch", "9.0")
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("CMAKE_FRESH=1 (TORCH_CUDA_ARCH_LIST changed: 8.0 -> 9.0)", result.stderr)
+        self.assertIn("expected about ", result.stderr)
+        self.assertGreater(self.report()["build"]["predicted_seconds"], 0)
         # the cache key says why the two builds differ
         why = run("cache", "why", str(self.dir / "key-8.0.txt"), str(self.dir / "out"))
         self.assertEqual(why.returncode, 1)

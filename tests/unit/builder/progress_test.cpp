@@ -99,3 +99,24 @@ TEST(Progress, CompilerLinesWithoutNinja) {
   EXPECT_FALSE(feed_progress("echo gcc -c a.cpp", state, t0));                      // not a compiler run
   EXPECT_EQ(state.compiles_started, 2u);
 }
+
+// A forecast gives the ETA from the first second (ninja's own needs a
+// previous .ninja_log), then weighs in the rate as steps finish.
+TEST(Progress, TheForecastGivesAnEtaBeforeAnyStep) {
+  auto t0 = Clock::now();
+  ProgressState state;
+  state.start = t0;
+  state.predicted_seconds = 600;
+  feed_progress("-- Configuring done", state, t0);
+  EXPECT_EQ(describe_progress(state, t0 + std::chrono::seconds(1)).eta, "9:59");
+  feed_progress("[1/100] Building CUDA object a.cu.o", state, t0 + std::chrono::seconds(100));
+  feed_progress("[50/100] Building CUDA object b.cu.o", state, t0 + std::chrono::seconds(200));
+  // Half done: half the forecast's 400 s left and half the rate's 100 s (50 steps at 0.5/s).
+  EXPECT_EQ(describe_progress(state, t0 + std::chrono::seconds(200)).eta, "4:10");
+  ProgressState overrun = state;
+  overrun.finished = 0;
+  overrun.total = 0;
+  EXPECT_EQ(describe_progress(overrun, t0 + std::chrono::seconds(700)).eta, "");  // past the forecast: no guess
+  state.predicted_seconds.reset();
+  EXPECT_EQ(describe_progress(state, t0 + std::chrono::seconds(200)).eta, "1:40");  // the rate's alone
+}

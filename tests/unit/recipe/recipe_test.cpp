@@ -126,7 +126,10 @@ TEST(RecipeBook, EnvRowsAndPairsAreCheckedOnLoad) {
            {"[[env]]\ncuda = \">=13\"\n", "key 'env.set': must be a non-empty table"},
            {"[[env]]\ncuda = \"13+\"\nset = { A = \"1\" }\n", "key 'env.cuda'"},
            {"[[env]]\nset = { A = 1 }\n", "key 'env.set.A': must be a string"},
-           {"depends_on = [\"torch\"]\n[[pairs]]\nversions = \"*\"\ntorch = \"v2.9.1\"\n", "digits and dots"}}) {
+           {"depends_on = [\"torch\"]\n[[pairs]]\nversions = \"*\"\ntorch = \"v2.9.1\"\n", "digits and dots"},
+           {"[estimate]\ncore_hours = -1\n", "key 'estimate.core_hours': must be a number from 0"},
+           {"[estimate]\nhours = 1\n", "key 'estimate.hours': unknown key"},
+           {"estimate = 3\n", "key 'estimate': must be a table"}}) {
     write_recipe(site.path, "companion", extra);
     EXPECT_NE(error_of(load).find(why), std::string::npos) << extra << "\n" << error_of(load);
   }
