@@ -106,7 +106,12 @@ std::string without_step_launcher(std::string command, const BuildPlan& plan) {
     auto parts = split_any(it->second, ";");
     if (parts.size() < 2 || parts[1] != kStepLauncherCommand) continue;
     std::string prefix = parts[0] + " " + parts[1] + " ";
-    if (command.rfind(prefix, 0) == 0) return command.erase(0, prefix.size());
+    if (command.rfind(prefix, 0) != 0) continue;
+    command.erase(0, prefix.size());
+    // and the targets it carries: the command as the user's compiler got it
+    if (parts.size() > 2 && parts[2].starts_with("--nvcc-targets=") && command.rfind(parts[2] + " ", 0) == 0)
+      command.erase(0, parts[2].size() + 1);
+    return command;
   }
   return command;
 }
@@ -138,6 +143,7 @@ nlohmann::json BuildResult::to_json(const BuildPlan& plan) const {
           {"seconds", seconds},
           {"archbuild_cpu_seconds", archbuild_cpu_seconds},
           {"build_cpu_seconds", build_cpu_seconds},
+          {"archbuild_peak_rss_bytes", archbuild_peak_rss_bytes},
           {"first_error", error_excerpt},
           {"failing_command", failing_command},
           {"failed_target", failed_target},
@@ -273,6 +279,9 @@ BuildResult execute_build(const BuildPlan& plan, StatusLine& status, CommandRunn
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   result.archbuild_cpu_seconds = cpu_seconds(RUSAGE_SELF) - self_cpu_before;
   result.build_cpu_seconds = cpu_seconds(RUSAGE_CHILDREN) - children_cpu_before;
+  struct rusage self {};
+  if (::getrusage(RUSAGE_SELF, &self) == 0)
+    result.archbuild_peak_rss_bytes = static_cast<uint64_t>(self.ru_maxrss) * 1024;
   if (result.ok) {
     result.wheels = wheels_in(plan.wheel_dir, started_file_time);
     if (result.wheels.empty()) {

@@ -40,6 +40,7 @@ struct BuildResult {
   double seconds = 0;
   double archbuild_cpu_seconds = 0;        // archbuild itself while driving the build
   double build_cpu_seconds = 0;            // every process of the build
+  uint64_t archbuild_peak_rss_bytes = 0;   // archbuild's own, by the end of the build
   std::vector<std::string> error_excerpt;  // the first real error, with context
   std::string failing_command;
   std::string failed_target;

@@ -1,9 +1,12 @@
 #include "builder/build_history.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <limits>
 
@@ -19,9 +22,11 @@ nlohmann::json BuildTimeRecord::to_json() const {
           {"compile_inputs", compile_inputs},
           {"code_images", code_images},
           {"parallelism", parallelism},
+          {"nvcc_threads", nvcc_threads},
           {"cores", cores},
           {"compile_cache", compile_cache},
           {"warm", warm},
+          {"clean", clean},
           {"wall_seconds", wall_seconds},
           {"serial_seconds", serial_seconds},
           {"span_seconds", span_seconds},
@@ -40,9 +45,11 @@ BuildTimeRecord BuildTimeRecord::from_json(const nlohmann::json& json) {
   record.compile_inputs = json.value("compile_inputs", "");
   record.code_images = std::max<size_t>(1, json.at("code_images").get<size_t>());
   record.parallelism = std::max(1u, json.at("parallelism").get<unsigned>());
+  record.nvcc_threads = std::max(1u, json.value("nvcc_threads", 1u));
   record.cores = std::max(1u, json.value("cores", 1u));
   record.compile_cache = json.value("compile_cache", false);
   record.warm = json.value("warm", false);
+  record.clean = json.value("clean", true);
   record.wall_seconds = json.at("wall_seconds").get<double>();
   record.serial_seconds = json.value("serial_seconds", 0.0);
   record.span_seconds = json.value("span_seconds", 0.0);
@@ -108,8 +115,14 @@ void append_build_history(const std::filesystem::path& cache_dir, const BuildTim
   std::error_code ec;
   std::filesystem::create_directories(file.parent_path(), ec);
   const auto line = json_text(record.to_json(), -1) + "\n";
-  int fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) fail_environment("cannot write the build history " + file.string());
+  // Non-blocking: a FIFO put there would hold a finished build forever.
+  int fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
+  if (fd < 0) fail_environment("cannot write the build history " + file.string() + ": " + std::strerror(errno));
+  struct stat status {};
+  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+    ::close(fd);
+    fail_environment("the build history " + file.string() + " is not a regular file");
+  }
   bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
   ::close(fd);
   if (!written) fail_environment("cannot write the build history " + file.string());

@@ -21,9 +21,11 @@ struct BuildTimeRecord {
   std::string compile_inputs;  // what a compile cache's hits depend on: same value, same objects
   size_t code_images = 1;      // SASS + PTX images each nvcc call makes
   unsigned parallelism = 1;    // compiles at once (1 when setup.py compiles one file at a time)
+  unsigned nvcc_threads = 1;   // nvcc --threads: images of one call compiled at once
   unsigned cores = 1;
   bool compile_cache = false;  // ran with ccache / sccache
   bool warm = false;           // its compile cache already held these compile inputs
+  bool clean = true;           // no earlier build in the work tree: every step ran
   double wall_seconds = 0;     // the build step, configure to wheel
   double serial_seconds = 0;   // outside the compile steps: configure, link tail, the wheel
   double span_seconds = 0;     // first step start to last step end

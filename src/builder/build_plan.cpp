@@ -154,24 +154,42 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
     if (overlay.versions.contains(in.resolved.version) && overlay.cuda.contains(cuda)) set_recipe_env(overlay.set);
   // Libraries taken from this machine ([[system_library]]): their variables
   // under the recipe's own, so that [build.env] or --env can still say otherwise.
+  const int cuda_major = in.toolchain ? in.toolchain->version().major : 0;
+  std::map<std::string, std::string> wheel_env;  // several libraries' values joined with " | " (PyTorch's separator)
   for (const auto& library : in.recipe->system_libraries) {
     auto found = facts.system_libraries.find(library.name);
     if (found == facts.system_libraries.end()) {
-      plan.libraries.push_back(library.name + ": not found on this machine (" + library.header + ", " +
-                               library.library + ")" + (library.missing.empty() ? "" : ": " + library.missing));
+      auto wheels = library_wheel_requirements({library}, {}, cuda_major);
+      plan.libraries.push_back(
+          library.name + ": not found on this machine (" + library.header + ", " + library.library + ")" +
+          (!wheels.empty() ? ": the build installs " + wheels.front() + " before the build step and takes it from there"
+           : library.missing.empty() ? ""
+                                     : ": " + library.missing));
       continue;
     }
     const auto& where = found->second;
-    plan.libraries.push_back(library.name + ": " + where.include_dir.string() + ", " + where.library_dir.string() +
-                             " (this machine's)");
-    for (const auto& [key, value] : library.found_env) {
-      std::string text = value;
+    plan.libraries.push_back(
+        library.name + ": " + where.include_dir.string() + ", " + where.library_dir.string() +
+        (where.wheel_requirement.empty() ? " (this machine's)" : " (from the wheel " + where.wheel_requirement + ")"));
+    auto fill = [&](std::string text) {
       for (const auto& [placeholder, path] : {std::pair<std::string, std::string>{"{include_dir}", where.include_dir},
-                                              {"{library_dir}", where.library_dir.string()}})
+                                              {"{library_dir}", where.library_dir.string()},
+                                              {"{requirement}", where.wheel_requirement}})
         for (size_t at; (at = text.find(placeholder)) != std::string::npos;) text.replace(at, placeholder.size(), path);
-      if (!recipe_env.count(key)) recipe_env[key] = recipe_env_text[key] = text;
-    }
+      return text;
+    };
+    // The key names the wheel, not where this build's venv put it.
+    for (const auto& [key, value] : library.found_env)
+      if (!recipe_env.count(key)) {
+        recipe_env[key] = fill(value);
+        recipe_env_text[key] = where.wheel_requirement.empty() ? recipe_env[key] : "from " + where.wheel_requirement;
+      }
+    if (!where.wheel_requirement.empty())
+      for (const auto& [key, value] : library.wheel_env)
+        wheel_env[key] += (wheel_env[key].empty() ? "" : " | ") + fill(value);
   }
+  for (const auto& [key, value] : wheel_env)
+    if (!recipe_env.count(key)) recipe_env[key] = recipe_env_text[key] = value;
   for (const auto& [key, value] : recipe_env) plan.env[key] = value;
   for (const auto& [key, value] : in.extra_env) plan.env[key] = value;
 
@@ -188,6 +206,14 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
     plan.env["CUDACXX"] = in.toolchain->installed->nvcc.string();
     plan.env["CMAKE_CUDA_COMPILER"] = in.toolchain->installed->nvcc.string();
     plan.env["PATH"] = (in.toolchain->installed->root / "bin").string() + (facts.path.empty() ? "" : ":" + facts.path);
+  }
+  // A venv archbuild made for this build (build requirements: cmake, ninja)
+  // is first on PATH, as an activated venv is: the build finds its tools.
+  const auto python_bin = std::filesystem::path(in.python).parent_path();
+  if (const auto inside = python_bin.lexically_relative(in.out_dir);
+      !in.python.empty() && !inside.empty() && *inside.begin() != "..") {
+    const auto& search = plan.env.count("PATH") ? plan.env["PATH"] : facts.path;
+    plan.env["PATH"] = python_bin.string() + (search.empty() ? "" : ":" + search);
   }
   if (in.host) plan.env["CUDAHOSTCXX"] = in.host->path.string();
   if (plan.jobs.nvcc_threads > 1) plan.env["NVCC_APPEND_FLAGS"] = "--threads " + std::to_string(plan.jobs.nvcc_threads);
@@ -342,6 +368,14 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
       key["source.patch." + std::filesystem::path(patch.file).filename().string()] = patch.sha256;
   }
   for (const auto& [name, value] : in.dependency_key_inputs) key[name] = value;
+  for (const auto& requirement : facts.build_requirements)
+    plan.requirements.push_back(
+        requirement.requirement + ": " +
+        (!requirement.applies ? "not for this machine (marker)"
+         : requirement.satisfied
+             ? *requirement.installed
+             : (requirement.installed ? *requirement.installed + " does not satisfy it, " : std::string("missing, ")) +
+                   "installed into a build venv before the build step"));
   forecast_needs(plan, in, facts);
   return plan;
 }
@@ -354,7 +388,7 @@ void forecast_needs(BuildPlan& plan, const PlanInputs& in, const PlanFacts& fact
   // Known before the checkout too (`archbuild plan`): the ref stands for its commits.
   std::string compile_text;
   for (const auto& [name, value] : plan.key_inputs)
-    if (!name.starts_with("source.")) compile_text += name + " " + value + "\n";
+    if (!name.starts_with("source.") && !name.starts_with("build.requires.")) compile_text += name + " " + value + "\n";
   plan.compile_inputs = sha256_hex(compile_text);
   ForecastRequest request;
   request.recipe = plan.recipe;
@@ -362,8 +396,12 @@ void forecast_needs(BuildPlan& plan, const PlanInputs& in, const PlanFacts& fact
   request.compile_inputs = plan.compile_inputs;
   request.code_images = plan.code_images;
   request.parallelism = plan.jobs.compiles_at_once;
+  request.nvcc_threads = plan.jobs.nvcc_threads;
   request.cores = facts.cores;
   request.compile_cache = !in.compiler_launcher.empty();
+  plan.clean_build = (!facts.has_cmake_build_dir && facts.setuptools_outputs.empty()) ||
+                     (plan.cmake_fresh && !in.resolved.build->fresh_configure_removes.empty());
+  request.clean = plan.clean_build;
   request.estimate = in.recipe->estimate;
   plan.forecast = forecast_build_time(facts.build_history, request);
   plan.peak_memory_gb = plan.jobs.compiles_at_once * in.recipe->job_memory_gb;
@@ -400,6 +438,7 @@ nlohmann::json BuildPlan::to_json() const {
           {"parallelism", jobs.parallelism},
           {"network", network},
           {"libraries", libraries},
+          {"build_requirements", requirements},
           {"job_memory_gb", job_memory_gb},
           {"cmake_fresh", cmake_fresh},
           {"cmake_fresh_reason", cmake_fresh_reason},
@@ -412,6 +451,7 @@ nlohmann::json BuildPlan::to_json() const {
            }()},
           {"key_inputs", key_inputs},
           {"code_images", code_images},
+          {"clean_build", clean_build},
           {"forecast",
            {{"seconds", forecast.seconds ? nlohmann::json(*forecast.seconds) : nlohmann::json()},
             {"from_history", forecast.from_history},

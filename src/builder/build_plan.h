@@ -60,9 +60,13 @@ struct BuildPlan {
   // One line per [[system_library]]: where it was found, or what the build
   // does without it ("NCCL: /usr/local/cuda/include, /usr/local/cuda/lib64").
   std::vector<std::string> libraries;
+  // One line per build requirement: "cmake>=3.27: 3.31.2", or what happens
+  // to a missing one ("ninja: missing, installed before the build step").
+  std::vector<std::string> requirements;
   // What the build will take (builder/build_time_model.h): time, and the
   // disk and memory it needs.
   size_t code_images = 1;      // SASS + PTX images per nvcc call
+  bool clean_build = true;     // no earlier build in the work tree (or it is removed first)
   std::string compile_inputs;  // the key's inputs but the source's commits: same value, warm compile cache
   BuildForecast forecast;
   std::optional<uint64_t> disk_bytes;  // the work tree, from the last build of this ref or the recipe's estimate

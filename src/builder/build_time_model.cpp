@@ -12,6 +12,12 @@ namespace {
 
 unsigned slots(unsigned parallelism, unsigned cores) { return std::max(1u, std::min(parallelism, cores)); }
 
+// The images one nvcc call compiles one after another: --threads runs them at once.
+double serial_images(size_t images, unsigned threads) {
+  const auto at_once = std::max<size_t>(1, std::min<size_t>(threads, images));
+  return static_cast<double>((images + at_once - 1) / at_once);
+}
+
 // d/h from two cold builds of one ref with different image counts:
 // c1 / c2 = (1 + k a1) / (1 + k a2)  =>  k = (1 - r) / (r a2 - a1), r = c1 / c2.
 double image_cost_ratio(const std::vector<const BuildTimeRecord*>& cold) {
@@ -19,9 +25,11 @@ double image_cost_ratio(const std::vector<const BuildTimeRecord*>& cold) {
     for (size_t j = i; j-- > 0;) {
       const auto& a = *cold[i];
       const auto& b = *cold[j];
-      if (a.code_images == b.code_images || a.nvcc_seconds <= 0 || b.nvcc_seconds <= 0) continue;
+      const double a1 = serial_images(a.code_images, a.nvcc_threads);
+      const double a2 = serial_images(b.code_images, b.nvcc_threads);
+      if (a1 == a2 || a.nvcc_seconds <= 0 || b.nvcc_seconds <= 0) continue;
       double r = a.nvcc_seconds / b.nvcc_seconds;
-      double denominator = r * static_cast<double>(b.code_images) - static_cast<double>(a.code_images);
+      double denominator = r * a2 - a1;
       if (std::abs(denominator) < 1e-9) continue;
       double k = (1 - r) / denominator;
       if (k > 0.01 && k < 100) return k;
@@ -38,8 +46,8 @@ std::string describe_record(const BuildTimeRecord& record) {
 
 // One earlier build's compile steps, rescaled: images, then slots.
 double scaled_span(const BuildTimeRecord& from, const ForecastRequest& to, double image_ratio) {
-  double nvcc = from.nvcc_seconds * (1 + image_ratio * static_cast<double>(to.code_images)) /
-                (1 + image_ratio * static_cast<double>(from.code_images));
+  double nvcc = from.nvcc_seconds * (1 + image_ratio * serial_images(to.code_images, to.nvcc_threads)) /
+                (1 + image_ratio * serial_images(from.code_images, from.nvcc_threads));
   double work_before = from.nvcc_seconds + from.other_seconds;
   double work = nvcc + from.other_seconds;
   unsigned slots_before = slots(from.parallelism, from.cores);
@@ -69,6 +77,10 @@ BuildForecast forecast_build_time(const std::vector<BuildTimeRecord>& history, c
     any_cold.push_back(&record);
     if (record.ref == request.ref) same_ref_cold.push_back(&record);
   }
+  // Incremental builds ran only what changed: scaled from only when no clean one is known.
+  for (auto* list : {&same_ref_cold, &any_cold})
+    if (std::any_of(list->begin(), list->end(), [](const auto* record) { return record->clean; }))
+      std::erase_if(*list, [](const auto* record) { return !record->clean; });
   const bool warm = request.compile_cache && inputs_built_before;
   forecast.warm = warm;
   if (warm && same_inputs_warm) {
@@ -81,14 +93,16 @@ BuildForecast forecast_build_time(const std::vector<BuildTimeRecord>& history, c
   }
   const auto& pool = same_ref_cold.empty() ? any_cold : same_ref_cold;
   if (!pool.empty()) {
-    const auto& from = *pool.back();  // the newest
-    double ratio = image_cost_ratio(same_ref_cold.size() > 1 ? same_ref_cold : any_cold);
+    const auto& from = *pool.back();                 // the newest
+    double ratio = image_cost_ratio(same_ref_cold);  // another ref's kernels may weigh otherwise
     double span = scaled_span(from, request, ratio);
     if (warm) span *= kWarmShare;
     forecast.seconds = from.serial_seconds + span;
     forecast.from_history = true;
     forecast.basis = std::string("scaled from ") + (same_ref_cold.empty() ? "a build of another ref: " : "") +
-                     describe_record(from) + (warm ? "; the compile cache holds these inputs" : "");
+                     describe_record(from) + (from.clean ? "" : ", an incremental build") +
+                     (warm ? "; the compile cache holds these inputs" : "") +
+                     (request.clean ? "" : "; the work tree holds an earlier build, so it may take less");
     return forecast;
   }
   unsigned cores = slots(request.parallelism, request.cores);

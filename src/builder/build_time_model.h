@@ -16,8 +16,10 @@ struct ForecastRequest {
   std::string compile_inputs;
   size_t code_images = 1;
   unsigned parallelism = 1;  // compiles at once
+  unsigned nvcc_threads = 1;
   unsigned cores = 1;
   bool compile_cache = false;
+  bool clean = true;  // no earlier build in the work tree (else ninja may skip much of it)
   std::optional<RecipeEstimate> estimate;
 };
 
@@ -30,14 +32,17 @@ struct BuildForecast {
 };
 
 // The model (docs/ARCHITECTURE.md#build-time): an earlier build's steps
-// scaled to this one. nvcc step time per call is h + d x images; the ratio
-// d/h is fitted from two earlier builds of one ref with different image
-// counts, else kImageCostRatio. Step time divides over min(parallelism,
+// scaled to this one. nvcc step time per call is h + d x images (images
+// over nvcc --threads: they compile at once); the ratio d/h is fitted from
+// two earlier builds of one ref with different image counts, else
+// kImageCostRatio. Step time divides over min(parallelism,
 // cores) at the earlier build's utilization (better when fewer slots);
 // configure and the wheel stay as they were. A compile cache that already
 // holds these compile inputs: an earlier warm build's time, else
-// kWarmShare of the compile steps. Without history: the recipe's estimate
-// over the cores.
+// kWarmShare of the compile steps. Only clean builds (every step ran) are
+// scaled from, when there is one. The forecast is a clean build's: a work
+// tree with an earlier build in it may take less. Without history: the
+// recipe's estimate over the cores.
 BuildForecast forecast_build_time(const std::vector<BuildTimeRecord>& history, const ForecastRequest& request);
 
 // Measured with nvcc 13.0 on a small kernel: 0.95 s for one image, 2.0 s for

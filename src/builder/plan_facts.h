@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "builder/build_history.h"
+#include "builder/build_requirements.h"
 #include "builder/system_libraries.h"
 
 namespace archbuild {
@@ -33,6 +34,7 @@ struct PlanFacts {
   std::vector<std::filesystem::path> setuptools_outputs;  // build/lib.*, build/temp.*, build/bdist.*
   std::map<std::string, FoundLibrary> system_libraries;   // the recipe's [[system_library]] found here
   std::vector<BuildTimeRecord> build_history;             // the recipe's earlier builds in this cache
+  std::vector<RequirementStatus> build_requirements;      // the build's requirements, as the interpreter has them
 };
 
 // Reads the facts for a build of `source_dir` (which may not exist yet) run

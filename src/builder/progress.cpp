@@ -154,7 +154,8 @@ StatusText describe_progress(const ProgressState& state, std::chrono::steady_clo
   // against the rate's ETA by the share of steps done (ninja's rate knows
   // nothing of the configure before it or the link tail after).
   std::optional<double> predicted_left;
-  if (state.predicted_seconds) predicted_left = std::max(0.0, *state.predicted_seconds - elapsed);
+  if (state.predicted_seconds && *state.predicted_seconds > elapsed)
+    predicted_left = *state.predicted_seconds - elapsed;
   if (state.total > 0) {
     text.counts = std::to_string(state.finished) + "/" + std::to_string(state.total);
     text.percent = std::to_string(state.finished * 100 / state.total) + "%";
@@ -171,7 +172,7 @@ StatusText describe_progress(const ProgressState& state, std::chrono::steady_clo
       }
     }
   }
-  if (text.eta.empty() && predicted_left && *predicted_left > 0 && state.phase != BuildPhase::wheel)
+  if (text.eta.empty() && predicted_left && state.phase != BuildPhase::wheel)
     text.eta = format_duration(*predicted_left);
   if (state.total > 0) {
     // counts and percent are set

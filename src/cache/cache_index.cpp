@@ -94,8 +94,10 @@ CacheIndex refresh_cache_index(const std::filesystem::path& cache_dir, const Whe
   // between the link and the pages leaves a wheel not yet listed, never a
   // listed sha256 that the file no longer has.
   if (!relinked.empty())
-    write_simple_index(index.wheels_dir, index.simple_dir,
-                       [&](const std::string& file) { return chosen.count(file) > 0 && !relinked.count(file); });
+    write_simple_index(index.wheels_dir, index.simple_dir, [&](const std::string& file) {
+      // what the last pages listed stays listed until the final pages (its link is still there)
+      return chosen.count(file) ? !relinked.count(file) : linked_before.count(file) > 0;
+    });
   for (const auto& [name, source] : chosen) {
     auto target = index.wheels_dir / name;
     if (!same_file(source, target)) link_into_place(source, target);  // a rename replaces a link, never follows it

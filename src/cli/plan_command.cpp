@@ -51,6 +51,7 @@ Command plan_command() {
                                 : plan.forecast.basis)
                         << "\n# needs: " << describe_needs(plan) << "\n# network: " << plan.network << "\n";
               for (const auto& library : plan.libraries) std::cout << "# library: " << library << "\n";
+              for (const auto& requirement : plan.requirements) std::cout << "# requires: " << requirement << "\n";
               std::cout << "# arch enforcement: "
                         << (plan.enforce_archs
                                 ? "on: every nvcc call builds exactly " + plan.env.at("ARCHBUILD_NVCC_TARGETS") +

@@ -1,14 +1,17 @@
 #include "pipeline/build_session.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <fstream>
 #include <optional>
 
 #include "builder/build_history.h"
+#include "builder/build_requirements.h"
 #include "builder/launcher_shims.h"
 #include "builder/progress.h"
 #include "builder/project_switches.h"
+#include "builder/system_libraries.h"
 #include "cache/cache_index.h"
 #include "cache/cache_key.h"
 #include "cache/wheel_store.h"
@@ -210,18 +213,22 @@ void explain_network_failure(const BuildPlan& plan, BuildReport& report, Pipelin
 
 // The build step's times, for the next plan's forecast (a failed build's
 // are not a build's).
-void record_build_time(const BuildContext& context, const BuildPlan& plan, const BuildResult& result) {
+void record_build_time(const BuildContext& context, const BuildPlan& plan, const BuildResult& result,
+                       PipelineEvents& events) {
+  // An OOM retry's wall holds the killed attempt, and its steps two ninja runs: not one build's time.
+  if (result.oom_retries > 0) return;
   BuildTimeRecord record;
   record.recipe = plan.recipe;
   record.ref = plan.ref;
   record.arch_list = context.archs.list.canonical();
   record.compile_inputs = plan.compile_inputs;
   record.code_images = plan.code_images;
-  record.parallelism = result.attempts.empty() ? plan.jobs.compiles_at_once
-                                               : std::min(plan.jobs.compiles_at_once, result.attempts.back().jobs);
+  record.parallelism = plan.jobs.compiles_at_once;
+  record.nvcc_threads = plan.jobs.nvcc_threads;
   record.cores = cpu_count();
   record.compile_cache = !context.compiler_launcher.empty();
   record.warm = plan.forecast.warm;
+  record.clean = plan.clean_build;
   record.wall_seconds = result.seconds;
   record.cpu_seconds = result.build_cpu_seconds;
   fill_step_times(record, result.steps, result.enforcement.outputs);
@@ -229,8 +236,9 @@ void record_build_time(const BuildContext& context, const BuildPlan& plan, const
   record.finished_at = utc_now();
   try {
     append_build_history(context.cache.root(), record);
-  } catch (const UserError&) {
-    // A history that cannot be written costs the next forecast, not this build.
+  } catch (const UserError& error) {
+    // It costs the next forecast, not this build.
+    events.stage("build", std::string("not recorded for the next forecast: ") + error.what(), Tone::warning);
   }
 }
 
@@ -246,6 +254,24 @@ PlannedBuild plan_build(const BuildRequest& request) {
   auto facts = gather_plan_facts(context.source_dir, python);
   facts.system_libraries = context.system_libraries();
   facts.build_history = read_build_history(context.cache.root(), context.target.recipe->name);
+  // What the tree names, if it is checked out, and what the interpreter has
+  // of it; nothing is installed (the build does that).
+  std::vector<std::string> notes;
+  auto requirements = collect_build_requirements(*context.resolved.build, context.source_dir,
+                                                 context.target.recipe->depends_on, notes);
+  for (auto& wheel : library_wheel_requirements(context.target.recipe->system_libraries, facts.system_libraries,
+                                                context.host.toolchain.version().major))
+    if (std::find(requirements.begin(), requirements.end(), wheel) == requirements.end())
+      requirements.push_back(std::move(wheel));
+  if (!requirements.empty()) {
+    try {
+      facts.build_requirements = probe_build_requirements(python, requirements);
+    } catch (const UserError& error) {
+      if (error.code() == ExitCode::bad_input) throw;
+      for (const auto& requirement : requirements)
+        facts.build_requirements.push_back({requirement, requirement_name(requirement), true, std::nullopt, false});
+    }
+  }
   auto plan = make_plan(context.plan_inputs(std::nullopt, python), facts);
   return {std::move(context), std::move(plan)};
 }
@@ -275,9 +301,34 @@ BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events) {
   auto deps = resolve_dependencies(context, events,
                                    [&](const BuildRequest& dependency) { return run_build(dependency, events); });
   if (stop_for_interrupt(outcome, events, "deps")) return outcome;
+  // The build's own requirements, installed now: the build step runs offline.
+  // Libraries the machine lacks come from their wheels, installed with them.
+  std::vector<std::string> requirement_notes;
+  auto requirements = collect_build_requirements(*context.resolved.build, tree.dir, context.target.recipe->depends_on,
+                                                 requirement_notes);
+  for (const auto& note : requirement_notes) events.stage("deps", note);
+  auto libraries = context.system_libraries();
+  const auto& recipe_libraries = context.target.recipe->system_libraries;
+  const int cuda_major = context.host.toolchain.version().major;
+  for (auto& wheel : library_wheel_requirements(recipe_libraries, libraries, cuda_major))
+    if (std::find(requirements.begin(), requirements.end(), wheel) == requirements.end())
+      requirements.push_back(std::move(wheel));
+  std::vector<RequirementStatus> requirement_status;
+  if (!requirements.empty()) {
+    auto build_env = ensure_build_requirements(deps.python, context.out_dir / "build-requirements", requirements,
+                                               context.settings.offline());
+    deps.python = build_env.python;
+    deps.key_inputs.insert(build_env.key_inputs.begin(), build_env.key_inputs.end());
+    requirement_status = build_env.status;
+    events.stage("deps", build_env.description);
+    find_wheel_libraries(recipe_libraries, libraries, deps.python, requirement_status,
+                         context.out_dir / "library-links", cuda_major);
+  }
+  if (stop_for_interrupt(outcome, events, "deps")) return outcome;
   auto facts = gather_plan_facts(tree.dir, deps.python);
-  facts.system_libraries = context.system_libraries();
+  facts.system_libraries = libraries;
   facts.build_history = read_build_history(context.cache.root(), context.target.recipe->name);
+  facts.build_requirements = requirement_status;
   outcome.plan = make_plan(context.plan_inputs(tree, deps.python, &deps), facts);
   const auto& plan = outcome.plan;
   events.stage("plan",
@@ -324,7 +375,7 @@ BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events) {
   auto& result = outcome.result;
   report.build = result.to_json(plan);
   if (plan.forecast.seconds) report.build["predicted_seconds"] = *plan.forecast.seconds;
-  if (result.ok) record_build_time(context, plan, result);
+  if (result.ok) record_build_time(context, plan, result, events);
   if (!result.ok && !result.interrupted) explain_network_failure(plan, report, events);
   auto finished = Finish::invalid;
   if (result.ok) {

@@ -87,7 +87,9 @@ class RecipeParser {
     for (auto& element : *builds) {
       auto* table = element.as_table();
       if (!table) bad(element.source(), "build", "must be an array of tables ([[build]])");
-      only_keys(*table, {"versions", "system", "command", "env", "fresh_configure_removes"}, "build.");
+      only_keys(*table,
+                {"versions", "system", "command", "env", "fresh_configure_removes", "requires", "requires_from"},
+                "build.");
       BuildStep step;
       step.versions = range(*table, "build.versions");
       step.system = string(*table, "system", true, "build.");
@@ -106,6 +108,19 @@ class RecipeParser {
           bad(table->get("fresh_configure_removes")->source(), "build.fresh_configure_removes",
               "'" + path + "' must be a dir inside the work tree (not the tree itself or its .git)");
       }
+      step.requires_list = strings(*table, "requires", "build.");
+      for (const auto& requirement : step.requires_list)
+        if (requirement.empty() || requirement.find_first_of("\n\r") != std::string::npos || requirement.front() == '-')
+          bad(table->get("requires")->source(), "build.requires",
+              "'" + requirement + "' is not a requirement (PEP 508, like \"cmake>=3.27\")");
+      step.requires_from = strings(*table, "requires_from", "build.");
+      for (const auto& path : step.requires_from) {
+        const auto normal = std::filesystem::path(path).lexically_normal().string();
+        if (path.empty() || std::filesystem::path(path).is_absolute() || normal.starts_with("..") ||
+            normal.starts_with(".git/"))
+          bad(table->get("requires_from")->source(), "build.requires_from",
+              "'" + path + "' must be a file inside the work tree");
+      }
       recipe.builds.push_back(std::move(step));
     }
     for (auto* table : tables(root, "env")) {
@@ -116,12 +131,30 @@ class RecipeParser {
       recipe.env_overlays.push_back(std::move(overlay));
     }
     for (auto* table : tables(root, "system_library")) {
-      only_keys(*table, {"name", "header", "library", "found_env", "missing"}, "system_library.");
+      only_keys(*table, {"name", "header", "library", "found_env", "missing", "wheel", "wheel_dir", "wheel_env"},
+                "system_library.");
       SystemLibrary library{string(*table, "name", true, "system_library."),
                             string(*table, "header", true, "system_library."),
                             string(*table, "library", true, "system_library."),
                             string_table(*table, "found_env", "system_library.found_env"),
-                            string(*table, "missing", false, "system_library.")};
+                            string(*table, "missing", false, "system_library."),
+                            string(*table, "wheel", false, "system_library."),
+                            string(*table, "wheel_dir", false, "system_library."),
+                            string_table(*table, "wheel_env", "system_library.wheel_env")};
+      if (library.wheel.empty() != library.wheel_dir.empty())
+        bad(table->source(), "system_library",
+            "wheel and wheel_dir go together (the distribution, and its dir "
+            "with include/ and lib/ in site-packages)");
+      if (!library.wheel_dir.empty()) {
+        const auto normal = std::filesystem::path(library.wheel_dir).lexically_normal().string();
+        if (std::filesystem::path(library.wheel_dir).is_absolute() || normal.starts_with(".."))
+          bad(table->get("wheel_dir")->source(), "system_library.wheel_dir",
+              "'" + library.wheel_dir + "' must be a dir inside site-packages (\"nvidia/nccl\")");
+      }
+      if (library.name.empty() || library.name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                                 "0123456789_-") != std::string::npos)
+        bad(table->get("name") ? table->get("name")->source() : table->source(), "system_library.name",
+            "'" + library.name + "' must be letters, digits, '-' and '_' (it names a dir archbuild makes)");
       for (const auto* file : {&library.header, &library.library})
         if (file->empty() || file->find('/') != std::string::npos || *file == "..")
           bad(table->source(), "system_library", "'" + *file + "' must be a plain file name");

@@ -23,6 +23,11 @@ struct BuildStep {
   // Removed (relative to the work tree) when the configure must be fresh:
   // builds that read no CMAKE_FRESH (PyTorch from 2.14: scikit-build-core).
   std::vector<std::string> fresh_configure_removes;
+  // Python requirements installed before the build step (PEP 508 strings),
+  // and files of the work tree that name more: a requirements file, or
+  // pyproject.toml for its [build-system] requires (builder/build_requirements.h).
+  std::vector<std::string> requires_list;
+  std::vector<std::string> requires_from;
 };
 
 // [[env]]: variables for the refs in `versions` built with a toolkit in
@@ -60,6 +65,12 @@ struct SystemLibrary {
   // Set when found; {include_dir} and {library_dir} are where it was.
   std::map<std::string, std::string> found_env;
   std::string missing;  // what the build does without it, and what to do
+  // The wheel that ships it where the machine does not ("nvidia-nccl-cu{cuda_major}"),
+  // installed before the build step, and the dir of it with include/ and lib/
+  // ("nvidia/nccl"). `wheel_env` is set then too ({requirement}: "nvidia-nccl-cu13==2.28.9").
+  std::string wheel;
+  std::string wheel_dir;
+  std::map<std::string, std::string> wheel_env;
 };
 
 // [estimate]: what a build takes before one is recorded on this machine

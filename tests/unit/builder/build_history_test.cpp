@@ -1,5 +1,7 @@
 #include "builder/build_history.h"
 
+#include <sys/stat.h>
+
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -53,4 +55,20 @@ TEST(BuildHistory, StepsSplitIntoNvccAndTheRest) {
   fill_step_times(record, {}, {});
   EXPECT_DOUBLE_EQ(record.nvcc_seconds, 60);
   EXPECT_DOUBLE_EQ(record.serial_seconds, 0);
+}
+
+TEST(BuildHistory, AFifoInItsPlaceFailsAtOnce) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path / "history");
+  ASSERT_EQ(::mkfifo(build_history_file(dir.path, "torch").c_str(), 0644), 0);
+  BuildTimeRecord record;
+  record.recipe = "torch";
+  try {
+    append_build_history(dir.path, record);  // no reader: a blocking open would hang here
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& error) {
+    EXPECT_EQ(error.code(), ExitCode::environment);
+    EXPECT_NE(std::string(error.what()).find("history/torch.jsonl"), std::string::npos) << error.what();
+  }
+  EXPECT_TRUE(read_build_history(dir.path, "torch").empty());
 }

@@ -112,3 +112,16 @@ TEST(BuildTimeModel, WithoutHistoryTheRecipesEstimateOrNothing) {
   other.recipe = "other";
   EXPECT_FALSE(forecast_build_time({other}, request).from_history);
 }
+
+TEST(BuildTimeModel, IncrementalBuildsAreScaledFromOnlyWithoutACleanOne) {
+  auto clean = cold_build(2, 8);
+  auto incremental = cold_build(2, 8, 10, 0.1, 0.2);  // ran a tenth of the steps
+  incremental.clean = false;
+  EXPECT_NEAR(*forecast_build_time({clean, incremental}, request_for(2, 8)).seconds, clean.wall_seconds, 1e-6);
+  auto only = forecast_build_time({incremental}, request_for(2, 8));
+  EXPECT_NEAR(*only.seconds, incremental.wall_seconds, 1e-6);
+  EXPECT_NE(only.basis.find("an incremental build"), std::string::npos) << only.basis;
+  auto request = request_for(2, 8);
+  request.clean = false;
+  EXPECT_NE(forecast_build_time({clean}, request).basis.find("may take less"), std::string::npos);
+}

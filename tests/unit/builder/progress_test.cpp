@@ -117,6 +117,10 @@ TEST(Progress, TheForecastGivesAnEtaBeforeAnyStep) {
   overrun.finished = 0;
   overrun.total = 0;
   EXPECT_EQ(describe_progress(overrun, t0 + std::chrono::seconds(700)).eta, "");  // past the forecast: no guess
+  // A forecast already overrun weighs nothing: the rate's ETA alone.
+  ProgressState late = state;
+  late.predicted_seconds = 150;
+  EXPECT_EQ(describe_progress(late, t0 + std::chrono::seconds(200)).eta, "1:40");
   state.predicted_seconds.reset();
   EXPECT_EQ(describe_progress(state, t0 + std::chrono::seconds(200)).eta, "1:40");  // the rate's alone
 }

@@ -111,7 +111,24 @@ TEST(TorchReleasePlan, NcclAndCudnnComeFromThisMachineOrThePlanSaysWhy) {
   EXPECT_EQ(env_of(found, "CUDNN_INCLUDE_DIR"), "(unset)");
   auto missing = torch.plan("v2.9.1", {13, 0});
   EXPECT_EQ(env_of(missing, "USE_SYSTEM_NCCL"), "(unset)");
-  EXPECT_NE(missing.libraries[0].find("clones NCCL from GitHub"), std::string::npos) << missing.libraries[0];
+  EXPECT_NE(missing.libraries[0].find("the build installs nvidia-nccl-cu13 before the build step"), std::string::npos)
+      << missing.libraries[0];
+  EXPECT_NE(missing.libraries[1].find("nvidia-cudnn-cu13"), std::string::npos) << missing.libraries[1];
+  // Taken from the wheels: named as the wheel's requirements, and keyed by the wheel, not by this venv's paths.
+  auto wheels = torch.plan(
+      "v2.9.1", {13, 0},
+      {{"NCCL", {"/venv/site-packages/nvidia/nccl/include", "/out/library-links/NCCL", "nvidia-nccl-cu13==2.28.9"}},
+       {"cuDNN",
+        {"/venv/site-packages/nvidia/cudnn/include", "/out/library-links/cuDNN", "nvidia-cudnn-cu13==9.19.0.56"}}});
+  EXPECT_EQ(env_of(wheels, "NCCL_LIB_DIR"), "/out/library-links/NCCL");
+  EXPECT_EQ(env_of(wheels, "PYTORCH_EXTRA_INSTALL_REQUIREMENTS"),
+            "nvidia-nccl-cu13==2.28.9 | nvidia-cudnn-cu13==9.19.0.56");
+  EXPECT_EQ(wheels.key_inputs.at("build.env.NCCL_LIB_DIR"), "from nvidia-nccl-cu13==2.28.9");
+  EXPECT_EQ(wheels.libraries[0],
+            "NCCL: /venv/site-packages/nvidia/nccl/include, /out/library-links/NCCL (from the wheel "
+            "nvidia-nccl-cu13==2.28.9)");
+  EXPECT_EQ(env_of(found, "PYTORCH_EXTRA_INSTALL_REQUIREMENTS"),
+            "(unset)");  // the machine's NCCL is linked, not required
 }
 
 TEST(TorchReleasePlan, CompanionsPairWithTheirTorchAndPinIt) {

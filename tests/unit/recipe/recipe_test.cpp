@@ -129,7 +129,12 @@ TEST(RecipeBook, EnvRowsAndPairsAreCheckedOnLoad) {
            {"depends_on = [\"torch\"]\n[[pairs]]\nversions = \"*\"\ntorch = \"v2.9.1\"\n", "digits and dots"},
            {"[estimate]\ncore_hours = -1\n", "key 'estimate.core_hours': must be a number from 0"},
            {"[estimate]\nhours = 1\n", "key 'estimate.hours': unknown key"},
-           {"estimate = 3\n", "key 'estimate': must be a table"}}) {
+           {"estimate = 3\n", "key 'estimate': must be a table"},
+           {"[[system_library]]\nname = \"X\"\nheader = \"x.h\"\nlibrary = \"libx.so\"\nwheel = \"nvidia-x\"\n",
+            "wheel and wheel_dir go together"},
+           {"[[system_library]]\nname = \"X\"\nheader = \"x.h\"\nlibrary = \"libx.so\"\nwheel = \"nvidia-x\"\n"
+            "wheel_dir = \"../x\"\n",
+            "key 'system_library.wheel_dir': '../x' must be a dir inside site-packages"}}) {
     write_recipe(site.path, "companion", extra);
     EXPECT_NE(error_of(load).find(why), std::string::npos) << extra << "\n" << error_of(load);
   }
