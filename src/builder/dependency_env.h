@@ -22,7 +22,10 @@ struct DependencyEnv {
   std::string python;                             // the interpreter the build runs with
   std::map<std::string, std::string> key_inputs;  // "dep.torch" -> what was built against
   std::map<std::string, std::string> versions;    // "torch" -> "2.9.1+cu130.sm90": the distributions' versions
-  std::string description;                        // one line for the terminal
+  // The ones taken from this cache (not --torch-wheel, not the interpreter's):
+  // its index serves them, so the install line pins them.
+  std::map<std::string, std::string> from_cache;
+  std::string description;  // one line for the terminal
 };
 
 // Nothing to do for a recipe without dependencies. With `use_installed`, the

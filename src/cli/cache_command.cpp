@@ -7,6 +7,7 @@
 #include "cache/cache_index.h"
 #include "cache/cache_key.h"
 #include "cache/cache_push.h"
+#include "cache/install_lines.h"
 #include "cache/simple_index.h"
 #include "cache/store_maintenance.h"
 #include "cache/wheel_store.h"
@@ -326,6 +327,10 @@ Command cache_command() {
             auto index_wheels = std::make_shared<std::string>(), index_target = std::make_shared<std::string>();
             index->add_option("wheels", *index_wheels, "Directory of wheels")->required();
             index->add_option("--index", *index_target, "Where the index goes (default: WHEELS/simple)");
+            auto index_config =
+                app.add_subcommand("index-config",
+                                   "Print the pip.conf and uv.toml lines that make pip and uv read the cache's index");
+            add_cache_dir_option(*index_config, options->cache_dir);
             app.require_subcommand(1);
             app.footer(
                 "Exit: 0 ok; 1 `verify` found a problem, `why`'s keys differ, or `push` kept a damaged source "
@@ -337,6 +342,10 @@ Command cache_command() {
               if (verify->parsed()) return run_verify(*options);
               if (gc->parsed()) return run_gc(*options, *keep, *dry_run);
               if (push->parsed()) return run_push(*options, *push_dest);
+              if (index_config->parsed()) {
+                std::cout << index_configuration(cache_index_paths(options->resolve()).simple_dir);
+                return ExitCode::success;
+              }
               if (index->parsed()) {
                 std::filesystem::path wheels = std::filesystem::absolute(*index_wheels);
                 std::filesystem::path target = index_target->empty() ? wheels / "simple"

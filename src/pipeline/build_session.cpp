@@ -14,6 +14,7 @@
 #include "builder/system_libraries.h"
 #include "cache/cache_index.h"
 #include "cache/cache_key.h"
+#include "cache/install_lines.h"
 #include "cache/wheel_store.h"
 #include "core/error.h"
 #include "core/file_lock.h"
@@ -46,16 +47,6 @@ std::vector<ReportedWheel> reported(const std::vector<std::filesystem::path>& wh
   return list;
 }
 
-// How a user installs what was published: exact version, from the cache's index.
-std::vector<std::string> install_lines(const std::vector<std::filesystem::path>& wheels, const CacheIndex& index) {
-  std::vector<std::string> lines;
-  for (const auto& wheel : wheels)
-    if (auto name = WheelName::parse(wheel.filename().string()))
-      lines.push_back("pip install \"" + name->name + "==" + name->version + "\" --index-url file://" +
-                      index.simple_dir.string());
-  return lines;
-}
-
 // torch.utils.cpp_extension takes no compiler-launcher variable: the plan
 // points CUDA_HOME and PATH at shims that run the step launcher (progress,
 // arch enforcement) and the compiler launcher, made here, where the build
@@ -83,7 +74,8 @@ enum class Finish { published, invalid, untestable_here, interrupted };
 // validation (its children die of the terminal's SIGINT too) publishes and
 // quarantines nothing: the wheel was not judged.
 Finish finish_wheels(const BuildContext& context, const BuildPlan& plan, const CacheKey& key,
-                     const std::vector<std::string>& built, BuildReport& report, PipelineEvents& events) {
+                     const std::vector<std::string>& built, const std::map<std::string, std::string>& pinned,
+                     BuildReport& report, PipelineEvents& events) {
   // With the project's own arch flags kept, the label says what the wheel
   // holds (the first wheel's code), not what was asked.
   const auto labelled = plan.enforce_archs || built.empty() ? context.archs.list : archs_in_wheel(built.front());
@@ -171,7 +163,7 @@ Finish finish_wheels(const BuildContext& context, const BuildPlan& plan, const C
   auto index = refresh_cache_index(context.cache.root(), store);
   whole_publish.reset();
   report.index = index.simple_dir;
-  report.install = install_lines(entry.wheels, index);
+  report.install = install_lines(entry.wheels, index.simple_dir, pinned);
   return Finish::published;
 }
 
@@ -359,7 +351,7 @@ BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events) {
     report.wheels = reported(hit->wheels);
     report.store = hit->dir;
     report.index = index.simple_dir;
-    report.install = install_lines(hit->wheels, index);
+    report.install = install_lines(hit->wheels, index.simple_dir, deps.from_cache);
     report.validation_level = published.validation_level;
     report.validation_scope = published.validation_scope;
     report.published = true;
@@ -380,7 +372,7 @@ BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events) {
   auto finished = Finish::invalid;
   if (result.ok) {
     try {
-      finished = finish_wheels(context, plan, key, result.wheels, report, events);
+      finished = finish_wheels(context, plan, key, result.wheels, deps.from_cache, report, events);
     } catch (...) {
       // A publish that failed (a full disk: exit 3, what it wrote removed)
       // still leaves the build's report, saying what was and was not published.

@@ -105,6 +105,7 @@ DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& 
     }
   }
   auto env = prepare_dependency_env(env_request);
+  if (request.torch_wheel.empty() && !request.use_installed_torch) env.from_cache = env.versions;
   events.stage("deps", env.description);
   return env;
 }

@@ -54,7 +54,9 @@ def main():
     files = {
         "fixture/__init__.py": b"import os\nLIBRARY = os.path.join(os.path.dirname(__file__), 'libfixture.so')\n",
         "fixture/libfixture.so": library.read_bytes(),
-        "fixture-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: fixture\nVersion: 1.0\n",
+        # FIXTURE_REQUIRES="a>=1,b": the wheel's Requires-Dist, as a project's dependencies
+        "fixture-1.0.dist-info/METADATA": ("Metadata-Version: 2.1\nName: fixture\nVersion: 1.0\n" + "".join(
+            f"Requires-Dist: {item}\n" for item in os.environ.get("FIXTURE_REQUIRES", "").split(",") if item)).encode(),
         "fixture-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: fixture\nRoot-Is-Purelib: false\nTag: py3-none-linux_x86_64\n",
     }
     record = [record_line(name, data) for name, data in files.items()] + ["fixture-1.0.dist-info/RECORD,,"]

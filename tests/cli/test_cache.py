@@ -60,7 +60,9 @@ class Cache(unittest.TestCase):
         self.assertEqual(report["local_version_label"], "cu130.sm90")
         self.assertEqual([w["file"] for w in report["wheels"]], ["fixture-1.0+cu130.sm90-py3-none-linux_x86_64.whl"])
         self.assertIn("device check skipped", report["validation_scope"])
-        self.assertEqual(report["install"], [f'pip install "fixture==1.0+cu130.sm90" --index-url file://{self.cache}/simple'])
+        self.assertEqual(report["install"], [
+            f"pip install fixture==1.0+cu130.sm90 --extra-index-url file://{self.cache}/simple",
+            f"uv pip install fixture==1.0+cu130.sm90 --index file://{self.cache}/simple"])
         page = (self.cache / "simple" / "fixture" / "index.html").read_text()
         self.assertIn("fixture-1.0%2Bcu130.sm80-py3", page)
         self.assertIn("fixture-1.0%2Bcu130.sm90-py3", page)

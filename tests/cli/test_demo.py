@@ -20,7 +20,7 @@ class Demo(unittest.TestCase):
         output = result.stdout + result.stderr
         self.assertEqual(result.returncode, 0, output[-3000:])
         self.assertIn("no GPU here: building for --arch 9.0", output)
-        self.assertIn(f'pip install "cuda_demo==1.0.0+cu130.sm90" --index-url file://{cache}/simple', output)
+        self.assertIn(f"pip install cuda_demo==1.0.0+cu130.sm90 --extra-index-url file://{cache}/simple", output)
         self.assertIn("skip device: no GPU", output)
         self.assertIn("SASS  sm_90 x2", output)
         self.assertTrue((cache / "simple" / "cuda-demo" / "index.html").exists())

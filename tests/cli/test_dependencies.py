@@ -105,6 +105,10 @@ class Dependencies(unittest.TestCase):
         with zipfile.ZipFile(report["wheels"][0]["path"]) as archive:
             metadata = archive.read("consumer-1.0+cu130.sm80.dist-info/METADATA").decode()
         self.assertIn("Requires-Dist: fixture==1.0\n", metadata)  # {version:fixture}: the version built against
+        # the install lines pin the dependency built against too: no other arch set of it is picked
+        index = (cache / "simple").as_uri()
+        self.assertEqual(report["install"][0],
+                         f"pip install consumer==1.0+cu130.sm80 fixture==1.0+cu130.sm80 --extra-index-url {index}")
         self.assertEqual(report["plan"]["key_inputs"]["build.env.FIXTURE_VERSION"], "1.0")
         # a dependency of another version is refused, naming both
         fixture = next((cache / "store").rglob("fixture-1.0+cu130.sm80-*.whl"))
