@@ -10,6 +10,8 @@
 #include "core/cache_layout.h"
 #include "core/error.h"
 #include "core/file_lock.h"
+#include "core/sha256.h"
+#include "wheel/wheel_archive.h"
 
 namespace archbuild {
 
@@ -65,10 +67,11 @@ void link_into_place(const std::filesystem::path& source, const std::filesystem:
 
 }  // namespace
 
-CacheIndex refresh_cache_index(const std::filesystem::path& cache_dir, const WheelStore& store) {
+namespace {
+
+// The whole refresh, under the index lock the caller holds.
+CacheIndex refresh_locked(const std::filesystem::path& cache_dir, const WheelStore& store) {
   auto index = cache_index_paths(cache_dir);
-  check_cache_index_dirs(cache_dir);
-  FileLock lock(CacheLayout(cache_dir).index_lock());
   const auto linked_before = linked_wheel_names(index.simple_dir);  // the links this code made
   std::filesystem::create_directories(index.wheels_dir);
 
@@ -111,6 +114,54 @@ CacheIndex refresh_cache_index(const std::filesystem::path& cache_dir, const Whe
     if (chosen.count(name) || file.is_symlink(ec) || !file.is_regular_file(ec)) continue;
     if (linked_before.count(name) || is_own_temporary(name)) std::filesystem::remove(file.path(), ec);
   }
+  return index;
+}
+
+}  // namespace
+
+CacheIndex refresh_cache_index(const std::filesystem::path& cache_dir, const WheelStore& store) {
+  check_cache_index_dirs(cache_dir);
+  FileLock lock(CacheLayout(cache_dir).index_lock());
+  return refresh_locked(cache_dir, store);
+}
+
+CacheIndex publish_to_cache_index(const std::filesystem::path& cache_dir, const WheelStore& store,
+                                  const StoreEntry& entry) {
+  check_cache_index_dirs(cache_dir);
+  FileLock lock(CacheLayout(cache_dir).index_lock());
+  auto index = cache_index_paths(cache_dir);
+  std::error_code ec;
+  if (!std::filesystem::exists(index.simple_dir / kIndexMarker, ec)) return refresh_locked(cache_dir, store);
+  std::map<std::string, std::string> recorded;  // file name -> sha256, from the manifest
+  if (entry.manifest)
+    for (const auto& wheel : entry.manifest->wheels) recorded[wheel.file] = wheel.sha256;
+  std::map<std::string, std::vector<IndexedWheel>> by_project;
+  std::map<std::string, std::set<std::string>> relinked;
+  std::filesystem::create_directories(index.wheels_dir);
+  for (const auto& wheel : entry.wheels) {
+    auto name = WheelName::parse(wheel.filename().string());
+    if (!name) fail_bad_input(wheel.string() + ": not a wheel file name (PEP 427)");
+    const auto project = normalize_project_name(name->name);
+    const auto target = index.wheels_dir / wheel.filename();
+    auto status = std::filesystem::symlink_status(target, ec);
+    if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) &&
+        !std::filesystem::is_symlink(status))
+      fail_bad_input(target.string() + " is not a wheel link archbuild made");
+    if (std::filesystem::exists(status) && !same_file(wheel, target))
+      relinked[project].insert(wheel.filename().string());
+    auto digest = recorded.count(wheel.filename().string()) ? recorded[wheel.filename().string()]
+                                                            : sha256_file_hex(wheel);
+    by_project[project].push_back({project, target, digest});
+    index.wheels.push_back(by_project[project].back());
+  }
+  // Unlisted first, relinked, listed again (see refresh_locked).
+  for (const auto& [project, names] : relinked)
+    if (!update_project_page(index.simple_dir, project, {}, names)) return refresh_locked(cache_dir, store);
+  for (const auto& wheel : entry.wheels)
+    if (!same_file(wheel, index.wheels_dir / wheel.filename()))
+      link_into_place(wheel, index.wheels_dir / wheel.filename());
+  for (const auto& [project, wheels] : by_project)
+    if (!update_project_page(index.simple_dir, project, wheels, {})) return refresh_locked(cache_dir, store);
   return index;
 }
 

@@ -38,4 +38,15 @@ void check_cache_index_dirs(const std::filesystem::path& cache_dir);
 // link (check_cache_index_dirs first). Runs after every publish and `cache gc`.
 CacheIndex refresh_cache_index(const std::filesystem::path& cache_dir, const WheelStore& store);
 
+// After the publish of one new entry: its wheels are linked and listed on
+// their projects' pages (it is the newest, so it wins its file names), and
+// nothing else is read or written: no store scan, no other wheel hashed, so
+// the cost grows with the entry's project page, not with the store. A name
+// it takes over is unlisted before its link changes, as in the full
+// refresh. Falls back to refresh_cache_index where the index cannot be
+// updated in place (none yet, an older layout). The digests come from the
+// entry's manifest.
+CacheIndex publish_to_cache_index(const std::filesystem::path& cache_dir, const WheelStore& store,
+                                  const StoreEntry& entry);
+
 }  // namespace archbuild

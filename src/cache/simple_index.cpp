@@ -270,4 +270,57 @@ std::vector<IndexedWheel> write_simple_index(const std::filesystem::path& wheels
   return wheels;
 }
 
+bool update_project_page(const std::filesystem::path& index_dir, const std::string& project,
+                         const std::vector<IndexedWheel>& added, const std::set<std::string>& dropped) {
+  OwnedIndex owned;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(std::filesystem::symlink_status(index_dir, ec)) || !read_marker(index_dir, owned))
+    return false;
+  const auto dir = index_dir / project;
+  const auto page_file = dir / "index.html";
+  std::map<std::string, std::string> lines;  // file name -> its <a> line, sorted as write_simple_index sorts
+  const bool known = owned.projects.count(project) > 0;
+  if (known) {
+    constexpr uintmax_t kMaxPageBytes = 16u << 20;
+    if (!is_own_page(page_file, project_title(project)) || std::filesystem::file_size(page_file, ec) > kMaxPageBytes)
+      return false;
+    std::ifstream in(page_file, std::ios::binary);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("<a href=\"", 0) != 0) continue;
+      auto end = line.find_first_of("#\"", 9);
+      if (end == std::string::npos) return false;
+      lines[std::filesystem::path(href_unescape(line.substr(9, end - 9))).filename().string()] = line + "\n";
+    }
+  } else if (std::filesystem::exists(std::filesystem::symlink_status(dir, ec))) {
+    return false;  // someone else's dir of that name
+  }
+  for (const auto& name : dropped) lines.erase(name);
+  for (const auto& wheel : added) {
+    auto relative = std::filesystem::relative(wheel.file, dir);
+    lines[wheel.file.filename().string()] = "<a href=\"" + href_escape(relative.string()) + "#sha256=" + wheel.sha256 +
+                                            "\">" + markup_escape(wheel.file.filename().string()) + "</a><br>\n";
+  }
+  if (lines.empty()) return false;
+  if (!known) {
+    // The marker names the page before it exists (a kill leaves nothing unrecorded).
+    auto recorded = owned.projects;
+    recorded.insert(project);
+    write_marker(index_dir, recorded);
+  }
+  std::string body;
+  for (const auto& [name, line] : lines) body += line;
+  write_atomically(page_file,
+                   page(project_title(project), "<h1>Links for " + markup_escape(project) + "</h1>\n" + body));
+  if (!known) {
+    std::string root;
+    auto recorded = owned.projects;
+    recorded.insert(project);
+    for (const auto& name : recorded)
+      root += "<a href=\"" + href_escape(name) + "/\">" + markup_escape(name) + "</a><br>\n";
+    write_atomically(index_dir / "index.html", page(kRootTitle, root));
+  }
+  return true;
+}
+
 }  // namespace archbuild

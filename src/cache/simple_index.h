@@ -47,4 +47,14 @@ std::vector<IndexedWheel> write_simple_index(const std::filesystem::path& wheels
                                              const std::filesystem::path& index_dir,
                                              const std::function<bool(const std::string& file_name)>& include = {});
 
+// One project's page in place, for a publish at fleet scale: `added` linked
+// (each replacing a link of the same file name), `dropped` file names no
+// longer linked, every other link kept as the page had it; the marker and
+// the root page gain the project when it is new. Nothing else is read or
+// written. False, with nothing written, when the dir is not one this can
+// update in place (no marker, a project dir that is not archbuild's page, a
+// page left without links): the caller then writes the whole index.
+bool update_project_page(const std::filesystem::path& index_dir, const std::string& project,
+                         const std::vector<IndexedWheel>& added, const std::set<std::string>& dropped);
+
 }  // namespace archbuild

@@ -158,9 +158,16 @@ Finish finish_wheels(const BuildContext& context, const BuildPlan& plan, const C
   // lists it are only recorded: an index one entry behind its store is what
   // `cache verify` would then report.
   std::optional<InterruptibleScope> whole_publish(std::in_place);
+  // A rebuild replaces its key's entry, whose wheels may have other names:
+  // then the whole index; else only what this entry adds (fleet-sized stores).
+  const bool replaces = store.find(key).has_value();
   auto entry = store.publish(key, wheels, json_text(report.to_json()));
   report.store = entry.dir;
-  auto index = refresh_cache_index(context.cache.root(), store);
+  const auto index_started = std::chrono::steady_clock::now();
+  auto index = replaces ? refresh_cache_index(context.cache.root(), store)
+                        : publish_to_cache_index(context.cache.root(), store, entry);
+  report.build["index_seconds"] =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - index_started).count();
   whole_publish.reset();
   report.index = index.simple_dir;
   report.install = install_lines(entry.wheels, index.simple_dir, pinned);

@@ -8,10 +8,13 @@
 
 #include <gtest/gtest.h>
 
+#include "cache/build_report.h"
 #include "cache/simple_index.h"
 #include "cache/store_maintenance.h"
 #include "cache/wheel_store.h"
 #include "core/error.h"
+#include "core/json_text.h"
+#include "core/sha256.h"
 #include "test_support.h"
 
 using namespace archbuild;
@@ -131,4 +134,45 @@ TEST(CacheIndex, ANameTakenOverIsUnlistedBeforeItsLinkChanges) {
   refresh_cache_index(cache, store);
   EXPECT_TRUE(verify_cache_index(cache, store).empty());
   EXPECT_EQ(read(cache / "wheels" / name), "second build");
+}
+
+// A publish touches only its project's page: the other pages keep their
+// bytes and time, and verify is clean after each step.
+TEST(CacheIndex, APublishRewritesOnlyItsProjectsPage) {
+  TempDir dir;
+  auto cache = dir.path / "cache";
+  WheelStore store(cache);
+  auto publish = [&](const std::string& hash, const std::string& file, const std::string& bytes) {
+    write(dir.path / hash / file, bytes);
+    BuildReport manifest;
+    manifest.published = true;
+    manifest.wheels = {ReportedWheel::of(dir.path / hash / file)};
+    return store.publish({"cache_format 1\nref " + hash + "\n", hash}, {dir.path / hash / file},
+                         json_text(manifest.to_json()));
+  };
+  // No index yet: the first publish writes the whole index.
+  auto first = publish("aaaa1111", "demo-1.0-py3-none-any.whl", "demo one");
+  publish_to_cache_index(cache, store, first);
+  ASSERT_TRUE(std::filesystem::exists(cache / "simple" / "demo" / "index.html"));
+  const auto demo_page = read(cache / "simple" / "demo" / "index.html");
+  const auto demo_time = std::filesystem::last_write_time(cache / "simple" / "demo" / "index.html");
+  auto other = publish("bbbb2222", "other-2.0-py3-none-any.whl", "other two");
+  publish_to_cache_index(cache, store, other);
+  EXPECT_TRUE(verify_cache_index(cache, store).empty());
+  EXPECT_EQ(read(cache / "simple" / "demo" / "index.html"), demo_page);
+  EXPECT_EQ(std::filesystem::last_write_time(cache / "simple" / "demo" / "index.html"), demo_time);
+  EXPECT_NE(read(cache / "simple" / "index.html").find("other/"), std::string::npos);
+  // A second version on the same page; then a name taken over by a newer key.
+  publish_to_cache_index(cache, store, publish("cccc3333", "demo-1.1-py3-none-any.whl", "demo one one"));
+  auto taken = publish("dddd4444", "demo-1.0-py3-none-any.whl", "demo one, rebuilt elsewhere");
+  publish_to_cache_index(cache, store, taken);
+  EXPECT_TRUE(verify_cache_index(cache, store).empty());
+  EXPECT_EQ(read(cache / "wheels" / "demo-1.0-py3-none-any.whl"), "demo one, rebuilt elsewhere");
+  const auto page = read(cache / "simple" / "demo" / "index.html");
+  EXPECT_NE(page.find("demo-1.1-py3-none-any.whl"), std::string::npos);
+  EXPECT_NE(page.find(sha256_hex("demo one, rebuilt elsewhere")), std::string::npos);
+  // The same index as a full refresh writes.
+  const auto incremental = read(cache / "simple" / "demo" / "index.html");
+  refresh_cache_index(cache, store);
+  EXPECT_EQ(read(cache / "simple" / "demo" / "index.html"), incremental);
 }
