@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <optional>
 
+#include "cache/provenance.h"
 #include "cache/store_maintenance.h"
 #include "core/error.h"
 #include "core/file_lock.h"
@@ -111,7 +112,10 @@ void push_entry(const WheelStore& from, const WheelStore& to, const CacheKey& ke
       result.gone_from_source.push_back(key.hash);
       return;
     }
-    staged.emplace(to.stage(key, entry->wheels, *manifest));
+    std::vector<std::pair<std::string, std::string>> extra;  // the provenance and SBOM travel with the entry
+    for (const char* name : {kProvenanceFile, kSbomFile})
+      if (auto text = read_own_file(entry->dir / name, kMaxManifestBytes)) extra.emplace_back(name, *text);
+    staged.emplace(to.stage(key, entry->wheels, *manifest, extra));
   }
   FileLock lock(to.lock_path(key));
   if (whole_in(to, key)) {  // another pusher was first: ours is removed unseen

@@ -159,13 +159,17 @@ StoreEntry StagedEntry::commit() {
 }
 
 StagedEntry WheelStore::stage(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,
-                              const std::string& manifest_json) const {
-  return {*this, key, fill_aside(root_, key.hash, wheels, {{"manifest.json", manifest_json}, {"key.txt", key.text}})};
+                              const std::string& manifest_json,
+                              const std::vector<std::pair<std::string, std::string>>& extra) const {
+  std::vector<std::pair<std::string, std::string>> files = {{"manifest.json", manifest_json}, {"key.txt", key.text}};
+  files.insert(files.end(), extra.begin(), extra.end());
+  return {*this, key, fill_aside(root_, key.hash, wheels, files)};
 }
 
 StoreEntry WheelStore::publish(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,
-                               const std::string& manifest_json) const {
-  return stage(key, wheels, manifest_json).commit();
+                               const std::string& manifest_json,
+                               const std::vector<std::pair<std::string, std::string>>& extra) const {
+  return stage(key, wheels, manifest_json, extra).commit();
 }
 
 std::filesystem::path WheelStore::quarantine(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,

@@ -66,12 +66,15 @@ class WheelStore {
   // Copies the wheels and writes key.txt + manifest.json, atomically: stage()
   // then commit(). A full disk is UserError(environment) "no space left on
   // <store>", with what was written aside removed.
+  // `extra` files (name, content) go beside them: the provenance and SBOM.
   StoreEntry publish(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,
-                     const std::string& manifest_json) const;
+                     const std::string& manifest_json,
+                     const std::vector<std::pair<std::string, std::string>>& extra = {}) const;
   // publish()'s first half, for `cache push`: the copy is written while the
   // source entry is locked, and committed under this store's key lock.
   StagedEntry stage(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,
-                    const std::string& manifest_json) const;
+                    const std::string& manifest_json,
+                    const std::vector<std::pair<std::string, std::string>>& extra = {}) const;
   // Keeps a wheel that failed validation, with its report, out of the store.
   std::filesystem::path quarantine(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,
                                    const std::string& report_json) const;

@@ -17,6 +17,8 @@ void BuildOptions::declare(CLI::App& app) {
   app.add_option("--compiler-launcher", settings.compiler_launcher, "ccache, sccache or none");
   app.add_option("--compiler-cache-remote", settings.compiler_cache_remote,
                  "ccache remote storage shared by builders (redis://host:port)");
+  app.add_option("--signing-key", settings.signing_key,
+                 "Sign the published build's provenance with this ed25519 private key (PEM; `cache keygen` makes one)");
   app.add_option("--patch", patches, "Apply this git-format patch too (repeatable)");
   app.add_option("--env", env,
                  "Set KEY=VALUE in the build's environment, over the recipe's (repeatable; part of the cache key)");

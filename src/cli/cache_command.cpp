@@ -8,6 +8,7 @@
 #include "cache/cache_key.h"
 #include "cache/cache_push.h"
 #include "cache/install_lines.h"
+#include "cache/provenance.h"
 #include "cache/simple_index.h"
 #include "cache/store_maintenance.h"
 #include "cache/wheel_store.h"
@@ -16,8 +17,11 @@
 #include "cli/json_output.h"
 #include "config/settings.h"
 #include "core/cache_layout.h"
+#include "core/ed25519.h"
 #include "core/error.h"
 #include "core/file_lock.h"
+#include "core/regular_file.h"
+#include "core/sha256.h"
 #include "core/user_path.h"
 #include "ui/terminal.h"
 
@@ -43,6 +47,18 @@ std::string read_key_text(const std::string& where) {
 struct CacheOptions {
   std::string cache_dir;
   bool json = false;
+  std::vector<std::string> trusted_keys;  // public key PEM files: signatures must verify with one
+  bool require_signature = false;
+  std::vector<Ed25519Key> keys() const {
+    std::vector<Ed25519Key> keys;
+    for (const auto& file : trusted_keys) {
+      std::string pem;
+      if (auto why = read_regular_file(file, 64 * 1024, pem); !why.empty())
+        fail_bad_input("--trusted-key " + file + " " + why);
+      keys.push_back(Ed25519Key::parse_public(pem, "--trusted-key " + file));
+    }
+    return keys;
+  }
   std::filesystem::path resolve() const { return Settings::load({{"cache_dir", cache_dir}}).cache_dir(); }
 };
 
@@ -116,6 +132,18 @@ ExitCode run_ls(const CacheOptions& options) {
   return ExitCode::success;
 }
 
+// The entry's provenance against what verify found its wheels and manifest to be.
+std::vector<std::string> entry_provenance_problems(const StoreEntry& entry, const std::vector<Ed25519Key>& keys,
+                                                   bool require_signature) {
+  std::map<std::string, std::string> digests;
+  if (entry.manifest)
+    for (const auto& wheel : entry.manifest->wheels) digests[wheel.file] = wheel.sha256;
+  std::string manifest;
+  if (read_regular_file(entry.dir / "manifest.json", kMaxManifestBytes, manifest).empty())
+    digests["manifest.json"] = sha256_hex(manifest);
+  return provenance_problems(entry.dir, digests, keys, require_signature);
+}
+
 ExitCode run_show(const CacheOptions& options, const std::string& prefix) {
   if (prefix.size() < 4) fail_bad_input("give at least 4 characters of the key (see `archbuild cache ls`)");
   WheelStore store(options.resolve());
@@ -148,12 +176,23 @@ ExitCode run_show(const CacheOptions& options, const std::string& prefix) {
   for (const auto& wheel : manifest.wheels)
     std::cout << paint("wheel", Style::bold) << "      " << wheel.file << "\n           sha256 " << wheel.sha256
               << "\n";
+  const auto keys = options.keys();
+  std::cout << paint("provenance", Style::bold) << " " << describe_provenance(entry.dir, keys) << "\n";
+  for (const auto& problem : entry_provenance_problems(entry, keys, false))
+    std::cout << "           " << problem << "\n";
+  std::error_code ec;
+  std::cout << paint("sbom", Style::bold) << "       "
+            << (std::filesystem::exists(entry.dir / kSbomFile, ec)
+                    ? (entry.dir / kSbomFile).string() + " (CycloneDX 1.5)"
+                    : std::string("none"))
+            << "\n";
   std::cout << paint("inputs", Style::bold) << "\n";
   for (const auto& [name, value] : entry.key) std::cout << "  " << name << " " << value << "\n";
   return ExitCode::success;
 }
 
 ExitCode run_verify(const CacheOptions& options) {
+  const auto keys = options.keys();
   auto cache_dir = options.resolve();
   std::error_code missing;
   if (!std::filesystem::is_directory(cache_dir, missing))
@@ -164,6 +203,8 @@ ExitCode run_verify(const CacheOptions& options) {
   size_t bad = 0;
   for (const auto& entry : entries) {
     auto found = verify_store_entry(entry);
+    for (auto& problem : entry_provenance_problems(entry, keys, options.require_signature))
+      found.push_back(std::move(problem));
     if (!found.empty()) ++bad;
     problems[entry.hash] = found;
     if (!options.json) {
@@ -301,7 +342,18 @@ Command cache_command() {
                                            *options);
             show->add_option("key", *show_key, "The key or its first characters")->required();
             auto verify = with_cache_options(
-                app.add_subcommand("verify", "Recheck every wheel's hash, RECORD, manifest and the index"), *options);
+                app.add_subcommand("verify", "Recheck every wheel's hash, RECORD, manifest, provenance and the index"),
+                *options);
+            verify->add_option("--trusted-key", options->trusted_keys,
+                               "A public key (PEM) whose signature on the provenance counts (repeatable)");
+            verify->add_flag("--require-signature", options->require_signature,
+                             "Every entry's provenance must carry a signature that verifies with a --trusted-key");
+            show->add_option("--trusted-key", options->trusted_keys, "A public key (PEM) to check the signature with");
+            auto keygen_path = std::make_shared<std::string>();
+            auto keygen = app.add_subcommand("keygen",
+                                             "Make an ed25519 key pair for signing provenance (PATH, PATH.pub)");
+            keygen->add_option("path", *keygen_path, "Where the private key goes (mode 0600; never overwritten)")
+                ->required();
             auto keep = std::make_shared<size_t>(2);
             auto dry_run = std::make_shared<bool>(false);
             auto gc = with_cache_options(app.add_subcommand("gc", "Keep the newest N builds per project and arch list"),
@@ -342,6 +394,14 @@ Command cache_command() {
               if (verify->parsed()) return run_verify(*options);
               if (gc->parsed()) return run_gc(*options, *keep, *dry_run);
               if (push->parsed()) return run_push(*options, *push_dest);
+              if (keygen->parsed()) {
+                Ed25519Key::generate(*keygen_path);
+                const auto key = Ed25519Key::load_private(*keygen_path);
+                std::cout << "private key " << *keygen_path << " (keep it; sign with --signing-key or the signing_key "
+                          << "setting)\npublic key  " << *keygen_path << ".pub (give it to `cache verify "
+                          << "--trusted-key`)\nkey id      " << key.key_id() << "\n";
+                return ExitCode::success;
+              }
               if (index_config->parsed()) {
                 std::cout << index_configuration(cache_index_paths(options->resolve()).simple_dir);
                 return ExitCode::success;

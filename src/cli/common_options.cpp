@@ -33,6 +33,7 @@ std::map<std::string, std::string> SettingFlags::by_key() const {
           {"compiler_launcher", compiler_launcher},
           {"compiler_cache_remote", compiler_cache_remote},
           {"recipe_path", recipe_path},
+          {"signing_key", signing_key},
           {"offline", offline ? "true" : ""}};
 }
 

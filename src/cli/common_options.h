@@ -33,7 +33,7 @@ void add_test_options(CLI::App& app, TestOptions& tests);
 // The settings a command line can override, by setting key (an empty value
 // means "not given", so commands pass their fields as they are).
 struct SettingFlags {
-  std::string cache_dir, python, jobs, compiler_launcher, compiler_cache_remote, recipe_path;
+  std::string cache_dir, python, jobs, compiler_launcher, compiler_cache_remote, recipe_path, signing_key;
   bool offline = false;
   std::map<std::string, std::string> by_key() const;
 };

@@ -20,6 +20,8 @@ const std::vector<SettingSpec>& setting_specs() {
        "ccache remote storage shared by builders (redis://host:port, http://host/path); empty: none"},
       {"python", "ARCHBUILD_PYTHON", "--python", "the interpreter builds run with"},
       {"offline", "ARCHBUILD_OFFLINE", "--offline", "never fetch: use the mirrors as they are"},
+      {"signing_key", "ARCHBUILD_SIGNING_KEY", "--signing-key",
+       "ed25519 private key (PEM) that signs each published build's provenance; empty: unsigned"},
       {"recipe_path", "ARCHBUILD_RECIPE_PATH", "--recipe-path",
        "':'-separated dirs of site recipes, searched before the built-in ones (first dir wins)"},
   };

@@ -1,7 +1,10 @@
 #include "pipeline/build_session.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <optional>
@@ -15,6 +18,7 @@
 #include "cache/cache_index.h"
 #include "cache/cache_key.h"
 #include "cache/install_lines.h"
+#include "cache/provenance.h"
 #include "cache/wheel_store.h"
 #include "core/error.h"
 #include "core/file_lock.h"
@@ -69,13 +73,38 @@ void prepare_launcher_shims(const BuildContext& context, const BuildPlan& plan) 
 
 enum class Finish { published, invalid, untestable_here, interrupted };
 
+// The entry's provenance (signed with the signing_key setting when set) and SBOM.
+std::vector<std::pair<std::string, std::string>> provenance_files(const BuildContext& context, const CacheKey& key,
+                                                                  const std::map<std::string, std::string>& inputs,
+                                                                  const BuildReport& report,
+                                                                  const std::string& manifest,
+                                                                  const std::string& started_at) {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0 || !host[0]) std::snprintf(host, sizeof host, "localhost");
+  ProvenanceInputs provenance{key.hash,
+                              inputs,
+                              context.target.url,
+                              report.wheels,
+                              sha256_hex(manifest),
+                              started_at,
+                              report.published_at,
+                              ARCHBUILD_VERSION,
+                              host};
+  std::optional<Ed25519Key> signer;
+  if (const auto& path = context.settings.get("signing_key").value; !path.empty())
+    signer = Ed25519Key::load_private(path);
+  const auto statement = json_text(provenance_statement(provenance));
+  return {{kProvenanceFile, json_text(dsse_envelope(statement, signer ? &*signer : nullptr)) + "\n"},
+          {kSbomFile, json_text(cyclonedx_sbom(provenance)) + "\n"}};
+}
+
 // After a successful build: the local version label, validation, then
 // publish (store entry + index) or quarantine. An interrupt during
 // validation (its children die of the terminal's SIGINT too) publishes and
 // quarantines nothing: the wheel was not judged.
 Finish finish_wheels(const BuildContext& context, const BuildPlan& plan, const CacheKey& key,
                      const std::vector<std::string>& built, const std::map<std::string, std::string>& pinned,
-                     BuildReport& report, PipelineEvents& events) {
+                     const std::string& started_at, BuildReport& report, PipelineEvents& events) {
   // With the project's own arch flags kept, the label says what the wheel
   // holds (the first wheel's code), not what was asked.
   const auto labelled = plan.enforce_archs || built.empty() ? context.archs.list : archs_in_wheel(built.front());
@@ -161,7 +190,9 @@ Finish finish_wheels(const BuildContext& context, const BuildPlan& plan, const C
   // A rebuild replaces its key's entry, whose wheels may have other names:
   // then the whole index; else only what this entry adds (fleet-sized stores).
   const bool replaces = store.find(key).has_value();
-  auto entry = store.publish(key, wheels, json_text(report.to_json()));
+  const auto manifest = json_text(report.to_json());
+  auto entry = store.publish(key, wheels, manifest,
+                             provenance_files(context, key, recorded_inputs, report, manifest, started_at));
   report.store = entry.dir;
   const auto index_started = std::chrono::steady_clock::now();
   auto index = replaces ? refresh_cache_index(context.cache.root(), store)
@@ -277,6 +308,8 @@ PlannedBuild plan_build(const BuildRequest& request) {
 
 BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events) {
   auto context = BuildContext::resolve(request);
+  // A signing key that cannot sign is refused before anything is built.
+  if (const auto& key = context.settings.get("signing_key").value; !key.empty()) Ed25519Key::load_private(key);
   events.stage("archs", context.archs.list.canonical() + " (" + context.host.toolchain.describe() + ")" +
                             (context.archs_origin.empty()
                                  ? ""
@@ -368,6 +401,7 @@ BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events) {
   events.stage("cache", "miss " + key.hash.substr(0, 16) + " (" + (plan.out_dir / "key.txt").string() + ")");
 
   prepare_launcher_shims(context, plan);
+  const auto started_at = utc_now();
   if (plan.forecast.seconds)
     events.stage("build", "expected about " + format_duration(*plan.forecast.seconds) + ": " + plan.forecast.basis);
   outcome.result = execute_build(plan, events.status());
@@ -379,7 +413,7 @@ BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events) {
   auto finished = Finish::invalid;
   if (result.ok) {
     try {
-      finished = finish_wheels(context, plan, key, result.wheels, deps.from_cache, report, events);
+      finished = finish_wheels(context, plan, key, result.wheels, deps.from_cache, started_at, report, events);
     } catch (...) {
       // A publish that failed (a full disk: exit 3, what it wrote removed)
       // still leaves the build's report, saying what was and was not published.
