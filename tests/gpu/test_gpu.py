@@ -233,6 +233,26 @@ class DeviceValidation(unittest.TestCase):
                 self.assertIn("fatbins load from PTX (CUDA_FORCE_PTX_JIT=1)", names)
                 self.assertIn("kernel test (CUDA_FORCE_PTX_JIT=1)", names)
 
+    def test_a_device_validated_build_is_signed_and_verifies(self):
+        key = self.work / "site.key"
+        made = archbuild("cache", "keygen", str(key))
+        self.assertEqual(made.returncode, 0, made.stderr)
+        cache = self.work / "signed-cache"
+        result = archbuild("build", "fixture", "--arch", "native", "--cache-dir", str(cache), "--json", "--python",
+                           PYTHON, "--signing-key", str(key), env={"ARCHBUILD_DATA_DIR": str(self.data)})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        report = json.loads(result.stdout)
+        self.assertEqual(report["validation_scope"], "static + device")
+        self.assertEqual(len(report["install"]), 2)  # pip and uv
+        verify = archbuild("cache", "verify", "--cache-dir", str(cache), "--trusted-key", f"{key}.pub",
+                           "--require-signature")
+        self.assertEqual(verify.returncode, 0, verify.stdout + verify.stderr)
+        shown = archbuild("cache", "show", report["key"][:12], "--cache-dir", str(cache), "--trusted-key",
+                          f"{key}.pub").stdout
+        print("\n  " + "\n  ".join(line for line in shown.splitlines() if line.startswith(("provenance", "sbom",
+                                                                                             "validation"))))
+        self.assertIn("(verified)", shown)
+
     def test_enforcement_fixes_a_project_that_ignores_the_list(self):
         # its own arch list, so that the other tests' `native` builds do not find its wheel in the cache
         result = self.build("fixture", "8.0;9.0", "--rebuild", env={"FIXTURE_FORCE_ARCH_LIST": "8.0"})
