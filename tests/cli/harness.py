@@ -1,10 +1,13 @@
 """Shared helpers for the black-box CLI tests: run the real archbuild binary."""
+import base64
+import hashlib
 import json
 import os
 import pathlib
 import subprocess
 import sys
 import tempfile
+import zipfile
 
 BIN = os.environ.get("ARCHBUILD_BIN") or str(
     pathlib.Path(__file__).resolve().parents[2] / "build" / "src" / "archbuild")
@@ -203,3 +206,20 @@ def stop_session(process):
             pass
     process.kill()
     process.wait()
+
+
+def pure_wheel(directory, name, version, files=None):
+    """A pure-Python wheel pip installs: module NAME with VERSION in it, or the given files."""
+    module = name.replace("-", "_")
+    dist = f"{module}-{version}.dist-info"
+    files = dict(files or {f"{module}/__init__.py": f"VERSION = {version!r}\n"})
+    files.update({f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+                  f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"})
+    record = [f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b'=').decode()},"
+              f"{len(text.encode())}" for path, text in files.items()] + [f"{dist}/RECORD,,"]
+    wheel = pathlib.Path(directory) / f"{module}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, text in files.items():
+            archive.writestr(path, text)
+        archive.writestr(f"{dist}/RECORD", "\n".join(record) + "\n")
+    return wheel

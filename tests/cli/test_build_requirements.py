@@ -2,33 +2,12 @@
 the work tree) are installed by real pip into a build venv before the build
 step, which runs offline; --offline refuses to install and names them; the
 installed versions are part of the cache key."""
-import base64
-import hashlib
 import json
-import pathlib
 import unittest
-import zipfile
 
 from fixture_project import data_dir_with_recipe, make_cuda_project
 from gitrepos import commit_files, git
-from harness import SYSTEM_NVCC, run, scratch_dir
-
-
-def pure_wheel(directory, name, version, files=None):
-    """A pure-Python wheel pip installs: module NAME with VERSION in it, or the given files."""
-    module = name.replace("-", "_")
-    dist = f"{module}-{version}.dist-info"
-    files = dict(files or {f"{module}/__init__.py": f"VERSION = {version!r}\n"})
-    files.update({f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
-                  f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"})
-    record = [f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b'=').decode()},"
-              f"{len(text.encode())}" for path, text in files.items()] + [f"{dist}/RECORD,,"]
-    wheel = pathlib.Path(directory) / f"{module}-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for path, text in files.items():
-            archive.writestr(path, text)
-        archive.writestr(f"{dist}/RECORD", "\n".join(record) + "\n")
-    return wheel
+from harness import SYSTEM_NVCC, pure_wheel, run, scratch_dir
 
 
 @unittest.skipUnless(SYSTEM_NVCC.exists(), "needs nvcc 13 at /usr/local/cuda")

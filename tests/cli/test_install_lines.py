@@ -14,8 +14,7 @@ import threading
 import unittest
 
 from fixture_project import data_dir_with_recipe, make_cuda_project
-from harness import BIN, SYSTEM_NVCC, pip_target, run, scratch_dir
-from test_build_requirements import pure_wheel
+from harness import BIN, SYSTEM_NVCC, pip_target, pure_wheel, run, scratch_dir
 
 UV_VERSION = "0.13.9"
 
