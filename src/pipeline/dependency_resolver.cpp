@@ -105,7 +105,15 @@ DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& 
     }
   }
   auto env = prepare_dependency_env(env_request);
-  if (request.torch_wheel.empty() && !request.use_installed_torch) env.from_cache = env.versions;
+  // {version:NAME} names the recipe, whose wheel may be called otherwise
+  // (pytorch-scatter's is torch_scatter): its version under the recipe's name too.
+  if (env_request.wheels.size() == recipe.depends_on.size())
+    for (size_t i = 0; i < recipe.depends_on.size(); ++i)
+      if (auto name = WheelName::parse(env_request.wheels[i].filename().string()))
+        env.versions.emplace(recipe.depends_on[i], name->version);
+  if (request.torch_wheel.empty() && !request.use_installed_torch)
+    for (const auto& wheel : env_request.wheels)
+      if (auto name = WheelName::parse(wheel.filename().string())) env.from_cache[name->name] = name->version;
   events.stage("deps", env.description);
   return env;
 }
