@@ -1,8 +1,11 @@
 #include "validate/wheel_validation.h"
 
+#include <cstdlib>
+
 #include "arch/compat.h"
 #include "builder/project_switches.h"
 #include "core/regular_file.h"
+#include "gpu/visible_devices.h"
 #include "wheel/wheel_archive.h"
 
 namespace archbuild {
@@ -68,9 +71,13 @@ WheelValidation validate_wheel(const WheelValidationRequest& request) {
       seen += (seen.empty() ? "" : ", ") + gpu.name + " (" + gpu.cc.dotted() + ")";
     device.gpus.unavailable_reason = "no visible GPU is a target of " + request.targets.canonical() + ": " + seen;
   }
-  if (device.gpus.devices.size() < request.gpus.devices.size())
-    for (const auto& gpu : device.gpus.devices)
-      device.visible_devices += (device.visible_devices.empty() ? "" : ",") + std::to_string(gpu.index);
+  if (device.gpus.devices.size() < request.gpus.devices.size()) {
+    // Ordinals of the driver's view, which the user's own CUDA_VISIBLE_DEVICES already narrowed.
+    std::vector<int> ordinals;
+    for (const auto& gpu : device.gpus.devices) ordinals.push_back(gpu.index);
+    const char* user = std::getenv("CUDA_VISIBLE_DEVICES");
+    device.visible_devices = visible_devices_for(ordinals, user ? user : "");
+  }
   device.work_dir = request.work_dir;
   validation.device = validate_on_device(device);
   return validation;
