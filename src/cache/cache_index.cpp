@@ -7,11 +7,16 @@
 #include <set>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "core/cache_layout.h"
 #include "core/error.h"
 #include "core/file_lock.h"
+#include "core/json_text.h"
+#include "core/regular_file.h"
 #include "core/sha256.h"
 #include "wheel/wheel_archive.h"
+#include "wheel/wheel_variant.h"
 
 namespace archbuild {
 
@@ -65,6 +70,40 @@ void link_into_place(const std::filesystem::path& source, const std::filesystem:
   std::filesystem::rename(temporary, target);
 }
 
+// {name}-{version}-variants.json for the variant wheels among `wheels`
+// (each with its variant.json beside it in the store), merged with what
+// `existing` (file name -> the document now in wheels/, when kept) lists.
+std::map<std::string, std::string> variants_documents(const std::vector<std::filesystem::path>& wheels,
+                                                      const std::map<std::string, nlohmann::json>& existing = {}) {
+  std::map<std::string, nlohmann::json> merged = existing;
+  for (const auto& wheel : wheels) {
+    auto name = WheelName::parse(wheel.filename().string());
+    if (!name || name->variant.empty()) continue;
+    std::string text;
+    if (!read_regular_file(wheel.string() + ".json", 1 << 20, text).empty()) continue;
+    auto document = nlohmann::json::parse(text, nullptr, false);
+    if (!document.is_object() || !document["variants"].is_object()) continue;
+    auto& into = merged[variants_index_file_name(wheel.filename().string())];
+    if (into.is_null()) into = document;
+    for (const auto& [label, properties] : document["variants"].items()) into["variants"][label] = properties;
+  }
+  std::map<std::string, std::string> documents;
+  for (const auto& [file, document] : merged) documents[file] = json_text(document) + "\n";
+  return documents;
+}
+
+// Writes a variants document unless the file already says exactly that;
+// true when it was written.
+bool write_variants_document(const std::filesystem::path& target, const std::string& text) {
+  std::string now;
+  if (read_regular_file(target, 16u << 20, now).empty() && now == text) return false;
+  auto temporary = target.parent_path() / (std::string(kTemporaryPrefix) + std::to_string(getpid()) + "-" +
+                                           target.filename().string() + ".whl");  // a temporary gc knows
+  write_whole_file(temporary, text);
+  std::filesystem::rename(temporary, target);
+  return true;
+}
+
 }  // namespace
 
 namespace {
@@ -77,13 +116,24 @@ CacheIndex refresh_locked(const std::filesystem::path& cache_dir, const WheelSto
 
   // Newest entry wins a file name (entries() is newest first).
   std::map<std::string, std::filesystem::path> chosen;
-  for (const auto& entry : store.entries())
+  for (const auto& entry : store.entries()) {
     for (const auto& wheel : entry.wheels) {
       if (chosen.emplace(wheel.filename().string(), wheel).second) continue;
       index.shadowed.push_back(wheel);
     }
+    for (const auto& wheel : entry.variants) chosen.emplace(wheel.filename().string(), wheel);
+  }
+  std::vector<std::filesystem::path> sources;
+  for (const auto& [name, source] : chosen) sources.push_back(source);
+  const auto documents = variants_documents(sources);
   std::error_code ec;
   std::set<std::string> relinked;  // names whose link will point at other bytes
+  for (const auto& [file, text] : documents) {
+    std::string now;
+    if (std::filesystem::exists(index.wheels_dir / file, ec) &&
+        (!read_regular_file(index.wheels_dir / file, 16u << 20, now).empty() || now != text))
+      relinked.insert(file);
+  }
   for (const auto& [name, source] : chosen) {
     auto target = index.wheels_dir / name;
     auto status = std::filesystem::symlink_status(target, ec);
@@ -99,19 +149,21 @@ CacheIndex refresh_locked(const std::filesystem::path& cache_dir, const WheelSto
   if (!relinked.empty())
     write_simple_index(index.wheels_dir, index.simple_dir, [&](const std::string& file) {
       // what the last pages listed stays listed until the final pages (its link is still there)
-      return chosen.count(file) ? !relinked.count(file) : linked_before.count(file) > 0;
+      return chosen.count(file) || documents.count(file) ? !relinked.count(file) : linked_before.count(file) > 0;
     });
   for (const auto& [name, source] : chosen) {
     auto target = index.wheels_dir / name;
     if (!same_file(source, target)) link_into_place(source, target);  // a rename replaces a link, never follows it
   }
-  index.wheels = write_simple_index(index.wheels_dir, index.simple_dir,
-                                    [&](const std::string& file) { return chosen.count(file) > 0; });
+  for (const auto& [file, text] : documents) write_variants_document(index.wheels_dir / file, text);
+  index.wheels = write_simple_index(index.wheels_dir, index.simple_dir, [&](const std::string& file) {
+    return chosen.count(file) > 0 || documents.count(file) > 0;
+  });
   // Only now, with no page naming them, the links of removed entries go: the
   // ones the previous pages linked and killed runs' temporaries, nothing else.
   for (const auto& file : std::filesystem::directory_iterator(index.wheels_dir, ec)) {
     auto name = file.path().filename().string();
-    if (chosen.count(name) || file.is_symlink(ec) || !file.is_regular_file(ec)) continue;
+    if (chosen.count(name) || documents.count(name) || file.is_symlink(ec) || !file.is_regular_file(ec)) continue;
     if (linked_before.count(name) || is_own_temporary(name)) std::filesystem::remove(file.path(), ec);
   }
   return index;
@@ -154,12 +206,39 @@ CacheIndex publish_to_cache_index(const std::filesystem::path& cache_dir, const 
     by_project[project].push_back({project, target, digest});
     index.wheels.push_back(by_project[project].back());
   }
+  // The variant wheels, and their version's variants document with this entry's labels merged in.
+  for (const auto& wheel : entry.variants) {
+    auto name = WheelName::parse(wheel.filename().string());
+    if (!name) continue;
+    const auto project = normalize_project_name(name->name);
+    const auto target = index.wheels_dir / wheel.filename();
+    if (std::filesystem::exists(std::filesystem::symlink_status(target, ec)) && !same_file(wheel, target))
+      relinked[project].insert(wheel.filename().string());
+    by_project[project].push_back({project, target, sha256_file_hex(wheel)});
+  }
+  std::map<std::string, nlohmann::json> existing;
+  for (const auto& wheel : entry.variants) {
+    const auto file = variants_index_file_name(wheel.filename().string());
+    std::string text;
+    if (read_regular_file(index.wheels_dir / file, 16u << 20, text).empty())
+      if (auto document = nlohmann::json::parse(text, nullptr, false); document.is_object()) existing[file] = document;
+  }
+  const auto documents = variants_documents(entry.variants, existing);
+  for (const auto& [file, text] : documents) {
+    const auto project = normalize_project_name(file.substr(0, file.find('-')));
+    if (existing.count(file)) relinked[project].insert(file);
+    by_project[project].push_back({project, index.wheels_dir / file, sha256_hex(text)});
+  }
   // Unlisted first, relinked, listed again (see refresh_locked).
   for (const auto& [project, names] : relinked)
     if (!update_project_page(index.simple_dir, project, {}, names)) return refresh_locked(cache_dir, store);
   for (const auto& wheel : entry.wheels)
     if (!same_file(wheel, index.wheels_dir / wheel.filename()))
       link_into_place(wheel, index.wheels_dir / wheel.filename());
+  for (const auto& wheel : entry.variants)
+    if (!same_file(wheel, index.wheels_dir / wheel.filename()))
+      link_into_place(wheel, index.wheels_dir / wheel.filename());
+  for (const auto& [file, text] : documents) write_variants_document(index.wheels_dir / file, text);
   for (const auto& [project, wheels] : by_project)
     if (!update_project_page(index.simple_dir, project, wheels, {})) return refresh_locked(cache_dir, store);
   return index;

@@ -115,7 +115,7 @@ void push_entry(const WheelStore& from, const WheelStore& to, const CacheKey& ke
     std::vector<std::pair<std::string, std::string>> extra;  // the provenance and SBOM travel with the entry
     for (const char* name : {kProvenanceFile, kSbomFile})
       if (auto text = read_own_file(entry->dir / name, kMaxManifestBytes)) extra.emplace_back(name, *text);
-    staged.emplace(to.stage(key, entry->wheels, *manifest, extra));
+    staged.emplace(to.stage(key, entry->wheels, *manifest, extra, entry->variants));
   }
   FileLock lock(to.lock_path(key));
   if (whole_in(to, key)) {  // another pusher was first: ours is removed unseen

@@ -228,9 +228,16 @@ std::vector<IndexedWheel> write_simple_index(const std::filesystem::path& wheels
   auto owned = own_index_dir(index_dir);
   std::vector<IndexedWheel> wheels;
   for (const auto& entry : std::filesystem::directory_iterator(wheels_dir)) {
-    if (entry.path().extension() != ".whl" || !entry.is_regular_file()) continue;
-    if (include && !include(entry.path().filename().string())) continue;
-    auto name = WheelName::parse(entry.path().filename().string());
+    const auto file = entry.path().filename().string();
+    const bool variants_file = file.ends_with(kVariantsSuffix) && file.find('-') < file.size();
+    if ((entry.path().extension() != ".whl" && !variants_file) || !entry.is_regular_file()) continue;
+    if (include && !include(file)) continue;
+    if (variants_file) {  // {name}-{version}-variants.json, linked beside that version's variant wheels
+      wheels.push_back(
+          {normalize_project_name(file.substr(0, file.find('-'))), entry.path(), sha256_file_hex(entry.path())});
+      continue;
+    }
+    auto name = WheelName::parse(file);
     if (!name) fail_bad_input(entry.path().string() + ": not a wheel file name (PEP 427)");
     wheels.push_back({normalize_project_name(name->name), entry.path(), sha256_file_hex(entry.path())});
   }

@@ -4,6 +4,7 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace archbuild {
@@ -20,6 +21,8 @@ struct IndexedWheel {
 // The file archbuild writes into every index dir it owns, before any page:
 // a format line, then one `project NAME` line per project page it wrote.
 inline constexpr const char* kIndexMarker = ".archbuild-index";
+// PEP 825's index file of one version's variant wheels: {name}-{version}-variants.json.
+inline constexpr std::string_view kVariantsSuffix = "-variants.json";
 
 // Who owns an index dir. It is archbuild's when it is absent or empty, when
 // it holds the marker (a regular file), or when it holds only what an older

@@ -39,6 +39,9 @@ std::optional<StoreEntry> WheelStore::load(const std::filesystem::path& dir) con
   for (const auto& file : std::filesystem::directory_iterator(dir / "wheels", ec))
     if (file.path().extension() == ".whl") entry.wheels.push_back(file.path());
   std::sort(entry.wheels.begin(), entry.wheels.end());
+  for (const auto& file : std::filesystem::directory_iterator(dir / "variants", ec))
+    if (file.path().extension() == ".whl") entry.variants.push_back(file.path());
+  std::sort(entry.variants.begin(), entry.variants.end());
   if (auto manifest = read_own_file(dir / "manifest.json", kMaxManifestBytes)) {
     if (auto json = nlohmann::json::parse(*manifest, nullptr, false); json.is_object()) {
       entry.manifest = BuildReport::from_json(json);
@@ -96,7 +99,8 @@ std::filesystem::path temporary_name(const std::filesystem::path& parent, const 
 // written is removed before the error goes on.
 std::filesystem::path fill_aside(const std::filesystem::path& parent, const std::string& name,
                                  const std::vector<std::filesystem::path>& wheels,
-                                 const std::vector<std::pair<std::string, std::string>>& files) {
+                                 const std::vector<std::pair<std::string, std::string>>& files,
+                                 const std::vector<std::filesystem::path>& variants = {}) {
   const auto temporary = temporary_name(parent, name);
   std::error_code ec;
   try {
@@ -104,6 +108,13 @@ std::filesystem::path fill_aside(const std::filesystem::path& parent, const std:
     std::filesystem::remove_all(temporary);
     std::filesystem::create_directories(temporary / "wheels");
     for (const auto& wheel : wheels) copy_whole_file(wheel, temporary / "wheels" / wheel.filename());
+    if (!variants.empty()) std::filesystem::create_directories(temporary / "variants");
+    for (const auto& wheel : variants) {
+      copy_whole_file(wheel, temporary / "variants" / wheel.filename());
+      // its variant.json, for the index (no zip read there)
+      auto sidecar = std::filesystem::path(wheel.string() + ".json");
+      if (std::filesystem::exists(sidecar)) copy_whole_file(sidecar, temporary / "variants" / sidecar.filename());
+    }
     for (const auto& [file, content] : files) write_whole_file(temporary / file, content);
   } catch (const std::filesystem::filesystem_error& error) {
     std::filesystem::remove_all(temporary, ec);
@@ -160,16 +171,18 @@ StoreEntry StagedEntry::commit() {
 
 StagedEntry WheelStore::stage(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,
                               const std::string& manifest_json,
-                              const std::vector<std::pair<std::string, std::string>>& extra) const {
+                              const std::vector<std::pair<std::string, std::string>>& extra,
+                              const std::vector<std::filesystem::path>& variants) const {
   std::vector<std::pair<std::string, std::string>> files = {{"manifest.json", manifest_json}, {"key.txt", key.text}};
   files.insert(files.end(), extra.begin(), extra.end());
-  return {*this, key, fill_aside(root_, key.hash, wheels, files)};
+  return {*this, key, fill_aside(root_, key.hash, wheels, files, variants)};
 }
 
 StoreEntry WheelStore::publish(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,
                                const std::string& manifest_json,
-                               const std::vector<std::pair<std::string, std::string>>& extra) const {
-  return stage(key, wheels, manifest_json, extra).commit();
+                               const std::vector<std::pair<std::string, std::string>>& extra,
+                               const std::vector<std::filesystem::path>& variants) const {
+  return stage(key, wheels, manifest_json, extra, variants).commit();
 }
 
 std::filesystem::path WheelStore::quarantine(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,

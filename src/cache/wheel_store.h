@@ -27,6 +27,9 @@ struct StoreEntry {
   std::filesystem::path dir;
   std::string hash;  // the directory's name: sha256 of key.txt
   std::vector<std::filesystem::path> wheels;
+  // Variant wheels (PEP 825) of the same builds, each with NAME.json beside
+  // it (its variant.json): what the index lists for variant-aware installers.
+  std::vector<std::filesystem::path> variants;
   std::string key_text;                                  // key.txt as written
   std::map<std::string, std::string> key;                // key.txt parsed
   std::optional<BuildReport> manifest;                   // absent when manifest.json is missing or not JSON
@@ -69,12 +72,14 @@ class WheelStore {
   // `extra` files (name, content) go beside them: the provenance and SBOM.
   StoreEntry publish(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,
                      const std::string& manifest_json,
-                     const std::vector<std::pair<std::string, std::string>>& extra = {}) const;
+                     const std::vector<std::pair<std::string, std::string>>& extra = {},
+                     const std::vector<std::filesystem::path>& variants = {}) const;
   // publish()'s first half, for `cache push`: the copy is written while the
   // source entry is locked, and committed under this store's key lock.
   StagedEntry stage(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,
                     const std::string& manifest_json,
-                    const std::vector<std::pair<std::string, std::string>>& extra = {}) const;
+                    const std::vector<std::pair<std::string, std::string>>& extra = {},
+                    const std::vector<std::filesystem::path>& variants = {}) const;
   // Keeps a wheel that failed validation, with its report, out of the store.
   std::filesystem::path quarantine(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,
                                    const std::string& report_json) const;

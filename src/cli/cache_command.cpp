@@ -141,6 +141,11 @@ std::vector<std::string> entry_provenance_problems(const StoreEntry& entry, cons
   std::string manifest;
   if (read_regular_file(entry.dir / "manifest.json", kMaxManifestBytes, manifest).empty())
     digests["manifest.json"] = sha256_hex(manifest);
+  // The variant wheels are subjects too: a changed one is caught here.
+  for (const auto& variant : entry.variants) {
+    std::string digest;
+    if (hash_regular_file(variant, digest).empty()) digests[variant.filename().string()] = digest;
+  }
   return provenance_problems(entry.dir, digests, keys, require_signature);
 }
 

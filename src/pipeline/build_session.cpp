@@ -24,6 +24,7 @@
 #include "core/file_lock.h"
 #include "core/interrupt.h"
 #include "core/json_text.h"
+#include "core/regular_file.h"
 #include "core/sha256.h"
 #include "core/system_info.h"
 #include "pipeline/dependency_resolver.h"
@@ -31,6 +32,7 @@
 #include "wheel/build_record.h"
 #include "wheel/wheel_archive.h"
 #include "wheel/wheel_relabel.h"
+#include "wheel/wheel_variant.h"
 
 namespace archbuild {
 
@@ -78,7 +80,8 @@ std::vector<std::pair<std::string, std::string>> provenance_files(const BuildCon
                                                                   const std::map<std::string, std::string>& inputs,
                                                                   const BuildReport& report,
                                                                   const std::string& manifest,
-                                                                  const std::string& started_at) {
+                                                                  const std::string& started_at,
+                                                                  const std::vector<std::filesystem::path>& variants) {
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0 || !host[0]) std::snprintf(host, sizeof host, "localhost");
   ProvenanceInputs provenance{key.hash,
@@ -90,12 +93,37 @@ std::vector<std::pair<std::string, std::string>> provenance_files(const BuildCon
                               report.published_at,
                               ARCHBUILD_VERSION,
                               host};
+  for (const auto& variant : variants) provenance.wheels.push_back(ReportedWheel::of(variant));
   std::optional<Ed25519Key> signer;
   if (const auto& path = context.settings.get("signing_key").value; !path.empty())
     signer = Ed25519Key::load_private(path);
   const auto statement = json_text(provenance_statement(provenance));
   return {{kProvenanceFile, json_text(dsse_envelope(statement, signer ? &*signer : nullptr)) + "\n"},
           {kSbomFile, json_text(cyclonedx_sbom(provenance)) + "\n"}};
+}
+
+// The same build as a variant wheel (PEP 825): its public version, and
+// .dist-info/variant.json naming what it holds, with that file beside it for
+// the index; none when a target has no value in NVIDIA's provider (sm_90a).
+std::optional<std::filesystem::path> make_variant_wheel(const std::filesystem::path& built, BuildRecord record,
+                                                        const ArchList& holds, const CudaVersion& cuda,
+                                                        const std::filesystem::path& dir) {
+  auto features = nvidia_variant_features(holds, cuda);
+  auto name = WheelName::parse(built.filename().string());
+  if (!features || !name) return std::nullopt;
+  const auto label = variant_label(*features);
+  std::filesystem::create_directories(dir);
+  const auto copy = dir / built.filename();
+  std::filesystem::copy_file(built, copy, std::filesystem::copy_options::overwrite_existing);
+  record.version = name->version;
+  const auto document = json_text(variants_document({{label, *features}})) + "\n";
+  auto rewritten = relabel_wheel(copy, "",
+                                 {{BuildRecord::kFileName, json_text(record.to_json()) + "\n"},
+                                  {"variant.json", document}});
+  const auto target = dir / variant_file_name(rewritten.path.filename().string(), label);
+  std::filesystem::rename(rewritten.path, target);
+  write_whole_file(target.string() + ".json", document);
+  return target;
 }
 
 // After a successful build: the local version label, validation, then
@@ -114,7 +142,9 @@ Finish finish_wheels(const BuildContext& context, const BuildPlan& plan, const C
   auto recorded_inputs = parse_key_text(key.text);
   for (auto& [name, value] : recorded_inputs)
     if (name.starts_with("env.")) value = "sha256:" + sha256_hex(value);
-  std::vector<std::filesystem::path> wheels;
+  std::vector<std::filesystem::path> wheels, variants;
+  std::error_code ec;
+  std::filesystem::remove_all(plan.out_dir / "variants", ec);  // an earlier build's
   for (const auto& wheel : built) {
     // What the wheel was built for travels inside it (.dist-info/archbuild.json).
     BuildRecord record{context.target.recipe->name,
@@ -124,6 +154,9 @@ Finish finish_wheels(const BuildContext& context, const BuildPlan& plan, const C
                        context.host.toolchain.key_string(),
                        key.hash,
                        recorded_inputs};
+    if (auto variant = make_variant_wheel(wheel, record, labelled, context.host.toolchain.version(),
+                                          plan.out_dir / "variants"))
+      variants.push_back(*variant);
     if (auto name = WheelName::parse(std::filesystem::path(wheel).filename().string()))
       record.version = version_with_label(name->version, label);
     auto relabeled = relabel_wheel(wheel, label, {{BuildRecord::kFileName, json_text(record.to_json()) + "\n"}});
@@ -192,7 +225,8 @@ Finish finish_wheels(const BuildContext& context, const BuildPlan& plan, const C
   const bool replaces = store.find(key).has_value();
   const auto manifest = json_text(report.to_json());
   auto entry = store.publish(key, wheels, manifest,
-                             provenance_files(context, key, recorded_inputs, report, manifest, started_at));
+                             provenance_files(context, key, recorded_inputs, report, manifest, started_at, variants),
+                             variants);
   report.store = entry.dir;
   const auto index_started = std::chrono::steady_clock::now();
   auto index = replaces ? refresh_cache_index(context.cache.root(), store)

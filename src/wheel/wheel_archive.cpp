@@ -1,6 +1,7 @@
 #include "wheel/wheel_archive.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <memory>
 #include <set>
@@ -17,15 +18,20 @@ namespace archbuild {
 std::optional<WheelName> WheelName::parse(const std::string& filename) {
   if (filename.size() < 5 || filename.substr(filename.size() - 4) != ".whl") return std::nullopt;
   auto parts = split_any(filename.substr(0, filename.size() - 4), "-");
-  if (parts.size() != 5 && parts.size() != 6) return std::nullopt;
+  if (parts.size() < 5 || parts.size() > 7) return std::nullopt;
   WheelName name;
   name.name = parts[0];
   name.version = parts[1];
   size_t i = 2;
-  if (parts.size() == 6) name.build = parts[i++];
+  // A build tag starts with a digit, a python tag never does: six parts are
+  // a build tag or (PEP 825) a variant label at the end; seven are both.
+  const bool build = parts.size() == 7 || (parts.size() == 6 && std::isdigit(static_cast<unsigned char>(parts[2][0])));
+  if (build) name.build = parts[i++];
   name.python = parts[i++];
   name.abi = parts[i++];
-  name.platform = parts[i];
+  name.platform = parts[i++];
+  if (i < parts.size()) name.variant = parts[i];
+  if (parts.size() == 7 && !std::isdigit(static_cast<unsigned char>(name.build[0]))) return std::nullopt;
   return name;
 }
 

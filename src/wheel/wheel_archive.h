@@ -84,6 +84,7 @@ std::string find_dist_info(zip_t* archive);
 // PEP 427: {name}-{version}(-{build})?-{python}-{abi}-{platform}.whl
 struct WheelName {
   std::string name, version, build, python, abi, platform;
+  std::string variant;  // a variant wheel's label (PEP 825: a last segment after the platform)
   static std::optional<WheelName> parse(const std::string& filename);
 };
 

@@ -49,7 +49,8 @@ RelabeledWheel relabel_wheel(const std::filesystem::path& wheel, const std::stri
                              const std::vector<DistInfoFile>& added) {
   auto name = WheelName::parse(wheel.filename().string());
   if (!name) fail_bad_input(wheel.string() + ": not a wheel file name (PEP 427: NAME-VERSION-PYTHON-ABI-PLATFORM.whl)");
-  const std::string version = version_with_label(name->version, label);
+  // No label: the version stays (a variant wheel carries its public version).
+  const std::string version = label.empty() ? name->version : version_with_label(name->version, label);
   if (version == name->version && added.empty()) return {wheel, version};
   for (const auto& file : added)
     if (file.name.empty() || file.name.find('/') != std::string::npos || file.name == "RECORD" ||

@@ -4,6 +4,7 @@ publishes, and a publish killed halfway."""
 import json
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import sys
@@ -145,8 +146,11 @@ class Cache(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stdout)
         self.assertEqual(json.loads(result.stdout)["unfinished_publishes"], [])
         page = (self.cache / "simple" / "fixture" / "index.html").read_text()
-        self.assertEqual(page.count("#sha256="), 4)  # two keys share the sm90 file name: the newest is listed
-        self.assertEqual(sorted(p.name for p in (self.cache / "wheels").iterdir()),
+        # two keys share the sm90 file name: the newest is listed; each arch set's variant wheel, and their document
+        self.assertEqual(page.count("%2Bcu130."), 4)
+        self.assertEqual(len(set(re.findall(r"fixture-1\.0-py3-none-linux_x86_64-[0-9a-f]{8}\.whl", page))), 4)
+        self.assertEqual(page.count("fixture-1.0-variants.json#sha256="), 1)
+        self.assertEqual(sorted(p.name for p in (self.cache / "wheels").iterdir() if "+" in p.name),
                          sorted(f"fixture-1.0+cu130.sm{a}-py3-none-linux_x86_64.whl" for a in ("75", "80", "86", "90")))
         venv = self.venv()
         result = self.pip_install(venv, "--index-url", f"file://{self.cache}/simple", "fixture==1.0+cu130.sm86")

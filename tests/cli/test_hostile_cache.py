@@ -218,7 +218,7 @@ class HostilePushAndValidate(Sentinel):
         cls.cache = cls.root / "cache"
         result = run("build", "fixture", "--arch", "9.0", "--cache-dir", str(cls.cache), env=cls.env)
         assert result.returncode == 0, result.stderr
-        (cls.wheel,) = (cls.cache / "wheels").glob("*.whl")
+        (cls.wheel,) = (cls.cache / "wheels").glob("*+*.whl")  # the labelled wheel (not its variant)
         (cls.key,) = [p.name for p in (cls.cache / "store").iterdir() if p.is_dir()]
 
     def push(self, dest):
@@ -370,7 +370,8 @@ class HostilePushAndValidate(Sentinel):
     def test_a_full_dest_leaves_its_index_matching_what_it_holds(self):
         cache, (older,) = self.store_copy(1, "full")
         size = self.wheel.stat().st_size
-        dest = mount_small_tmpfs(self, self.dir / "full-dest", size + size // 2 + 64 * 1024)  # room for one entry
+        # room for one entry: its wheel and the variant wheel of it
+        dest = mount_small_tmpfs(self, self.dir / "full-dest", 2 * size + size // 2 + 64 * 1024)
         result = run("cache", "push", str(dest), "--cache-dir", str(cache), env=self.env)
         self.assertEqual(result.returncode, 3, result.stdout + result.stderr)
         self.assertIn(f"archbuild: error: no space left on {dest / 'store'} (", result.stderr)

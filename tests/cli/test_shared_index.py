@@ -49,7 +49,7 @@ class SharedIndex(unittest.TestCase):
         verify = run("cache", "verify", "--cache-dir", str(dest), "--json", env=self.env)
         self.assertEqual(verify.returncode, 0, verify.stdout)
         self.assertEqual(json.loads(verify.stdout)["entries"], 3)
-        self.assertEqual(sorted(p.name for p in (dest / "wheels").iterdir()),
+        self.assertEqual(sorted(p.name for p in (dest / "wheels").iterdir() if "+" in p.name),
                          sorted(f"fixture-1.0+cu130.sm{a}-py3-none-linux_x86_64.whl" for a in ("80", "86", "90")))
         again = json.loads(run("cache", "push", str(dest), "--cache-dir", str(self.caches["a"]), "--json",
                                env=self.env).stdout)
