@@ -155,8 +155,13 @@ Finish finish_wheels(const BuildContext& context, const BuildPlan& plan, const C
                        key.hash,
                        recorded_inputs};
     if (auto variant = make_variant_wheel(wheel, record, labelled, context.host.toolchain.version(),
-                                          plan.out_dir / "variants"))
+                                          plan.out_dir / "variants")) {
       variants.push_back(*variant);
+      events.stage("label", variant->filename().string() + " (variant wheel)");
+    } else {
+      events.stage("label", "no variant wheel: " + labelled.canonical() +
+                                " has an a/f target, which NVIDIA's variant provider has no sm_arch value for");
+    }
     if (auto name = WheelName::parse(std::filesystem::path(wheel).filename().string()))
       record.version = version_with_label(name->version, label);
     auto relabeled = relabel_wheel(wheel, label, {{BuildRecord::kFileName, json_text(record.to_json()) + "\n"}});
