@@ -63,6 +63,44 @@ class Variants(unittest.TestCase):
         page = (self.cache / "simple" / "fixture" / "index.html").read_text()
         self.assertIn("fixture-1.0-variants.json#sha256=", page)
 
+    def test_a_mixed_fleet_gets_the_variant_each_node_supports(self):
+        # variantlib's own resolver, given what NVIDIA's provider reports on each
+        # kind of node (its supported values: the GPU family's _real up to its
+        # minor and the family's _virtual; the driver's CUDA and below).
+        resolve = r"""
+import json, sys
+from variantlib.models.variant import VariantProperty
+from variantlib.resolver.lib import sort_and_filter_supported_variants
+from variantlib.variants_json import VariantsJson
+document = VariantsJson(json.load(open(sys.argv[1])))
+for node, supported in json.loads(sys.argv[2]).items():
+    props = [VariantProperty.from_str(p) for p in supported]
+    picked = sort_and_filter_supported_variants(list(document.variants.values()), props, ["nvidia"])
+    print(json.dumps([node, [v.label for v in picked if v.label != "null"]]))  # null: the always-fine fallback
+"""
+        nodes = {
+            "h200": ["nvidia :: sm_arch :: 90_real", "nvidia :: sm_arch :: 90_virtual",
+                     "nvidia :: cuda_version_lower_bound :: 13.0", "nvidia :: cuda_version_lower_bound :: 12.9"],
+            "a100": ["nvidia :: sm_arch :: 80_real", "nvidia :: sm_arch :: 80_virtual",
+                     "nvidia :: cuda_version_lower_bound :: 13.0"],
+            "old_driver_h200": ["nvidia :: sm_arch :: 90_real", "nvidia :: sm_arch :: 90_virtual",
+                                "nvidia :: cuda_version_lower_bound :: 12.8"],
+        }
+        result = subprocess.run([sys.executable, "-c", resolve, str(self.wheels / "fixture-1.0-variants.json"),
+                                 json.dumps(nodes)], env=dict(os.environ, PYTHONPATH=str(self.variantlib)),
+                                capture_output=True, text=True)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        picked = dict(json.loads(line) for line in result.stdout.splitlines())
+        labels = {wheel.stem.rsplit("-", 1)[1]: wheel for wheel in self.variant_wheels}
+        only_90, with_80 = sorted(labels, key=lambda label: "80_real" in self.variant_props(labels[label]))
+        self.assertEqual(sorted(picked["h200"]), sorted([only_90, with_80]))  # both serve CC 9.0
+        self.assertEqual(picked["a100"], [with_80])  # only the 8.0;9.0+PTX build has 80_real
+        self.assertEqual(picked["old_driver_h200"], [])  # a CUDA 12.8 driver cannot run CUDA 13.0 builds
+
+    def variant_props(self, wheel):
+        result = self.variantlib_cli("analyze-wheel", "-i", str(wheel))
+        return result.stdout + result.stderr
+
     def test_plain_pip_still_installs_the_labelled_wheel(self):
         venv = self.dir / "venv"
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
