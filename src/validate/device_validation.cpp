@@ -39,8 +39,13 @@ nlohmann::json DeviceValidation::to_json() const {
                     {"detail", check.detail},
                     {"log", check.log.string()},
                     {"seconds", check.seconds}});
+  auto gpu_list = nlohmann::json::array();
+  for (const auto& gpu : gpus) gpu_list.push_back({{"index", gpu.index}, {"name", gpu.name}, {"cc", gpu.cc.dotted()}});
   auto json = nlohmann::json{{"ran", ran},
                              {"skipped_reason", skipped_reason},
+                             {"gpus", gpu_list},
+                             {"cuda_visible_devices", visible_devices},
+                             {"user_cuda_visible_devices", user_visible_devices},
                              {"ok", ok()},
                              {"failed_by_environment", failed_by_environment()},
                              {"checks", list}};

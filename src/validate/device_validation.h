@@ -37,7 +37,10 @@ struct DeviceCheck {
 
 struct DeviceValidation {
   bool ran = false;
-  std::string skipped_reason;  // why not, when !ran
+  std::string skipped_reason;        // why not, when !ran
+  std::vector<GpuDevice> gpus;       // where the checks ran (the driver's ordinals)
+  std::string visible_devices;       // CUDA_VISIBLE_DEVICES the checks got ("" when all GPUs)
+  std::string user_visible_devices;  // the user's own CUDA_VISIBLE_DEVICES, when set
   std::vector<DeviceCheck> checks;
   std::optional<ProjectTestResult> project_tests;
   bool ok() const;  // ran and every check passed

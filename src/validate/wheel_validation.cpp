@@ -80,6 +80,10 @@ WheelValidation validate_wheel(const WheelValidationRequest& request) {
   }
   device.work_dir = request.work_dir;
   validation.device = validate_on_device(device);
+  // Which GPUs it was proven on, and through which CUDA_VISIBLE_DEVICES.
+  validation.device.gpus = device.gpus.devices;
+  validation.device.visible_devices = device.visible_devices;
+  if (const char* user = std::getenv("CUDA_VISIBLE_DEVICES")) validation.device.user_visible_devices = user;
   return validation;
 }
 

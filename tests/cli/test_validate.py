@@ -60,6 +60,18 @@ class Validate(unittest.TestCase):
         self.assertIn("skip device: no GPU", text)
         self.assertIn("valid (static only: device check skipped", text)
 
+    def test_only_the_gpus_a_target_serves_through_the_users_visible_devices(self):
+        # Two GPUs the driver shows (the user's CUDA_VISIBLE_DEVICES=3,7), one a target: the
+        # checks get the H200 alone, named as the user's device 3. (No driver here: they then fail.)
+        wheel = make_wheel(scratch_dir(self), {"demo/_C.so": self.library, "demo/__init__.py": b""})
+        result = run("validate", str(wheel), "--arch", "9.0", "--json", "--work-dir", str(scratch_dir(self) / "w"),
+                     env={"ARCHBUILD_FAKE_GPUS": "NVIDIA H200:9.0:143771,NVIDIA A100:8.0:81920",
+                          "CUDA_VISIBLE_DEVICES": "3,7"})
+        device = json.loads(result.stdout)["device"]
+        self.assertEqual(device["gpus"], [{"index": 0, "name": "NVIDIA H200", "cc": "9.0"}])
+        self.assertEqual(device["cuda_visible_devices"], "3")
+        self.assertEqual(device["user_cuda_visible_devices"], "3,7")
+
     def test_missing_arch_is_named_by_file_and_target(self):
         wheel = make_wheel(scratch_dir(self), {"demo/_C.so": self.library})
         result, report = self.validate(wheel, "8.0;12.0;9.0a")
