@@ -11,10 +11,18 @@
 
 #include <gtest/gtest.h>
 
+#include "arch/arch_target.h"
 #include "core/error.h"
 #include "toolchain/toolkit_facts.h"
 
 namespace archbuild {
+
+// An arch list of these targets.
+inline ArchList arch_list_of(std::initializer_list<ArchTarget> targets) {
+  ArchList list;
+  for (const auto& target : targets) list.add(target);
+  return list;
+}
 
 // The toolkit table shipped in toolchains/.
 inline ToolkitTable table() { return ToolkitTable::load(ARCHBUILD_SOURCE_DIR "/toolchains"); }

@@ -3,29 +3,22 @@
 #include <gtest/gtest.h>
 
 #include "arch/arch_spec.h"
+#include "test_support.h"
 #include "wheel/wheel_archive.h"
 
 using namespace archbuild;
 
-namespace {
-ArchList targets(std::initializer_list<ArchTarget> list) {
-  ArchList archs;
-  for (const auto& target : list) archs.add(target);
-  return archs;
-}
-}  // namespace
-
 TEST(WheelVariant, PropertiesAndLabelAreVariantlibs) {
-  auto features = nvidia_variant_features(targets({{{9, 0}, ArchVariant::plain, true, true},
-                                                   {{8, 0}, ArchVariant::plain, true, false}}),
+  auto features = nvidia_variant_features(arch_list_of({{{9, 0}, ArchVariant::plain, true, true},
+                                                        {{8, 0}, ArchVariant::plain, true, false}}),
                                           {13, 0});
   ASSERT_TRUE(features);
   EXPECT_EQ(features->at("sm_arch"), (std::vector<std::string>{"80_real", "90_real", "90_virtual"}));
   EXPECT_EQ(features->at("cuda_version_lower_bound"), std::vector<std::string>{"13.0"});
   // variantlib get-variant-hash -p "nvidia :: cuda_version_lower_bound :: 13.0" -p "nvidia :: sm_arch :: 90_real"
-  auto sm90 = nvidia_variant_features(targets({{{9, 0}, ArchVariant::plain, true, false}}), {13, 0});
+  auto sm90 = nvidia_variant_features(arch_list_of({{{9, 0}, ArchVariant::plain, true, false}}), {13, 0});
   EXPECT_EQ(variant_label(*sm90), "4b5dcf7d");
-  EXPECT_FALSE(nvidia_variant_features(targets({{{9, 0}, ArchVariant::arch_specific, true, false}}), {13, 0}));
+  EXPECT_FALSE(nvidia_variant_features(arch_list_of({{{9, 0}, ArchVariant::arch_specific, true, false}}), {13, 0}));
   EXPECT_EQ(variant_file_name("fixture-1.0-py3-none-linux_x86_64.whl", "4b5dcf7d"),
             "fixture-1.0-py3-none-linux_x86_64-4b5dcf7d.whl");
   EXPECT_EQ(variants_index_file_name("fixture-1.0-py3-none-linux_x86_64-4b5dcf7d.whl"), "fixture-1.0-variants.json");
