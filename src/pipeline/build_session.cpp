@@ -311,6 +311,20 @@ void record_build_time(const BuildContext& context, const BuildPlan& plan, const
   }
 }
 
+// What the build needs installed: the recipe's and the tree's requirements,
+// and the wheels of the libraries this machine lacks.
+std::vector<std::string> build_requirement_list(const BuildContext& context, const std::filesystem::path& tree,
+                                                const std::map<std::string, FoundLibrary>& libraries,
+                                                std::vector<std::string>& notes) {
+  auto requirements = collect_build_requirements(*context.resolved.build, tree, context.target.recipe->depends_on,
+                                                 notes);
+  for (auto& wheel : library_wheel_requirements(context.target.recipe->system_libraries, libraries,
+                                                context.host.toolchain.version().major))
+    if (std::find(requirements.begin(), requirements.end(), wheel) == requirements.end())
+      requirements.push_back(std::move(wheel));
+  return requirements;
+}
+
 void write_report(const BuildPlan& plan, const BuildReport& report) {
   std::ofstream(plan.out_dir / "report.json") << json_text(report.to_json()) << "\n";
 }
@@ -326,12 +340,7 @@ PlannedBuild plan_build(const BuildRequest& request) {
   // What the tree names, if it is checked out, and what the interpreter has
   // of it; nothing is installed (the build does that).
   std::vector<std::string> notes;
-  auto requirements = collect_build_requirements(*context.resolved.build, context.source_dir,
-                                                 context.target.recipe->depends_on, notes);
-  for (auto& wheel : library_wheel_requirements(context.target.recipe->system_libraries, facts.system_libraries,
-                                                context.host.toolchain.version().major))
-    if (std::find(requirements.begin(), requirements.end(), wheel) == requirements.end())
-      requirements.push_back(std::move(wheel));
+  auto requirements = build_requirement_list(context, context.source_dir, facts.system_libraries, notes);
   if (!requirements.empty()) {
     try {
       facts.build_requirements = probe_build_requirements(python, requirements);
@@ -375,15 +384,11 @@ BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events) {
   // The build's own requirements, installed now: the build step runs offline.
   // Libraries the machine lacks come from their wheels, installed with them.
   std::vector<std::string> requirement_notes;
-  auto requirements = collect_build_requirements(*context.resolved.build, tree.dir, context.target.recipe->depends_on,
-                                                 requirement_notes);
-  for (const auto& note : requirement_notes) events.stage("deps", note);
   auto libraries = context.system_libraries();
+  const auto requirements = build_requirement_list(context, tree.dir, libraries, requirement_notes);
+  for (const auto& note : requirement_notes) events.stage("deps", note);
   const auto& recipe_libraries = context.target.recipe->system_libraries;
   const int cuda_major = context.host.toolchain.version().major;
-  for (auto& wheel : library_wheel_requirements(recipe_libraries, libraries, cuda_major))
-    if (std::find(requirements.begin(), requirements.end(), wheel) == requirements.end())
-      requirements.push_back(std::move(wheel));
   std::vector<RequirementStatus> requirement_status;
   if (!requirements.empty()) {
     auto build_env = ensure_build_requirements(deps.python, context.out_dir / "build-requirements", requirements,
