@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -13,10 +14,47 @@
 #include "config/settings.h"
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "core/log.h"
 #include "gpu/module_loader.h"
 #include "recipe/recipe.h"
 
 namespace {
+// Where the command word is: after any global log options given first
+// (`archbuild -v torch ...`, `archbuild --log-level debug torch ...`).
+int command_word_index(int argc, char** argv) {
+  int i = 1;
+  while (i < argc) {
+    std::string_view word = argv[i];
+    if (word == "--verbose" || (word.size() > 1 && word[0] == '-' && word.find_first_not_of('v', 1) == word.npos) ||
+        word.rfind("--log-level=", 0) == 0)
+      ++i;
+    else if (word == "--log-level")
+      i += 2;
+    else
+      break;
+  }
+  return i;
+}
+
+// ARCHBUILD_LOG, then -v or --log-level (a flag wins over the environment;
+// --log-level over -v). Throws UserError(bad_input) naming the bad value.
+void apply_log_level(int verbosity, const std::string& level_option) {
+  auto parse = [](const std::string& value, const std::string& where) {
+    try {
+      return archbuild::log::level_from_name(value);
+    } catch (const archbuild::UserError& e) {
+      archbuild::fail_bad_input(where + ": " + e.what());
+    }
+  };
+  namespace log = archbuild::log;
+  if (!level_option.empty())
+    log::set_terminal_level(parse(level_option, "--log-level"));
+  else if (verbosity > 0)
+    log::set_terminal_level(log::level_from_verbosity(verbosity));
+  else if (const char* env = std::getenv("ARCHBUILD_LOG"); env && *env)
+    log::set_terminal_level(parse(env, "ARCHBUILD_LOG"));
+}
+
 bool names_a_recipe(const char* word) {
   try {
     // Site recipes count too (recipe_path from the config file or environment).
@@ -42,15 +80,26 @@ int main(int argc, char** argv) {
   app.footer(
       "Exit codes: 0 success, 1 the work failed, 2 bad input or usage, "
       "3 this environment cannot do it, 130 interrupted. See README.md.");
+  int verbosity = 0;
+  std::string log_level;
+  app.add_flag("-v,--verbose", verbosity,
+               "Log to stderr: -v settings, subprocesses, locks, fetch decisions; -vv debug; -vvv trace");
+  app.add_option("--log-level", log_level, "error, warning (the default), verbose, debug or trace (or ARCHBUILD_LOG)")
+      ->option_text("LEVEL");
+  // Options a subcommand does not know go up to this app: the log options
+  // work after the command word too (`archbuild build torch -v`). Set before
+  // the subcommands are added, which inherit it.
+  app.fallthrough();
 
   // `archbuild torch --arch native` is `archbuild build torch --arch native`.
   std::vector<char*> args(argv, argv + argc);
   const auto commands = command_table();
-  if (argc > 1 && argv[1][0] != '-' &&
-      std::none_of(commands.begin(), commands.end(), [&](const Command& c) { return c.name == argv[1]; }) &&
-      names_a_recipe(argv[1])) {
+  if (const int at = command_word_index(argc, argv);
+      at < argc && argv[at][0] != '-' &&
+      std::none_of(commands.begin(), commands.end(), [&](const Command& c) { return c.name == argv[at]; }) &&
+      names_a_recipe(argv[at])) {
     static char build[] = "build";
-    args.insert(args.begin() + 1, build);
+    args.insert(args.begin() + at, build);
   }
 
   std::map<CLI::App*, std::function<ExitCode()>> runners;
@@ -69,6 +118,7 @@ int main(int argc, char** argv) {
   }
 
   try {
+    apply_log_level(verbosity, log_level);
     for (auto* sub : app.get_subcommands())
       if (auto it = runners.find(sub); it != runners.end()) return to_int(it->second());
     return to_int(ExitCode::bad_input);

@@ -1,14 +1,17 @@
 #include "arch/arch_resolver.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "core/strings.h"
 
 namespace archbuild {
 
-std::string explain_untargetable(const ArchTarget& target, const ToolkitFacts& toolkit, const ToolkitTable& table) {
-  const ToolkitFacts* first_newer = nullptr;
-  const ToolkitFacts* last_older = nullptr;
-  for (const auto& facts : table.all()) {
+std::string explain_untargetable(const ArchTarget& target, const CudaTargets& toolkit,
+                                 const std::vector<CudaTargets>& releases) {
+  const CudaTargets* first_newer = nullptr;
+  const CudaTargets* last_older = nullptr;
+  for (const auto& facts : releases) {
     if (!facts.can_target(target.cc, target.variant)) continue;
     if (facts.version > toolkit.version && !first_newer) first_newer = &facts;
     if (facts.version < toolkit.version) last_older = &facts;
@@ -32,12 +35,14 @@ struct ErrorCollector {
 void add_checked(ResolvedArchs& out, ErrorCollector& errors, const std::string& item_text, const ArchTarget& target,
                  const ArchResolveInputs& in) {
   if (!in.toolkit->can_target(target.cc, target.variant)) {
-    if (!in.table->knows(target.cc, target.variant))
+    bool known = std::any_of(in.releases.begin(), in.releases.end(),
+                             [&](const CudaTargets& release) { return release.can_target(target.cc, target.variant); });
+    if (!known)
       errors.malformed.push_back("arch item '" + item_text + "': " + target.gpu_code_name() +
                                  " is not an architecture any known CUDA toolkit can target");
     else
       errors.untargetable.push_back("arch item '" + item_text +
-                                    "': " + explain_untargetable(target, *in.toolkit, *in.table));
+                                    "': " + explain_untargetable(target, *in.toolkit, in.releases));
     return;
   }
   out.list.add(target);
@@ -45,8 +50,8 @@ void add_checked(ResolvedArchs& out, ErrorCollector& errors, const std::string& 
 
 std::string official_list(const ArchResolveInputs& in, std::vector<std::string>& notes) {
   if (in.toolkit->torch_official_arch_list) return *in.toolkit->torch_official_arch_list;
-  const ToolkitFacts* nearest = nullptr;
-  for (const auto& facts : in.table->all())
+  const CudaTargets* nearest = nullptr;
+  for (const auto& facts : in.releases)
     if (facts.version <= in.toolkit->version && facts.torch_official_arch_list) nearest = &facts;
   if (!nearest)
     fail_environment("PyTorch publishes no official arch list for CUDA " + in.toolkit->version.str() + " or older");

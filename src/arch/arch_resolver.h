@@ -5,14 +5,14 @@
 #include <vector>
 
 #include "arch/arch_spec.h"
-#include "toolchain/toolkit_facts.h"
+#include "arch/cuda_targets.h"
 
 namespace archbuild {
 
 // What resolution needs from the outside world, as plain values.
 struct ArchResolveInputs {
-  const ToolkitFacts* toolkit = nullptr;  // the selected toolkit's effective facts
-  const ToolkitTable* table = nullptr;    // every known release (for "which CUDA can")
+  const CudaTargets* toolkit = nullptr;  // what the selected toolkit can target
+  std::vector<CudaTargets> releases;     // every known release, oldest first (for "which CUDA can")
   // CCs of the visible GPUs; nullopt = no GPU (then `no_gpu_reason` says why).
   std::optional<std::vector<ComputeCapability>> native_ccs;
   std::string no_gpu_reason;
@@ -29,6 +29,7 @@ struct ResolvedArchs {
 ResolvedArchs resolve_archs(const std::vector<ArchSpecItem>& items, const ArchResolveInputs& inputs);
 
 // "CUDA 13.0 cannot target sm_50; the last CUDA that can is 12.9": exposed for doctor.
-std::string explain_untargetable(const ArchTarget& target, const ToolkitFacts& toolkit, const ToolkitTable& table);
+std::string explain_untargetable(const ArchTarget& target, const CudaTargets& toolkit,
+                                 const std::vector<CudaTargets>& releases);
 
 }  // namespace archbuild

@@ -6,6 +6,8 @@
 #include <csignal>
 #include <fstream>
 #include <map>
+#include <optional>
+#include <type_traits>
 
 #include "builder/build_log.h"
 #include "builder/progress.h"
@@ -13,8 +15,8 @@
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/json_text.h"
+#include "core/regular_file.h"
 #include "core/strings.h"
-#include "ui/terminal.h"
 
 namespace archbuild {
 
@@ -75,6 +77,49 @@ class StepLog {
   std::error_code ignored_;
 };
 
+// The build log, appended through core's checked writer and flushed once a
+// tick. A write that fails (a full disk) never throws into the running
+// build, whose process group must still be stopped as usual: it is kept,
+// and the build is failed with it once the attempt has ended.
+class BuildLogFile {
+ public:
+  explicit BuildLogFile(const std::filesystem::path& path) : file_(OutputFile::append(path)) {}
+  template <typename T>
+  BuildLogFile& operator<<(const T& value) {
+    if constexpr (std::is_convertible_v<const T&, std::string_view>)
+      pending_ += std::string_view(value);
+    else if constexpr (std::is_same_v<T, char>)
+      pending_ += value;
+    else
+      pending_ += std::to_string(value);
+    return *this;
+  }
+  void flush() noexcept {
+    if (pending_.empty() || !error_.empty()) return;
+    try {
+      file_.write(pending_);
+    } catch (const std::exception& error) {
+      error_ = error.what();
+    }
+    pending_.clear();
+  }
+  // Why the log could not be written, or "".
+  const std::string& error() const { return error_; }
+  ~BuildLogFile() {
+    flush();
+    try {
+      file_.close();
+    } catch (const std::exception&) {
+      // the build's own result stands; the log's end is lost
+    }
+  }
+
+ private:
+  OutputFile file_;
+  std::string pending_;
+  std::string error_;
+};
+
 double cpu_seconds(int who) {
   rusage usage{};
   getrusage(who, &usage);
@@ -89,31 +134,6 @@ std::vector<std::string> wheels_in(const std::filesystem::path& dir, std::filesy
       wheels.push_back(entry.path().string());
   std::sort(wheels.begin(), wheels.end());
   return wheels;
-}
-
-// The step log the plan's launchers write to.
-std::filesystem::path step_log_path(const BuildPlan& plan) {
-  auto it = plan.env.find("ARCHBUILD_STEP_LOG");
-  return it != plan.env.end() ? std::filesystem::path(it->second) : plan.out_dir / "steps.log";
-}
-
-// A failing compile as the user's build ran it: without the plan's step
-// launcher, which CMake writes into the command as "<self> _launch ".
-std::string without_step_launcher(std::string command, const BuildPlan& plan) {
-  for (const char* lang : {"C", "CXX", "CUDA"}) {
-    auto it = plan.env.find(std::string("CMAKE_") + lang + "_COMPILER_LAUNCHER");
-    if (it == plan.env.end()) continue;
-    auto parts = split_any(it->second, ";");
-    if (parts.size() < 2 || parts[1] != kStepLauncherCommand) continue;
-    std::string prefix = parts[0] + " " + parts[1] + " ";
-    if (command.rfind(prefix, 0) != 0) continue;
-    command.erase(0, prefix.size());
-    // and the targets it carries: the command as the user's compiler got it
-    if (parts.size() > 2 && parts[2].starts_with("--nvcc-targets=") && command.rfind(parts[2] + " ", 0) == 0)
-      command.erase(0, parts[2].size() + 1);
-    return command;
-  }
-  return command;
 }
 
 }  // namespace
@@ -153,12 +173,12 @@ nlohmann::json BuildResult::to_json(const BuildPlan& plan) const {
           {"arch_enforcement", enforcement.to_json()}};
 }
 
-BuildResult execute_build(const BuildPlan& plan, StatusLine& status) {
+BuildResult execute_build(const BuildPlan& plan, BuildProgressSink& status) {
   ProcessGroupRunner runner;
   return execute_build(plan, status, runner);
 }
 
-BuildResult execute_build(const BuildPlan& plan, StatusLine& status, CommandRunner& runner) {
+BuildResult execute_build(const BuildPlan& plan, BuildProgressSink& status, CommandRunner& runner) {
   BuildResult result;
   // Interrupted before anything ran: the work tree stays as it was (stale
   // outputs kept, no configure stamp for a configure that never happened).
@@ -174,42 +194,42 @@ BuildResult execute_build(const BuildPlan& plan, StatusLine& status, CommandRunn
   std::filesystem::remove_all(plan.wheel_dir, ec);
   std::filesystem::create_directories(plan.wheel_dir);
   std::filesystem::create_directories(plan.out_dir / "tmp");
-  std::ofstream log(plan.log_path, std::ios::app);
-  if (!log) fail_environment("cannot write the build log " + plan.log_path.string());
+  std::optional<BuildLogFile> opened;
+  try {
+    opened.emplace(plan.log_path);
+  } catch (const std::filesystem::filesystem_error& error) {
+    fail_environment("cannot write the build log " + plan.log_path.string() + ": " + error.code().message());
+  }
+  auto& log = *opened;
   auto started = std::chrono::steady_clock::now();
   auto started_file_time = std::filesystem::file_time_type::clock::now();
   double self_cpu_before = cpu_seconds(RUSAGE_SELF);
   double children_cpu_before = cpu_seconds(RUSAGE_CHILDREN);
 
   auto ninja_logs_before = ninja_log_sizes(plan.source_dir);
-  for (const auto& stale : plan.stale_outputs) {
+  for (const auto& stale : plan.configure.stale_outputs) {
     std::filesystem::remove_all(stale, ec);
     if (ec) fail_environment("cannot remove the stale setuptools output " + stale.string() + ": " + ec.message());
-    log << "==> archbuild: removed " << stale.string() << " (" << plan.cmake_fresh_reason
+    log << "==> archbuild: removed " << stale.string() << " (" << plan.configure.reason
         << "; setuptools would reuse it)\n";
   }
   // From here on the build dir is configured with these inputs: a rerun with
   // the same ones resumes incrementally, other ones get CMAKE_FRESH=1.
   record_configure_inputs(plan);
-  std::filesystem::remove(plan.nvcc_log, ec);  // this build's nvcc calls only
-  unsigned jobs = plan.jobs.jobs;
+  std::filesystem::remove(plan.enforcement.nvcc_log, ec);  // this build's nvcc calls only
+  BuildPlan attempt_plan = plan;                           // an OOM retry: the same plan at fewer jobs
   while (true) {
+    const unsigned jobs = attempt_plan.jobs.jobs;
     BuildAttempt attempt;
     attempt.jobs = jobs;
     auto attempt_start = std::chrono::steady_clock::now();
     GroupRunSpec spec;
-    spec.argv = plan.argv;
-    spec.env = plan.env;  // exactly what `archbuild plan` prints, launchers and step log included
+    spec.argv = attempt_plan.argv;
+    spec.env = attempt_plan.env;  // exactly what `archbuild plan` prints, launchers and step log included
     spec.working_dir = plan.source_dir;
-    if (plan.isolate_network != NetworkIsolation::unavailable)
-      spec.network = NetworkIsolationSetup::for_mode(plan.isolate_network);
-    if (!result.attempts.empty()) {
-      // An OOM retry changes only the jobs, and continues the build: it does not reconfigure.
-      spec.env["MAX_JOBS"] = std::to_string(jobs);
-      spec.env["CMAKE_BUILD_PARALLEL_LEVEL"] = std::to_string(jobs);
-      spec.env.erase("CMAKE_FRESH");
-    }
-    StepLog steps(step_log_path(plan));
+    if (plan.network.isolation != NetworkIsolation::unavailable)
+      spec.network = NetworkIsolationSetup::for_mode(plan.network.isolation);
+    StepLog steps(plan.launchers.step_log);
     log << "==> archbuild: running with " << jobs << " jobs in " << plan.source_dir.string() << "\n";
     log.flush();
 
@@ -229,16 +249,10 @@ BuildResult execute_build(const BuildPlan& plan, StatusLine& status, CommandRunn
         [&] {
           log.flush();  // the log trails the build by one tick at most (tail -f works)
           steps.poll(progress);
-          auto now = std::chrono::steady_clock::now();
-          auto line = format_status_line(describe_progress(progress, now),
-                                         static_cast<size_t>(terminal_width(stderr) - 1));
-          if (auto bracket = line.find("] "); status.interactive() && bracket != std::string::npos)
-            line = paint(line.substr(0, bracket + 1), Style::cyan, stderr) +
-                   line.substr(bracket + 1);  // NO_COLOR aware
-          status.update(line);
+          status.progress(describe_progress(progress, std::chrono::steady_clock::now()));
         });
     log.flush();
-    status.clear();
+    status.finished();
     oom = oom || (outcome.status.signaled && outcome.status.signal == SIGKILL) || outcome.status.code == 137;
     attempt.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - attempt_start).count();
     if (outcome.interrupted) {
@@ -259,9 +273,9 @@ BuildResult execute_build(const BuildPlan& plan, StatusLine& status, CommandRunn
       unsigned next = std::max(1u, jobs / 2);
       log << "==> archbuild: a compiler was killed for lack of memory (OOM) at " << jobs << " jobs; retrying with "
           << next << " jobs, continuing the incremental build\n";
-      status.print("archbuild: out of memory at " + std::to_string(jobs) + " jobs; retrying with " +
-                   std::to_string(next));
-      jobs = next;
+      status.note("archbuild: out of memory at " + std::to_string(jobs) + " jobs; retrying with " +
+                  std::to_string(next));
+      attempt_plan = plan.with_jobs(next);
       continue;
     }
     attempt.outcome = ok ? AttemptOutcome::ok : oom ? AttemptOutcome::oom_at_one_job : AttemptOutcome::failed;
@@ -270,12 +284,17 @@ BuildResult execute_build(const BuildPlan& plan, StatusLine& status, CommandRunn
     result.ok = ok;
     if (!ok) {
       result.error_excerpt = first_error.excerpt();
-      result.failing_command = without_step_launcher(first_error.failing_command(), plan);
+      result.failing_command = plan.launchers.without_step_launcher(first_error.failing_command());
       result.failed_target = first_error.failed_target();
     }
     break;
   }
 
+  log.flush();
+  if (!log.error().empty() && result.ok) {
+    result.ok = false;
+    result.error_excerpt = {"cannot write the build log: " + log.error()};
+  }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   result.archbuild_cpu_seconds = cpu_seconds(RUSAGE_SELF) - self_cpu_before;
   result.build_cpu_seconds = cpu_seconds(RUSAGE_CHILDREN) - children_cpu_before;
@@ -289,7 +308,7 @@ BuildResult execute_build(const BuildPlan& plan, StatusLine& status, CommandRunn
       result.error_excerpt = {"the build succeeded but wrote no wheel to " + plan.wheel_dir.string()};
     }
   }
-  result.enforcement = read_arch_enforcement(plan.nvcc_log, plan.enforce_archs);
+  result.enforcement = read_arch_enforcement(plan.enforcement.nvcc_log, plan.enforcement.on);
   log << "==> archbuild: arch enforcement: " << result.enforcement.summary() << "\n";
   for (const auto& change : result.enforcement.changes)
     log << "==> archbuild: nvcc " << (change.output.empty() ? "(no -o)" : change.output) << ": "
@@ -308,8 +327,12 @@ BuildResult execute_build(const BuildPlan& plan, StatusLine& status, CommandRunn
     steps.insert(steps.end(), found.begin(), found.end());
   }
   if (!steps.empty()) {
-    std::ofstream(plan.trace_path) << json_text(chrome_trace(steps), -1) << "\n";
-    result.trace_written = true;
+    try {
+      write_file_atomically(plan.trace_path, json_text(chrome_trace(steps), -1) + "\n");
+      result.trace_written = true;
+    } catch (const std::filesystem::filesystem_error&) {
+      // the trace is an aid, not the build: the report says there is none
+    }
     result.slowest = slowest_steps(steps, 10);
   }
   result.steps = std::move(steps);

@@ -7,9 +7,9 @@
 
 #include "builder/arch_enforcement.h"
 #include "builder/build_plan.h"
+#include "builder/build_progress_sink.h"
 #include "builder/ninja_trace.h"
 #include "process/command_runner.h"
-#include "ui/status_line.h"
 
 namespace archbuild {
 
@@ -57,9 +57,9 @@ struct BuildResult {
 // down to one job, the trace and slowest steps from .ninja_log, and the first
 // real error when it fails. A SIGINT/SIGTERM stops the build's whole process
 // group; the build dir stays resumable. Each attempt runs plan.argv with
-// exactly plan.env (a retry changes only the jobs) through `runner`.
-BuildResult execute_build(const BuildPlan& plan, StatusLine& status, CommandRunner& runner);
+// exactly plan.env (a retry runs plan.with_jobs(n)) through `runner`.
+BuildResult execute_build(const BuildPlan& plan, BuildProgressSink& status, CommandRunner& runner);
 // The same with the real runner (ProcessGroupRunner).
-BuildResult execute_build(const BuildPlan& plan, StatusLine& status);
+BuildResult execute_build(const BuildPlan& plan, BuildProgressSink& status);
 
 }  // namespace archbuild

@@ -178,7 +178,7 @@ BuildRequirementsEnv ensure_build_requirements(const std::string& python, const 
         fail_environment("pip could not install the build requirements " + join(wanted, ", ") + " into " +
                          env_dir.string() + ": " + (lines.empty() ? installed.describe_status() : lines.back()));
       }
-      std::ofstream(stamp_path) << stamp;
+      write_file_atomically(stamp_path, stamp);
       env.installed_now = wanted;
       env.status = probe_build_requirements(venv_python, requirements);
     }
@@ -190,7 +190,7 @@ BuildRequirementsEnv ensure_build_requirements(const std::string& python, const 
   std::vector<std::string> shown;
   for (const auto& one : env.status)
     if (one.applies && one.installed) {
-      env.key_inputs["build.requires." + one.name] = *one.installed;
+      env.versions[one.name] = *one.installed;
       shown.push_back(one.name + " " + *one.installed);
     }
   env.description = "build requirements: " + join(shown, ", ") +

@@ -43,11 +43,11 @@ std::vector<RequirementStatus> probe_build_requirements(const std::string& pytho
                                                         const std::vector<std::string>& requirements);
 
 struct BuildRequirementsEnv {
-  std::string python;                             // the interpreter the build runs with
-  std::map<std::string, std::string> key_inputs;  // "build.requires.cmake" -> "3.31.2"
-  std::vector<RequirementStatus> status;          // after installing
-  std::vector<std::string> installed_now;         // what pip installed this time
-  std::string description;                        // one line for the terminal
+  std::string python;                           // the interpreter the build runs with
+  std::map<std::string, std::string> versions;  // "cmake" -> "3.31.2": what the build ran with (a cache key input)
+  std::vector<RequirementStatus> status;        // after installing
+  std::vector<std::string> installed_now;       // what pip installed this time
+  std::string description;                      // one line for the terminal
 };
 
 // Nothing to install when `python` satisfies them all. Otherwise a layered

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "core/sha256.h"
 #include "core/strings.h"
 #include "process/layered_venv.h"
@@ -12,6 +13,11 @@
 #include "wheel/wheel_archive.h"
 
 namespace archbuild {
+
+namespace {
+// A stamp is a line per wheel: far below this.
+constexpr uint64_t kMaxStampBytes = 1u << 20;
+}  // namespace
 
 InstalledTorch read_installed_torch(const std::string& python) {
   // Reads torch/version.py without importing torch (seconds saved on every
@@ -43,7 +49,7 @@ DependencyEnv prepare_dependency_env(const DependencyRequest& request) {
   if (request.use_installed) {
     auto torch = read_installed_torch(request.python);
     env.description = torch.describe() + " installed in " + request.python;
-    env.key_inputs["dep.torch"] = env.description;
+    env.built_against["torch"] = env.description;
     env.versions["torch"] = torch.version;
     return env;
   }
@@ -55,16 +61,15 @@ DependencyEnv prepare_dependency_env(const DependencyRequest& request) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(wheel, ec)) fail_bad_input("no such wheel: " + wheel.string());
     auto line = wheel.filename().string() + " sha256 " + sha256_file_hex(wheel);
-    env.key_inputs["dep." + wheel.filename().string().substr(0, wheel.filename().string().find('-'))] = line;
+    env.built_against[wheel.filename().string().substr(0, wheel.filename().string().find('-'))] = line;
     if (auto name = WheelName::parse(wheel.filename().string())) env.versions[name->name] = name->version;
     stamp += line + "\n";
   }
   const auto stamp_path = request.env_dir / "archbuild-wheels.txt";
-  std::ifstream existing(stamp_path);
-  std::stringstream recorded;
-  recorded << existing.rdbuf();
+  std::string recorded;
+  if (!read_regular_file(stamp_path, kMaxStampBytes, recorded).empty()) recorded.clear();  // none: a fresh venv
   const std::string venv_python = (request.env_dir / "bin" / "python").string();
-  if (recorded.str() != stamp || !std::filesystem::exists(venv_python)) {
+  if (recorded != stamp || !std::filesystem::exists(venv_python)) {
     make_layered_venv(request.python, request.env_dir);
     std::vector<std::string> argv = {venv_python,
                                      "-m",
@@ -82,7 +87,7 @@ DependencyEnv prepare_dependency_env(const DependencyRequest& request) {
       fail_environment("pip could not install the dependency wheels into " + request.env_dir.string() + ": " +
                        (lines.empty() ? installed.describe_status() : lines.back()));
     }
-    std::ofstream(stamp_path) << stamp;
+    write_file_atomically(stamp_path, stamp);
   }
   env.python = venv_python;
   std::string names;

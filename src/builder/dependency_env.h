@@ -19,9 +19,9 @@ struct DependencyRequest {
 };
 
 struct DependencyEnv {
-  std::string python;                             // the interpreter the build runs with
-  std::map<std::string, std::string> key_inputs;  // "dep.torch" -> what was built against
-  std::map<std::string, std::string> versions;    // "torch" -> "2.9.1+cu130.sm90": the distributions' versions
+  std::string python;                                // the interpreter the build runs with
+  std::map<std::string, std::string> built_against;  // "torch" -> the wheel and its sha256 (a cache key input)
+  std::map<std::string, std::string> versions;       // "torch" -> "2.9.1+cu130.sm90": the distributions' versions
   // The ones taken from this cache (not --torch-wheel, not the interpreter's):
   // its index serves them, so the install line pins them.
   std::map<std::string, std::string> from_cache;

@@ -1,12 +1,9 @@
 #include "builder/launcher_shims.h"
 
-#include <unistd.h>
-
-#include <fstream>
-
 #include "builder/step_launcher.h"
 #include "core/cache_layout.h"
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "core/sha256.h"
 #include "core/strings.h"
 #include "process/run_process.h"
@@ -52,23 +49,24 @@ void ensure_launcher_toolkit(const std::filesystem::path& dir, const std::string
   for (const auto& entry : std::filesystem::directory_iterator(toolkit_root / "bin"))
     if (entry.path().filename() != "nvcc") link_if_missing(entry.path(), dir / "bin" / entry.path().filename());
   // The real nvcc finds its own components (nvcc.profile, ptxas, cicc)
-  // next to itself, so the script execs it by its real path.
+  // next to itself, so the script execs it by its real path. Written aside
+  // and renamed in: a concurrent build running nvcc sees the old script or
+  // the new one, never half of one.
   const auto script = dir / "bin" / "nvcc";
-  const auto temp = dir / "bin" / (".nvcc." + std::to_string(::getpid()));
-  {
-    std::ofstream out(temp);
-    out << "#!/bin/sh\n# archbuild: nvcc through archbuild's step launcher"
-        << (launcher_path.empty() ? "" : " and the compiler launcher (" + launcher_path.filename().string() + ")")
-        << "\nexec " << shell_quote(self) << " " << kStepLauncherCommand << " "
-        << (launcher_path.empty() ? "" : shell_quote(launcher_path.string()) + " ")
-        << shell_quote((toolkit_root / "bin" / "nvcc").string()) << " \"$@\"\n";
-    if (!out) fail_environment("cannot write " + temp.string());
+  const std::string text =
+      "#!/bin/sh\n# archbuild: nvcc through archbuild's step launcher" +
+      (launcher_path.empty() ? "" : " and the compiler launcher (" + launcher_path.filename().string() + ")") +
+      "\nexec " + shell_quote(self) + " " + kStepLauncherCommand + " " +
+      (launcher_path.empty() ? "" : shell_quote(launcher_path.string()) + " ") +
+      shell_quote((toolkit_root / "bin" / "nvcc").string()) + " \"$@\"\n";
+  try {
+    write_file_atomically(script, text,
+                          std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                              std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                              std::filesystem::perms::others_exec);
+  } catch (const std::filesystem::filesystem_error& error) {
+    fail_environment("cannot write " + script.string() + ": " + error.code().message());
   }
-  std::filesystem::permissions(temp, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
-                                         std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
-                                         std::filesystem::perms::others_exec);
-  std::filesystem::rename(temp, script, ec);
-  if (ec) fail_environment("cannot write " + script.string() + ": " + ec.message());
 }
 
 }  // namespace archbuild

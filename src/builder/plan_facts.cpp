@@ -102,7 +102,7 @@ void record_configure_inputs(const std::filesystem::path& source_dir,
                              const std::map<std::string, std::string>& inputs) {
   std::error_code ec;
   if (!std::filesystem::is_directory(source_dir / ".git", ec)) return;
-  std::ofstream(configure_stamp(source_dir)) << json_text(nlohmann::json(inputs)) << "\n";
+  write_file_atomically(configure_stamp(source_dir), json_text(nlohmann::json(inputs)) + "\n");
 }
 
 PlanFacts gather_plan_facts(const std::filesystem::path& source_dir, const std::string& python) {

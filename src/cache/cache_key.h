@@ -9,10 +9,10 @@ namespace archbuild {
 // The cache format version: first line of every key text (ccache's habit).
 constexpr int kCacheFormatVersion = 1;
 
-// A build's cache key, computed in this one place (vcpkg-tool's habit): the
-// inputs as sorted `key value` lines, format version first; the key is the
-// sha256 of that text, and the text is stored beside the wheel so that "why
-// was this a miss?" is a diff.
+// A build's cache key (vcpkg-tool's habit): its inputs, which only
+// KeyInputs::of (cache/key_inputs.h) spells, as sorted `key value` lines,
+// format version first; the key is the sha256 of that text, and the text is
+// stored beside the wheel so that "why was this a miss?" is a diff.
 struct CacheKey {
   std::string text;  // "cache_format 1\narch_list 9.0\n..."
   std::string hash;  // sha256 hex of text

@@ -14,11 +14,6 @@ namespace {
 constexpr uint64_t kMaxProvenanceBytes = 16u << 20;
 constexpr const char* kBuildType = "urn:archbuild:wheel-build:v1";
 
-std::string value_or(const std::map<std::string, std::string>& map, const std::string& key) {
-  auto it = map.find(key);
-  return it == map.end() ? "" : it->second;
-}
-
 // "torch-2.9.1+cu130.sm90-....whl sha256 HEX" (a dependency's key input) -> file, HEX
 bool file_and_digest(const std::string& text, std::string& file, std::string& digest) {
   auto at = text.find(" sha256 ");
@@ -44,31 +39,32 @@ nlohmann::json provenance_statement(const ProvenanceInputs& in) {
     subjects.push_back({{"name", wheel.file}, {"digest", {{"sha256", wheel.sha256}}}});
   subjects.push_back({{"name", "manifest.json"}, {"digest", {{"sha256", in.manifest_sha256}}}});
 
-  nlohmann::json external = {{"recipe", value_or(in.key_inputs, "recipe")},
-                             {"ref", value_or(in.key_inputs, "ref")},
-                             {"arch_list", value_or(in.key_inputs, "arch_list")},
-                             {"arch_enforcement", value_or(in.key_inputs, "arch_enforcement")}};
+  const KeyInputs& key = in.key_inputs;
+  nlohmann::json external = {{"recipe", key.recipe()},
+                             {"ref", key.ref()},
+                             {"arch_list", key.arch_list()},
+                             {"arch_enforcement", key.arch_enforcement()}};
+  for (const auto& [name, value] : key.extra_env()) external["env"][name] = value;  // hashed: --env may carry secrets
   nlohmann::json internal = {{"cache_key", in.key_hash}};
   auto dependencies = nlohmann::json::array();
-  const auto commit = value_or(in.key_inputs, "source.commit");
+  const auto commit = key.source_commit();
   if (!commit.empty())
     dependencies.push_back(
         {{"name", "source"}, {"uri", "git+" + in.repository + "@" + commit}, {"digest", {{"gitCommit", commit}}}});
-  for (const auto& [name, value] : in.key_inputs) {
-    std::string file, digest;
-    if (name.starts_with("env.")) {
-      external["env"][name.substr(4)] = value;  // hashed: --env may carry secrets
-    } else if (name.starts_with("source.submodule.")) {
-      dependencies.push_back({{"name", "submodule " + name.substr(17)}, {"digest", {{"gitCommit", value}}}});
-    } else if (name.starts_with("source.patch.")) {
-      dependencies.push_back({{"name", "patch " + name.substr(13)}, {"digest", {{"sha256", value}}}});
-    } else if (name == "source.sdist.sha256") {
-      dependencies.push_back({{"name", "sdist"}, {"digest", {{"sha256", value}}}});
-    } else if (name.starts_with("dep.") && file_and_digest(value, file, digest)) {
+  std::string file, digest;
+  for (const auto& [name, value] : key.dependencies())
+    if (file_and_digest(value, file, digest))
       dependencies.push_back({{"name", file}, {"digest", {{"sha256", digest}}}});
-    } else if (name != "source.commit" && !external.contains(name)) {
-      internal[name] = value;  // toolkit, host compiler, python tag, build.env.*, build.requires.*, ...
-    }
+  for (const auto& [name, sha256] : key.patches())
+    dependencies.push_back({{"name", "patch " + name}, {"digest", {{"sha256", sha256}}}});
+  if (auto sdist = key.sdist_sha256()) dependencies.push_back({{"name", "sdist"}, {"digest", {{"sha256", *sdist}}}});
+  for (const auto& [path, submodule] : key.submodules())
+    dependencies.push_back({{"name", "submodule " + path}, {"digest", {{"gitCommit", submodule}}}});
+  // The rest: toolkit, host compiler, python tag, build.env.*, build.requires.*, ...
+  for (const auto& [name, value] : key.values()) {
+    const bool listed = KeyInputs::names_source(name) || name.starts_with(key_name::extra_env) ||
+                        (name.starts_with(key_name::dependency) && file_and_digest(value, file, digest));
+    if (!listed && !external.contains(name)) internal[name] = value;
   }
   nlohmann::json predicate = {
       {"buildDefinition",
@@ -92,30 +88,33 @@ nlohmann::json cyclonedx_sbom(const ProvenanceInputs& in) {
     depends.push_back(component["bom-ref"]);
     components.push_back(std::move(component));
   };
-  const auto commit = value_or(in.key_inputs, "source.commit");
+  const KeyInputs& key = in.key_inputs;
+  const auto commit = key.source_commit();
   if (!commit.empty())
     add({{"type", "library"},
          {"bom-ref", "source"},
-         {"name", value_or(in.key_inputs, "recipe") + " source"},
+         {"name", key.recipe() + " source"},
          {"version", commit},
          {"externalReferences", {{{"type", "vcs"}, {"url", in.repository}}}}});
-  for (const auto& [name, value] : in.key_inputs) {
-    std::string file, digest;
-    if (name.starts_with("source.submodule."))
-      add({{"type", "library"}, {"bom-ref", name}, {"name", name.substr(17)}, {"version", value}});
-    else if (name.starts_with("dep.") && file_and_digest(value, file, digest))
+  for (const auto& [name, version] : key.build_requirements())
+    add({{"type", "library"},
+         {"bom-ref", std::string(key_name::build_requirement) + name},
+         {"name", name},
+         {"version", version},
+         {"scope", "excluded"}});  // used to build, not shipped
+  std::string file, digest;
+  for (const auto& [name, value] : key.dependencies())
+    if (file_and_digest(value, file, digest))
       add({{"type", "library"},
-           {"bom-ref", name},
+           {"bom-ref", std::string(key_name::dependency) + name},
            {"name", file},
            {"hashes", {{{"alg", "SHA-256"}, {"content", digest}}}}});
-    else if (name.starts_with("build.requires."))
-      add({{"type", "library"},
-           {"bom-ref", name},
-           {"name", name.substr(15)},
-           {"version", value},
-           {"scope", "excluded"}});  // used to build, not shipped
-  }
-  const auto cuda = value_or(in.key_inputs, "cuda");
+  for (const auto& [path, submodule] : key.submodules())
+    add({{"type", "library"},
+         {"bom-ref", std::string(key_name::source_submodule) + path},
+         {"name", path},
+         {"version", submodule}});
+  const auto cuda = key.cuda();
   if (!cuda.empty())
     add({{"type", "framework"},
          {"bom-ref", "cuda"},

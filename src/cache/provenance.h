@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/build_report.h"
+#include "cache/key_inputs.h"
 #include "core/ed25519.h"
 
 namespace archbuild {
@@ -22,8 +23,8 @@ inline constexpr const char* kInTotoPayloadType = "application/vnd.in-toto+json"
 
 struct ProvenanceInputs {
   std::string key_hash;
-  std::map<std::string, std::string> key_inputs;  // the cache key's inputs (env.* values hashed)
-  std::string repository;                         // the source's URL
+  KeyInputs key_inputs;    // the cache key's inputs, --env values hashed
+  std::string repository;  // the source's URL
   std::vector<ReportedWheel> wheels;
   std::string manifest_sha256;  // manifest.json is a subject too: a changed one is caught
   std::string started_at, finished_at;

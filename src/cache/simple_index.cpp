@@ -194,28 +194,32 @@ bool remove_project_page(const std::filesystem::path& dir) {
 
 void check_index_dir(const std::filesystem::path& index_dir) { own_index_dir(index_dir); }
 
-std::set<std::string> linked_wheel_names(const std::filesystem::path& index_dir) {
+namespace {
+// The wheel file names one of archbuild's project pages links: one linear
+// scan over the <a href="...#sha256=..."> lines it writes.
+void page_wheel_names(const std::filesystem::path& index_dir, const std::string& project,
+                      std::set<std::string>& names) {
   constexpr std::string_view kLink = "<a href=\"";
   constexpr uintmax_t kMaxPageBytes = 16u << 20;  // far above any page archbuild writes
-  std::set<std::string> names;
-  for (const auto& project : own_index_dir(index_dir).projects) {
-    auto file = index_dir / project / "index.html";
-    std::error_code ec;
-    if (!is_own_page(file, project_title(project)) || std::filesystem::file_size(file, ec) > kMaxPageBytes) continue;
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    const auto body = text.str();
-    // One linear scan over the <a href="...#sha256=..."> lines this file writes.
-    for (size_t at = body.find(kLink); at != std::string::npos; at = body.find(kLink, at)) {
-      at += kLink.size();
-      auto end = body.find_first_of("#\"", at);
-      if (end == std::string::npos) break;
-      if (body[end] == '#')
-        names.insert(std::filesystem::path(href_unescape(body.substr(at, end - at))).filename().string());
-      at = end;
-    }
+  auto file = index_dir / project / "index.html";
+  std::error_code ec;
+  if (!is_own_page(file, project_title(project)) || std::filesystem::file_size(file, ec) > kMaxPageBytes) return;
+  std::string body;
+  if (!read_regular_file(file, kMaxPageBytes, body).empty()) return;
+  for (size_t at = body.find(kLink); at != std::string::npos; at = body.find(kLink, at)) {
+    at += kLink.size();
+    auto end = body.find_first_of("#\"", at);
+    if (end == std::string::npos) break;
+    if (body[end] == '#')
+      names.insert(std::filesystem::path(href_unescape(body.substr(at, end - at))).filename().string());
+    at = end;
   }
+}
+}  // namespace
+
+std::set<std::string> linked_wheel_names(const std::filesystem::path& index_dir) {
+  std::set<std::string> names;
+  for (const auto& project : own_index_dir(index_dir).projects) page_wheel_names(index_dir, project, names);
   return names;
 }
 

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "cache/provenance.h"
 #include "cache/simple_index.h"
 #include "core/error.h"
 #include "core/regular_file.h"
@@ -82,6 +83,32 @@ std::vector<std::string> verify_store_entry(const StoreEntry& entry) {
     }
   }
   return problems;
+}
+
+std::vector<std::string> entry_provenance_problems(const StoreEntry& entry, const std::vector<Ed25519Key>& trusted,
+                                                   bool require_signature) {
+  std::map<std::string, std::string> digests;
+  if (entry.manifest)
+    for (const auto& wheel : entry.manifest->wheels) digests[wheel.file] = wheel.sha256;
+  std::string manifest;
+  if (read_regular_file(entry.dir / "manifest.json", kMaxManifestBytes, manifest).empty())
+    digests["manifest.json"] = sha256_hex(manifest);
+  // The variant wheels are subjects too: a changed one is caught here.
+  for (const auto& variant : entry.variants) {
+    std::string digest;
+    if (hash_regular_file(variant, digest).empty()) digests[variant.filename().string()] = digest;
+  }
+  return provenance_problems(entry.dir, digests, trusted, require_signature);
+}
+
+uintmax_t entry_wheel_bytes(const StoreEntry& entry) {
+  uintmax_t total = 0;
+  for (const auto& wheel : entry.wheels) {
+    std::error_code ec;
+    auto bytes = std::filesystem::file_size(wheel, ec);
+    if (!ec) total += bytes;  // on error file_size returns -1, not 0
+  }
+  return total;
 }
 
 std::optional<std::string> percent_decode(std::string_view text) {
@@ -201,7 +228,7 @@ std::string gc_group(const StoreEntry& entry) {
     if (auto name = WheelName::parse(wheel.filename().string())) projects.insert(normalize_project_name(name->name));
   std::string group;
   for (const auto& project : projects) group += (group.empty() ? "" : ",") + project;
-  return group + " " + entry.value("arch_list");
+  return group + " " + entry.inputs.arch_list();
 }
 
 std::vector<StoreEntry> entries_to_collect(const std::vector<StoreEntry>& entries, size_t keep) {
@@ -210,6 +237,33 @@ std::vector<StoreEntry> entries_to_collect(const std::vector<StoreEntry>& entrie
   for (const auto& entry : entries)
     if (++kept[gc_group(entry)] > keep) doomed.push_back(entry);
   return doomed;
+}
+
+GcResult collect_garbage(const std::filesystem::path& cache_dir, size_t keep, bool dry_run,
+                         const std::function<void(const GcStep&)>& on_step) {
+  WheelStore store(cache_dir);
+  GcResult result;
+  auto doomed = entries_to_collect(store.entries(), keep);
+  result.leftovers = store.leftovers();
+  for (auto& entry : doomed) {
+    GcStep step{std::move(entry), 0, true};
+    step.bytes = entry_wheel_bytes(step.entry);
+    // Another gc at once removes some of the same entries: each goes once, the other run skips it.
+    if (!dry_run) step.removed = store.remove_if_unchanged(step.entry);
+    if (step.removed) result.freed_bytes += step.bytes;
+    if (on_step) on_step(step);
+    result.steps.push_back(std::move(step));
+  }
+  if (!dry_run) {
+    std::error_code ec;
+    for (const auto& path : result.leftovers) {
+      std::filesystem::remove_all(path, ec);  // gone already when another gc removed it first
+      if (ec && std::filesystem::exists(std::filesystem::symlink_status(path)))
+        fail_environment("cannot remove the unfinished publish " + path.string() + ": " + ec.message());
+    }
+    refresh_cache_index(cache_dir, store);
+  }
+  return result;
 }
 
 }  // namespace archbuild

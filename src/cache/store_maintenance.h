@@ -1,5 +1,8 @@
 #pragma once
 
+#include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -7,6 +10,7 @@
 
 #include "cache/cache_index.h"
 #include "cache/wheel_store.h"
+#include "core/ed25519.h"
 
 namespace archbuild {
 
@@ -20,6 +24,15 @@ std::vector<std::string> verify_store_entry(const StoreEntry& entry);
 // manifest, a wheel whose sha256 differs, one not listed or missing, one line
 // each naming the wheel. Empty when every wheel is as published.
 std::vector<std::string> wheel_digest_problems(const StoreEntry& entry);
+
+// The entry's provenance checked against what its wheels (the sha256 its
+// manifest records: verify_store_entry checks the wheels against those),
+// manifest.json and variant wheels are now; see provenance_problems.
+std::vector<std::string> entry_provenance_problems(const StoreEntry& entry, const std::vector<Ed25519Key>& trusted,
+                                                   bool require_signature);
+
+// The bytes of the entry's wheels; a wheel that cannot be examined counts 0.
+uintmax_t entry_wheel_bytes(const StoreEntry& entry);
 
 // Problems of the index itself: a page naming a wheel that is not there, a
 // published wheel the index does not list, a page or link that is not what
@@ -45,5 +58,28 @@ std::string gc_group(const StoreEntry& entry);
 
 // Entries beyond the newest `keep` of their group (entries are newest first).
 std::vector<StoreEntry> entries_to_collect(const std::vector<StoreEntry>& entries, size_t keep);
+
+// One entry `cache gc` chose to remove.
+struct GcStep {
+  StoreEntry entry;
+  uintmax_t bytes = 0;  // its wheels' size, taken before removing it
+  // False: another gc or a build removed or replaced it meanwhile, so it was
+  // left alone (never with a dry run).
+  bool removed = true;
+};
+
+struct GcResult {
+  std::vector<GcStep> steps;                     // in the order of entries_to_collect
+  uintmax_t freed_bytes = 0;                     // of the steps removed
+  std::vector<std::filesystem::path> leftovers;  // unfinished publishes removed (or, dry run, found)
+};
+
+// `cache gc`: removes the entries beyond the newest `keep` of their group and
+// the unfinished publishes, then rebuilds the index; with `dry_run`, only
+// says what would go. `on_step` sees each entry as it is handled, so a long
+// gc can report as it goes. Throws UserError(environment) when an unfinished
+// publish cannot be removed.
+GcResult collect_garbage(const std::filesystem::path& cache_dir, size_t keep, bool dry_run,
+                         const std::function<void(const GcStep&)>& on_step = {});
 
 }  // namespace archbuild

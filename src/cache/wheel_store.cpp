@@ -19,11 +19,6 @@ namespace archbuild {
 WheelStore::WheelStore(std::filesystem::path cache_dir)
     : root_(CacheLayout(cache_dir).store()), quarantine_(CacheLayout(cache_dir).quarantine()) {}
 
-std::string StoreEntry::value(const std::string& key_name) const {
-  auto it = key.find(key_name);
-  return it == key.end() ? "" : it->second;
-}
-
 std::filesystem::path WheelStore::lock_path(const CacheKey& key) const { return lock_path(key.hash); }
 std::filesystem::path WheelStore::lock_path(const std::string& hash) const { return root_ / (hash + ".lock"); }
 
@@ -35,7 +30,7 @@ std::optional<StoreEntry> WheelStore::load(const std::filesystem::path& dir) con
   entry.dir = dir;
   entry.hash = dir.filename().string();
   entry.key_text = std::move(*key_text);
-  entry.key = parse_key_text(entry.key_text);
+  entry.inputs = KeyInputs::parse(entry.key_text);
   for (const auto& file : std::filesystem::directory_iterator(dir / "wheels", ec))
     if (file.path().extension() == ".whl") entry.wheels.push_back(file.path());
   std::sort(entry.wheels.begin(), entry.wheels.end());

@@ -12,6 +12,7 @@
 
 #include "cache/build_report.h"
 #include "cache/cache_key.h"
+#include "cache/key_inputs.h"
 
 namespace archbuild {
 
@@ -30,12 +31,11 @@ struct StoreEntry {
   // Variant wheels (PEP 825) of the same builds, each with NAME.json beside
   // it (its variant.json): what the index lists for variant-aware installers.
   std::vector<std::filesystem::path> variants;
-  std::string key_text;                                  // key.txt as written
-  std::map<std::string, std::string> key;                // key.txt parsed
-  std::optional<BuildReport> manifest;                   // absent when manifest.json is missing or not JSON
-  nlohmann::json manifest_json;                          // the file as written (null when unreadable), for display
-  std::filesystem::file_time_type published;             // manifest.json's time
-  std::string value(const std::string& key_name) const;  // "" when absent
+  std::string key_text;                       // key.txt as written
+  KeyInputs inputs;                           // key.txt parsed: what the build was
+  std::optional<BuildReport> manifest;        // absent when manifest.json is missing or not JSON
+  nlohmann::json manifest_json;               // the file as written (null when unreadable), for display
+  std::filesystem::file_time_type published;  // manifest.json's time
 };
 
 class WheelStore;

@@ -1,6 +1,39 @@
 #include "cli/build_options.h"
 
+#include <algorithm>
+#include <cctype>
+
+#include "core/error.h"
+
 namespace archbuild {
+
+std::map<std::string, std::string> parse_env_assignments(const std::vector<std::string>& items) {
+  // What archbuild itself decides, and the option that decides it.
+  static const std::map<std::string, std::string> owned = {{"TORCH_CUDA_ARCH_LIST", "--arch"},
+                                                           {"CUDAARCHS", "--arch"},
+                                                           {"MAX_JOBS", "--jobs"},
+                                                           {"CMAKE_BUILD_PARALLEL_LEVEL", "--jobs"},
+                                                           {"CUDA_HOME", "--cuda"},
+                                                           {"CUDA_PATH", "--cuda"},
+                                                           {"CUDACXX", "--cuda"},
+                                                           {"CMAKE_CUDA_COMPILER", "--cuda"},
+                                                           {"PATH", "the environment archbuild runs in"}};
+  std::map<std::string, std::string> env;
+  for (const auto& item : items) {
+    auto equals = item.find('=');
+    std::string key = item.substr(0, equals);
+    bool valid = equals != std::string::npos && !key.empty() && !std::isdigit(static_cast<unsigned char>(key[0])) &&
+                 std::all_of(key.begin(), key.end(),
+                             [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    if (!valid) fail_bad_input("--env '" + item + "': expected KEY=VALUE with KEY made of letters, digits and _");
+    if (auto it = owned.find(key); it != owned.end())
+      fail_bad_input("--env " + key + ": archbuild sets " + key + " itself; use " + it->second);
+    if (key.starts_with("ARCHBUILD_") && key != "ARCHBUILD_PARALLEL_SETUPTOOLS")
+      fail_bad_input("--env " + key + ": ARCHBUILD_ variables are archbuild's own settings, not build environment");
+    env[key] = item.substr(equals + 1);
+  }
+  return env;
+}
 
 void BuildOptions::declare(CLI::App& app) {
   app.add_option("what", what, "RECIPE | PATH (a git repository) | URL | pypi:NAME==VERSION (an sdist)")->required();
@@ -52,7 +85,7 @@ BuildRequest BuildOptions::request() const {
   request.out = out;
   request.patches = patches;
   request.mirrors = mirrors;
-  request.env = env;
+  request.env = parse_env_assignments(env);
   request.torch_wheel = torch_wheel;
   request.use_installed_torch = use_installed_torch;
   request.no_validate = no_validate;

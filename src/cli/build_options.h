@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,11 @@
 #include "pipeline/build_request.h"
 
 namespace archbuild {
+
+// --env KEY=VALUE items as a map. Throws UserError(bad_input) for a
+// malformed item or a variable archbuild sets itself (naming the option
+// that controls it).
+std::map<std::string, std::string> parse_env_assignments(const std::vector<std::string>& items);
 
 // The command-line options `plan` and `build` share, turned into a BuildRequest.
 struct BuildOptions {
@@ -20,7 +26,7 @@ struct BuildOptions {
        allow_network = false;
 
   void declare(CLI::App& app);
-  BuildRequest request() const;
+  BuildRequest request() const;  // throws UserError(bad_input) for a bad --env
 };
 
 }  // namespace archbuild

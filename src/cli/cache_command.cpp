@@ -1,4 +1,3 @@
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -21,13 +20,15 @@
 #include "core/error.h"
 #include "core/file_lock.h"
 #include "core/regular_file.h"
-#include "core/sha256.h"
 #include "core/user_path.h"
 #include "ui/terminal.h"
 
 namespace archbuild {
 
 namespace {
+
+// A public key PEM is some hundred bytes.
+constexpr uint64_t kMaxTrustedKeyBytes = 64 * 1024;
 
 // A key text from a key file or from a build's out dir (its key.txt).
 std::string read_key_text(const std::string& where) {
@@ -36,12 +37,13 @@ std::string read_key_text(const std::string& where) {
   if (std::filesystem::is_directory(path, ec)) path /= "key.txt";
   if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
     fail_bad_input(path.string() + " is not a regular file (a key text is)");
-  std::ifstream in(path);
-  if (!in) fail_bad_input("no cache key text at " + path.string() + " (give a key.txt or a build's --out dir)");
-  std::stringstream text;
-  text << in.rdbuf();
-  if (text.str().rfind("cache_format ", 0) != 0) fail_bad_input(path.string() + " is not an archbuild key text");
-  return text.str();
+  std::string text;
+  if (auto why = read_regular_file(path, kMaxKeyTextBytes, text); why.starts_with("cannot be opened"))
+    fail_bad_input("no cache key text at " + path.string() + " (give a key.txt or a build's --out dir)");
+  else if (!why.empty())
+    fail_bad_input(path.string() + " " + why);
+  if (text.rfind("cache_format ", 0) != 0) fail_bad_input(path.string() + " is not an archbuild key text");
+  return text;
 }
 
 struct CacheOptions {
@@ -53,7 +55,7 @@ struct CacheOptions {
     std::vector<Ed25519Key> keys;
     for (const auto& file : trusted_keys) {
       std::string pem;
-      if (auto why = read_regular_file(file, 64 * 1024, pem); !why.empty())
+      if (auto why = read_regular_file(file, kMaxTrustedKeyBytes, pem); !why.empty())
         fail_bad_input("--trusted-key " + file + " " + why);
       keys.push_back(Ed25519Key::parse_public(pem, "--trusted-key " + file));
     }
@@ -78,13 +80,6 @@ std::string validation_word(const StoreEntry& entry) {
   return entry.manifest ? to_string(entry.manifest->validation_level) : "?";
 }
 
-uintmax_t entry_bytes(const StoreEntry& entry) {
-  uintmax_t total = 0;
-  std::error_code ec;
-  for (const auto& wheel : entry.wheels) total += std::filesystem::file_size(wheel, ec);
-  return total;
-}
-
 std::string megabytes(uintmax_t bytes) {
   std::ostringstream out;
   out << std::fixed << std::setprecision(1) << bytes / 1048576.0 << " MiB";
@@ -96,12 +91,12 @@ nlohmann::json entry_json(const StoreEntry& entry) {
   for (const auto& wheel : entry.wheels) wheels.push_back(wheel.filename().string());
   return {{"key", entry.hash},
           {"dir", entry.dir.string()},
-          {"recipe", entry.value("recipe")},
-          {"ref", entry.value("ref")},
-          {"arch_list", entry.value("arch_list")},
-          {"cuda", entry.value("cuda")},
+          {"recipe", entry.inputs.recipe()},
+          {"ref", entry.inputs.ref()},
+          {"arch_list", entry.inputs.arch_list()},
+          {"cuda", entry.inputs.cuda()},
           {"wheels", wheels},
-          {"bytes", entry_bytes(entry)},
+          {"bytes", entry_wheel_bytes(entry)},
           {"published_at", entry.manifest ? entry.manifest->published_at : ""},
           {"validation", validation_word(entry)}};
 }
@@ -125,28 +120,11 @@ ExitCode run_ls(const CacheOptions& options) {
   for (const auto& entry : entries)
     for (const auto& wheel : entry.wheels)
       std::cout << std::left << std::setw(14) << entry.hash.substr(0, 12) << std::setw(17) << short_time(entry)
-                << std::setw(10) << validation_word(entry) << std::setw(11) << megabytes(entry_bytes(entry))
+                << std::setw(10) << validation_word(entry) << std::setw(11) << megabytes(entry_wheel_bytes(entry))
                 << wheel.filename().string() << "\n";
   std::cout << entries.size() << " build" << (entries.size() == 1 ? "" : "s") << "; index: file://"
             << cache_index_paths(options.resolve()).simple_dir.string() << "\n";
   return ExitCode::success;
-}
-
-// The entry's provenance against what verify found its wheels and manifest to be.
-std::vector<std::string> entry_provenance_problems(const StoreEntry& entry, const std::vector<Ed25519Key>& keys,
-                                                   bool require_signature) {
-  std::map<std::string, std::string> digests;
-  if (entry.manifest)
-    for (const auto& wheel : entry.manifest->wheels) digests[wheel.file] = wheel.sha256;
-  std::string manifest;
-  if (read_regular_file(entry.dir / "manifest.json", kMaxManifestBytes, manifest).empty())
-    digests["manifest.json"] = sha256_hex(manifest);
-  // The variant wheels are subjects too: a changed one is caught here.
-  for (const auto& variant : entry.variants) {
-    std::string digest;
-    if (hash_regular_file(variant, digest).empty()) digests[variant.filename().string()] = digest;
-  }
-  return provenance_problems(entry.dir, digests, keys, require_signature);
 }
 
 ExitCode run_show(const CacheOptions& options, const std::string& prefix) {
@@ -159,7 +137,7 @@ ExitCode run_show(const CacheOptions& options, const std::string& prefix) {
   const auto& entry = found.front();
   if (options.json) {
     auto out = entry_json(entry);
-    out["key_inputs"] = entry.key;
+    out["key_inputs"] = entry.inputs.values();
     out["manifest"] = entry.manifest_json;
     print_json(out);
     return ExitCode::success;
@@ -192,7 +170,7 @@ ExitCode run_show(const CacheOptions& options, const std::string& prefix) {
                     : std::string("none"))
             << "\n";
   std::cout << paint("inputs", Style::bold) << "\n";
-  for (const auto& [name, value] : entry.key) std::cout << "  " << name << " " << value << "\n";
+  for (const auto& [name, value] : entry.inputs.values()) std::cout << "  " << name << " " << value << "\n";
   return ExitCode::success;
 }
 
@@ -287,48 +265,34 @@ ExitCode run_push(const CacheOptions& options, const std::string& dest_text) {
 
 ExitCode run_gc(const CacheOptions& options, size_t keep, bool dry_run) {
   if (keep == 0) fail_bad_input("--keep must be at least 1 (to empty the cache, delete its store/ directory)");
-  auto cache_dir = options.resolve();
-  WheelStore store(cache_dir);
-  auto doomed = entries_to_collect(store.entries(), keep);
-  auto leftovers = store.leftovers();
   nlohmann::json removed = nlohmann::json::array();
-  uintmax_t freed = 0;
-  for (const auto& entry : doomed) {
-    const auto bytes = entry_bytes(entry);
-    // Another gc at once removes some of the same entries: each goes once, the other run skips it.
-    if (!dry_run && !store.remove_if_unchanged(entry)) {
+  auto print_step = [&](const GcStep& step) {
+    if (!step.removed) {
       if (!options.json)
-        std::cout << "skipped " << entry.hash.substr(0, 12) << ": removed or replaced meanwhile (another cache gc "
+        std::cout << "skipped " << step.entry.hash.substr(0, 12) << ": removed or replaced meanwhile (another cache gc "
                   << "or build)\n";
-      continue;
+      return;
     }
-    freed += bytes;
-    removed.push_back(entry_json(entry));
+    auto json = entry_json(step.entry);
+    json["bytes"] = step.bytes;  // its wheels are gone by now
+    removed.push_back(std::move(json));
     if (!options.json)
-      std::cout << (dry_run ? "would remove " : "removed ") << entry.hash.substr(0, 12) << " " << gc_group(entry)
-                << " (" << short_time(entry) << ")\n";
-  }
-  if (!dry_run) {
-    std::error_code ec;
-    for (const auto& path : leftovers) {
-      std::filesystem::remove_all(path, ec);  // gone already when another gc removed it first
-      if (ec && std::filesystem::exists(std::filesystem::symlink_status(path)))
-        fail_environment("cannot remove the unfinished publish " + path.string() + ": " + ec.message());
-    }
-    refresh_cache_index(cache_dir, store);
-  }
+      std::cout << (dry_run ? "would remove " : "removed ") << step.entry.hash.substr(0, 12) << " "
+                << gc_group(step.entry) << " (" << short_time(step.entry) << ")\n";
+  };
+  auto result = collect_garbage(options.resolve(), keep, dry_run, print_step);
   if (options.json) {
     std::vector<std::string> leftover_paths;
-    for (const auto& path : leftovers) leftover_paths.push_back(path.string());
+    for (const auto& path : result.leftovers) leftover_paths.push_back(path.string());
     print_json({{"dry_run", dry_run},
                 {"keep", keep},
                 {"removed", removed},
-                {"freed_bytes", freed},
+                {"freed_bytes", result.freed_bytes},
                 {"unfinished_publishes_removed", leftover_paths}});
   } else {
-    for (const auto& path : leftovers)
+    for (const auto& path : result.leftovers)
       std::cout << (dry_run ? "would remove " : "removed ") << "unfinished publish " << path.string() << "\n";
-    std::cout << (dry_run ? "would free " : "freed ") << megabytes(freed) << "; kept the newest " << keep
+    std::cout << (dry_run ? "would free " : "freed ") << megabytes(result.freed_bytes) << "; kept the newest " << keep
               << " per project and arch list\n";
   }
   return ExitCode::success;

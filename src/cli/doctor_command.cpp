@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/strings.h"
 #include "doctor/diagnosis.h"
+#include "doctor/diagnosis_output.h"
 #include "process/run_process.h"
 #include "toolchain/installed_toolkit.h"
 #include "ui/terminal.h"
@@ -30,16 +31,12 @@ std::optional<CudaVersion> nvcc_on_path_version() {
   return version;
 }
 
-nlohmann::json package_json(const PackageDiagnosis& package, const std::vector<ComputeCapability>& devices) {
+nlohmann::json package_json_with_files(const PackageDiagnosis& package, const std::vector<ComputeCapability>& devices) {
   auto files = nlohmann::json::array();
   for (const auto* file : package.files) files.push_back(to_json(*file, devices));
-  return {{"name", package.name},
-          {"site_dir", package.site_dir},
-          {"verdict", to_string(package.verdict)},
-          {"judged", package.judged},
-          {"problems", package.problems},
-          {"fixes", package.fixes},
-          {"files", files}};
+  auto out = package_json(package);
+  out["files"] = files;
+  return out;
 }
 
 void print_environment(const PythonEnvironment& python, const Diagnosis& diagnosis) {
@@ -60,29 +57,7 @@ void print_environment(const PythonEnvironment& python, const Diagnosis& diagnos
     std::cout << "  torch       not found on sys.path\n";
   }
   if (diagnosis.packages.empty()) std::cout << "  no package with CUDA code\n";
-  for (const auto& package : diagnosis.packages) {
-    std::string verdict = to_string(package.verdict);
-    Style style = package.verdict == PackageVerdict::ok        ? Style::green
-                  : package.verdict == PackageVerdict::ptx_jit ? Style::yellow
-                                                               : Style::red;
-    if (!package.judged) {
-      verdict = "not judged";
-      style = Style::dim;
-    }
-    std::string padded = verdict;
-    padded.resize(16, ' ');
-    std::string name = package.name;
-    name.resize(std::max<size_t>(name.size(), 14), ' ');
-    size_t cuda_files = 0;
-    for (const auto* file : package.files) cuda_files += file->has_cuda_code();
-    std::cout << "  " << paint(padded, style) << " " << name << " " << cuda_files << " CUDA librar"
-              << (cuda_files == 1 ? "y" : "ies")
-              << (package.judged ? "" : " (NVIDIA library: may load kernels at run time; fatbins shown, not judged)")
-              << "\n";
-    if (!package.judged) continue;
-    for (const auto& problem : package.problems) std::cout << "      " << problem << "\n";
-    for (const auto& fix : package.fixes) std::cout << "      fix: " << paint(fix, Style::cyan) << "\n";
-  }
+  for (const auto& package : diagnosis.packages) std::cout << package_text(package);
   for (const auto& finding : diagnosis.findings) {
     std::cout << "  " << (finding.is_problem ? paint("problem", Style::red) : paint("warning", Style::yellow)) << ": "
               << finding.message << "\n";
@@ -149,7 +124,7 @@ ExitCode run_doctor(const DoctorOptions& options) {
     any_problem = any_problem || diagnosis.has_problem();
 
     auto package_list = nlohmann::json::array();
-    for (const auto& package : diagnosis.packages) package_list.push_back(package_json(package, devices));
+    for (const auto& package : diagnosis.packages) package_list.push_back(package_json_with_files(package, devices));
     auto findings = nlohmann::json::array();
     for (const auto& finding : diagnosis.findings)
       findings.push_back({{"problem", finding.is_problem}, {"message", finding.message}, {"fix", finding.fix}});

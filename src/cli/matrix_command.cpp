@@ -2,7 +2,6 @@
 #include <iomanip>
 #include <iostream>
 
-#include "builder/job_planner.h"
 #include "cli/command.h"
 #include "cli/common_options.h"
 #include "cli/json_output.h"
@@ -10,8 +9,9 @@
 #include "core/cache_layout.h"
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "core/regular_file.h"
 #include "core/strings.h"
-#include "core/system_info.h"
+#include "core/user_path.h"
 #include "matrix/build_matrix.h"
 #include "matrix/matrix_runner.h"
 #include "ui/terminal.h"
@@ -67,25 +67,15 @@ Command matrix_command() {
           run.cache_dir = settings.cache_dir();
           run.out_dir = CacheLayout(run.cache_dir).matrix();
           run.parallel = options->parallel;
-          // One budget for the whole matrix: the file's or --jobs, else what
-          // this machine's cores and memory allow for its hungriest recipe.
-          unsigned budget = options->jobs ? options->jobs : matrix.jobs;
-          if (!budget) {
-            JobInputs machine;
-            machine.cores = cpu_count();
-            machine.available_memory_bytes = available_memory_bytes().value_or(0);
-            for (const auto& cell : matrix.cells)
-              machine.job_memory_gb = std::max(machine.job_memory_gb, matrix_cell_recipe(cell, book).job_memory_gb);
-            budget = plan_jobs(machine).jobs;
-          }
-          run.jobs_per_cell = std::max(1u, budget / run.parallel);
+          const auto budget = matrix_job_budget(matrix, book, options->jobs, run.parallel);
+          run.jobs_per_cell = budget.per_cell;
           run.python = options->settings.python;
           run.mirrors = options->mirrors;
           run.offline = settings.offline();
           run.recipe_path = options->settings.recipe_path;
           if (!options->json)
             std::cout << matrix.cells.size() << " cells, " << run.parallel << " at once, " << run.jobs_per_cell
-                      << " compile jobs each (budget " << budget << ")\n"
+                      << " compile jobs each (budget " << budget.total << ")\n"
                       << std::flush;
           size_t done = 0;
           auto results = run_build_matrix(matrix, run, [&](size_t index, const CellResult& result) {
@@ -108,9 +98,7 @@ Command matrix_command() {
           });
           auto report = matrix_report_json(matrix, results);
           if (!options->junit.empty()) {
-            std::ofstream junit(options->junit);
-            junit << matrix_junit_xml(matrix, results);
-            if (!junit) fail_environment("cannot write " + options->junit);
+            write_file_atomically(checked_user_path(options->junit, "--junit"), matrix_junit_xml(matrix, results));
           }
           if (options->json) {
             print_json(report);

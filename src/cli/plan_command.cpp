@@ -49,24 +49,24 @@ Command plan_command() {
                         << (plan.forecast.from_history
                                 ? "about " + format_duration(*plan.forecast.seconds) + " (" + plan.forecast.basis + ")"
                                 : plan.forecast.basis)
-                        << "\n# needs: " << describe_needs(plan) << "\n# network: " << plan.network << "\n";
-              for (const auto& library : plan.libraries) std::cout << "# library: " << library << "\n";
+                        << "\n# needs: " << describe_needs(plan) << "\n# network: " << plan.network.description << "\n";
+              for (const auto& library : plan.recipe_env.libraries) std::cout << "# library: " << library << "\n";
               for (const auto& requirement : plan.requirements) std::cout << "# requires: " << requirement << "\n";
               std::cout << "# arch enforcement: "
-                        << (plan.enforce_archs
-                                ? "on: every nvcc call builds exactly " + plan.env.at("ARCHBUILD_NVCC_TARGETS") +
+                        << (plan.enforcement.on
+                                ? "on: every nvcc call builds exactly " + plan.enforcement.nvcc_targets +
                                       " (the step launcher rewrites its target flags; "
                                       "--keep-project-archs turns it off)"
                                 : std::string("off: the project's own arch flags are kept, the "
                                               "label says what the wheel holds"))
                         << "\n";
-              if (plan.cmake_fresh) std::cout << "# CMAKE_FRESH=1: " << plan.cmake_fresh_reason << "\n";
+              if (plan.configure.fresh) std::cout << "# CMAKE_FRESH=1: " << plan.configure.reason << "\n";
               if (!context.compiler_launcher.empty() && plan.dialect == ArchDialect::extension)
                 std::cout << "# " << context.compiler_launcher
                           << " reaches cpp_extension's compiles through shims under " << context.cache.root().string()
                           << " (ccache-bin/, launcher-cuda/) that `archbuild build` "
                           << "creates before it runs this\n";
-              if (!plan.stale_outputs.empty())
+              if (!plan.configure.stale_outputs.empty())
                 std::cout << "# removes stale setuptools outputs first (setuptools would reuse them)\n";
               std::cout << "# wheel to: " << plan.wheel_dir.string() << ", log: " << plan.log_path.string() << "\n"
                         << plan.shell_script();

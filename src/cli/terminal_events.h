@@ -1,6 +1,7 @@
 #pragma once
 
 #include "pipeline/pipeline_events.h"
+#include "ui/build_progress_line.h"
 #include "ui/status_line.h"
 
 namespace archbuild {
@@ -14,10 +15,12 @@ class TerminalEvents : public PipelineEvents {
   void stage(const std::string& stage, const std::string& text, Tone tone) override;
   void validation(const WheelValidation& validation) override;
   StatusLine& status() override { return status_; }
+  BuildProgressSink& build_progress() override { return progress_; }
 
  private:
   bool quiet_;
   StatusLine status_;
+  BuildProgressLine progress_{status_};
 };
 
 }  // namespace archbuild

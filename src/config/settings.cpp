@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <mutex>
 
 #include "core/cache_dir.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "core/strings.h"
 #include "core/user_path.h"
 #include "process/run_process.h"
@@ -52,6 +54,30 @@ std::string default_value(const std::string& key) {
   if (key == "offline") return "false";
   return "";
 }
+
+// What each setting resolved to and from where, at verbose level. load()
+// runs several times a command (before and after its flags are known, in
+// each build of a matrix): a line is logged once, and again only when what
+// it says changes.
+void log_resolved(const Settings& settings) {
+  if (!log::enabled(log::Level::verbose)) return;
+  static std::mutex mutex;
+  static std::map<std::string, std::string> shown;
+  std::lock_guard lock(mutex);
+  auto note = [&](const std::string& key, const std::string& line) {
+    auto& last = shown[key];
+    if (last == line) return;
+    last = line;
+    log::write(log::Level::verbose, line);
+  };
+  const auto& file = settings.file();
+  note("config file", "config file: " + (file.file ? file.file->string() : std::string("none")));
+  for (const auto& value : settings.all())
+    note(value.key,
+         "setting " + value.key + " = " + (value.value.empty() ? "''" : value.value) + " (" + value.origin + ")");
+  for (const auto& rule : file.mirrors)
+    note("mirror " + rule.from, "setting mirror " + rule.from + " -> " + rule.to + " (config file)");
+}
 }  // namespace
 
 Settings Settings::load(const std::map<std::string, std::string>& flags) {
@@ -73,6 +99,7 @@ Settings Settings::load(const std::map<std::string, std::string>& flags) {
     }
     settings.values_.push_back(value);
   }
+  log_resolved(settings);
   return settings;
 }
 

@@ -6,16 +6,21 @@
 #include <string>
 #include <vector>
 
-#include "source/url_rewrite.h"
-
 namespace archbuild {
+
+// One [mirrors] entry as written; source/ turns these into UrlRewrite rules,
+// so config stays below source.
+struct MirrorEntry {
+  std::string from;
+  std::string to;
+};
 
 // archbuild's config file: $ARCHBUILD_CONFIG, else
 // $XDG_CONFIG_HOME/archbuild/config.toml, else ~/.config/archbuild/config.toml.
 // It holds settings (see settings.h) and URL rewrites ([mirrors] "FROM" = "TO").
 struct UserConfig {
   std::optional<std::filesystem::path> file;  // the file read, if any
-  std::vector<UrlRewrite> mirrors;
+  std::vector<MirrorEntry> mirrors;
   struct Entry {
     std::string value;
     int line = 0;

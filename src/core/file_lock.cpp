@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "core/error.h"
+#include "core/log.h"
 
 namespace archbuild {
 
@@ -36,11 +38,20 @@ FileLock::FileLock(const std::filesystem::path& path) {
                                              : "not a file archbuild made") +
                    "): remove it");
   }
-  if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
+  if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) {
+    log::verbose("lock {}: taken", path.string());
+    return;
+  }
   waited_ = true;
+  // Said before the wait: a run that seems stuck shows what it waits for.
+  log::verbose("lock {}: held by another build or process, waiting", path.string());
+  const auto started = std::chrono::steady_clock::now();
   int locked;
   while ((locked = ::flock(fd_, LOCK_EX)) != 0 && errno == EINTR) {
   }
+  if (locked == 0)
+    log::verbose("lock {}: taken after waiting {:.1f} s", path.string(),
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   if (locked != 0) {
     const int error = errno;
     ::close(fd_);

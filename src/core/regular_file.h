@@ -1,10 +1,13 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "core/unique_fd.h"
 
 namespace archbuild {
 
@@ -26,11 +29,52 @@ std::string hash_regular_file(const std::filesystem::path& path, std::string& he
 // or more than `cap` bytes is refused (exit 2, naming the path).
 std::optional<std::string> read_own_file(const std::filesystem::path& path, uint64_t cap);
 
+// Every file archbuild writes goes through the writers below (CI refuses a
+// raw std::ofstream outside src/core/: scripts/check-raw-writes.sh). None
+// opens through a symbolic link or blocks on a FIFO planted where it
+// writes; each checks every write and the close: a full disk is an error
+// here, not a short file later. Each throws std::filesystem::filesystem_error
+// with the errno, naming the path (fail_writing turns a full disk into its
+// message).
+
 // Creates or truncates `path` (never through a symbolic link) and writes
-// `content`, checking every write and the close: a full disk is an error
-// here, not a short file later. Throws std::filesystem::filesystem_error
-// with the errno, naming the path.
+// `content`. For a file no one reads while it is written (a log, a scratch
+// file); else write_file_atomically.
 void write_whole_file(const std::filesystem::path& path, std::string_view content);
+
+// Writes `content` to a new file beside `path` (a unique hidden name in the
+// same directory), fsyncs it and renames it over `path`: a reader (another
+// build, the next run after a crash) sees the old file or the new one, never
+// half of one. A symbolic link at `path` is replaced, never followed. The new
+// file gets exactly `perms` when given, else 0644 less the umask. On any
+// failure the temporary file is removed and `path` is left as it was.
+void write_file_atomically(const std::filesystem::path& path, std::string_view content,
+                           std::optional<std::filesystem::perms> perms = std::nullopt);
+
+// A file written a piece at a time (a build log appended line by line, a
+// JUnit report). Each write goes straight to the file (no buffer to lose at
+// a crash) and is checked, and so is close(). The destructor closes a file
+// still open without a check: call close() to learn of a late failure.
+class OutputFile {
+ public:
+  static OutputFile create(const std::filesystem::path& path);  // created or truncated
+  static OutputFile append(const std::filesystem::path& path);  // created, or written at its end (O_APPEND)
+
+  void write(std::string_view text);
+  void close();
+  bool is_open() const { return static_cast<bool>(fd_); }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  OutputFile(std::filesystem::path path, int flags);
+  std::filesystem::path path_;
+  UniqueFd fd_;
+};
+
+// A stdio stream for a log others print into with fprintf (the status line
+// of a matrix cell's log): created or truncated, never through a symbolic
+// link. The caller fcloses it. Throws filesystem_error naming the path.
+std::FILE* open_output_stream(const std::filesystem::path& path);
 
 // Copies the regular file `from` to `to` (created or truncated, never
 // through a symbolic link, with `from`'s permission bits). Unlike

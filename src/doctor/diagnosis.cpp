@@ -13,14 +13,14 @@ std::string to_string(PackageVerdict verdict) {
     case PackageVerdict::ptx_jit: return "ptx-jit";
     case PackageVerdict::no_kernel_image: return "no-kernel-image";
     case PackageVerdict::driver_too_old: return "driver-too-old";
+    case PackageVerdict::not_judged: return "not-judged";
   }
   return "?";
 }
 
 bool Diagnosis::has_problem() const {
   for (const auto& package : packages)
-    if (package.judged &&
-        (package.verdict == PackageVerdict::no_kernel_image || package.verdict == PackageVerdict::driver_too_old))
+    if (package.verdict == PackageVerdict::no_kernel_image || package.verdict == PackageVerdict::driver_too_old)
       return true;
   return std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.is_problem; });
 }
@@ -33,6 +33,7 @@ int severity(PackageVerdict verdict) {
     case PackageVerdict::ptx_jit: return 1;
     case PackageVerdict::driver_too_old: return 2;
     case PackageVerdict::no_kernel_image: return 3;
+    case PackageVerdict::not_judged: return 0;  // set only once every file was seen
   }
   return 0;
 }
@@ -88,13 +89,15 @@ std::string min_driver_for(const DiagnosisInputs& in, CudaVersion cuda) {
 
 PackageDiagnosis diagnose_package(const PackageBinaries& package, const DiagnosisInputs& in,
                                   std::optional<CudaVersion> package_cuda) {
-  PackageDiagnosis out{package.name, package.site_dir, PackageVerdict::ok, {}, {}, {}};
+  PackageDiagnosis out{package.name, package.site_dir, PackageVerdict::ok, {}, {}, {}, {}};
   std::vector<ComputeCapability> missing;  // devices some file cannot serve
   bool needs_newer_driver = false;
+  bool judged_any = false;
   for (const auto& file : package.files) {
     out.files.push_back(&file);
     if (file.error || !file.has_cuda_code()) continue;
     for (auto cc : in.devices) {
+      judged_any = true;
       auto verdict = file.verdict_for(cc);
       PackageVerdict as_package = verdict == RunVerdict::native    ? PackageVerdict::ok
                                   : verdict == RunVerdict::ptx_jit ? PackageVerdict::ptx_jit
@@ -125,6 +128,11 @@ PackageDiagnosis diagnose_package(const PackageBinaries& package, const Diagnosi
       }
       if (severity(as_package) > severity(out.verdict)) out.verdict = as_package;
     }
+  }
+  if (!judged_any) {
+    out.verdict = PackageVerdict::not_judged;
+    out.not_judged_reason = in.devices.empty() ? "no device to judge it for" : "none of its CUDA code could be read";
+    return out;
   }
   std::sort(missing.begin(), missing.end());
   if (!missing.empty()) out.fixes.push_back(rebuild_command(package.name, missing, in));
@@ -185,7 +193,10 @@ Diagnosis diagnose(const DiagnosisInputs& in) {
     bool vendor = package.name.rfind("nvidia/", 0) == 0 || package.name == "nvidia";
     auto result = diagnose_package(package, in, vendor ? std::nullopt : torch_cuda);
     if (vendor) {
-      result.judged = false;
+      // What its fatbins alone say stays in each file's inventory.
+      result.verdict = PackageVerdict::not_judged;
+      result.not_judged_reason = "NVIDIA library: may load kernels at run time; fatbins shown, not judged";
+      result.problems.clear();
       result.fixes.clear();
     }
     diagnosis.packages.push_back(std::move(result));

@@ -11,8 +11,12 @@
 
 namespace archbuild {
 
-enum class PackageVerdict { ok, ptx_jit, no_kernel_image, driver_too_old };
-std::string to_string(PackageVerdict verdict);  // "ok", "ptx-jit", "no-kernel-image", "driver-too-old"
+// The one verdict of a package, which the text report and --json both show.
+// not_judged: nothing in it was judged for a device, so it is neither fine
+// nor a problem (see PackageDiagnosis::not_judged_reason).
+enum class PackageVerdict { ok, ptx_jit, no_kernel_image, driver_too_old, not_judged };
+// "ok", "ptx-jit", "no-kernel-image", "driver-too-old", "not-judged"
+std::string to_string(PackageVerdict verdict);
 
 struct PackageDiagnosis {
   std::string name;
@@ -21,10 +25,13 @@ struct PackageDiagnosis {
   std::vector<std::string> problems;  // one line per file x device that fails
   std::vector<std::string> fixes;     // exact commands or actions
   std::vector<const BinaryInventory*> files;
-  // NVIDIA's own runtime libraries (nvidia/*) may load kernels at run time
-  // from outside their fatbins (libcufft carries sm_75 SASS only, yet runs on
-  // every GPU its CUDA supports): their inventory is shown, not judged.
-  bool judged = true;
+  // Why the verdict is not_judged: NVIDIA's own runtime libraries (nvidia/*)
+  // may load kernels at run time from outside their fatbins (libcufft carries
+  // sm_75 SASS only, yet runs on every GPU its CUDA supports), so their
+  // inventory is shown, not judged; a package none of whose CUDA code could be
+  // read has nothing to judge.
+  std::string not_judged_reason;
+  bool judged() const { return verdict != PackageVerdict::not_judged; }
 };
 
 struct Finding {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "arch/compute_capability.h"
-#include "toolchain/cuda_version.h"
+#include "arch/cuda_version.h"
 
 namespace archbuild {
 

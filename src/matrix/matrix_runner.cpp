@@ -1,5 +1,6 @@
 #include "matrix/matrix_runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
@@ -7,10 +8,14 @@
 #include <optional>
 #include <thread>
 
+#include "builder/job_planner.h"
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "core/regular_file.h"
 #include "core/strings.h"
+#include "core/system_info.h"
 #include "pipeline/build_session.h"
+#include "ui/build_progress_line.h"
 #include "validate/validation_output.h"
 
 namespace archbuild {
@@ -28,13 +33,18 @@ std::string to_string(CellState state) {
 
 namespace {
 
+std::FILE* open_cell_log(const std::filesystem::path& log) {
+  try {
+    return open_output_stream(log);
+  } catch (const std::filesystem::filesystem_error& error) {
+    fail_environment("cannot write the cell log " + log.string() + ": " + error.code().message());
+  }
+}
+
 // A cell's pipeline events: stage lines and the status line, plain, in its log.
 class CellLogEvents : public PipelineEvents {
  public:
-  explicit CellLogEvents(const std::filesystem::path& log)
-      : file_(std::fopen(log.c_str(), "we")), status_(file_ ? file_ : stderr) {
-    if (!file_) fail_environment("cannot write the cell log " + log.string());
-  }
+  explicit CellLogEvents(const std::filesystem::path& log) : file_(open_cell_log(log)), status_(file_) {}
   ~CellLogEvents() override {
     status_.clear();
     if (file_) std::fclose(file_);
@@ -47,10 +57,12 @@ class CellLogEvents : public PipelineEvents {
         validation, [&](const std::string& text) { stage("", text, Tone::plain); }, file_ ? file_ : stderr);
   }
   StatusLine& status() override { return status_; }
+  BuildProgressSink& build_progress() override { return progress_; }
 
  private:
   std::FILE* file_;
   StatusLine status_;
+  BuildProgressLine progress_{status_};
 };
 
 BuildRequest cell_request(const MatrixCell& cell, const MatrixRunOptions& options, const std::filesystem::path& out) {
@@ -231,6 +243,28 @@ std::string matrix_junit_xml(const BuildMatrix& matrix, const std::vector<CellRe
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"archbuild matrix\" tests=\"" +
          std::to_string(results.size()) + "\" failures=\"" + std::to_string(failures) + "\" errors=\"0\" skipped=\"" +
          std::to_string(skipped) + "\" time=\"" + time + "\">\n" + cases + "  </testsuite>\n</testsuites>\n";
+}
+
+MatrixJobBudget matrix_job_budget(const BuildMatrix& matrix, const RecipeBook& book, unsigned jobs_option,
+                                  unsigned parallel, unsigned cores, uint64_t available_memory_bytes) {
+  MatrixJobBudget budget;
+  budget.total = jobs_option ? jobs_option : matrix.jobs;
+  if (!budget.total) {
+    JobInputs machine;
+    machine.cores = cores;
+    machine.available_memory_bytes = available_memory_bytes;
+    // Never below plan_jobs' default estimate, as for a single build.
+    for (const auto& cell : matrix.cells)
+      machine.job_memory_gb = std::max(machine.job_memory_gb, matrix_cell_recipe(cell, book).job_memory_gb);
+    budget.total = plan_jobs(machine).jobs;
+  }
+  budget.per_cell = std::max(1u, budget.total / std::max(1u, parallel));
+  return budget;
+}
+
+MatrixJobBudget matrix_job_budget(const BuildMatrix& matrix, const RecipeBook& book, unsigned jobs_option,
+                                  unsigned parallel) {
+  return matrix_job_budget(matrix, book, jobs_option, parallel, cpu_count(), available_memory_bytes().value_or(0));
 }
 
 }  // namespace archbuild

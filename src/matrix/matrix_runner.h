@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -35,6 +36,22 @@ struct MatrixRunOptions {
   bool offline = false;
   std::string recipe_path;  // --recipe-path for every cell ("": the setting)
 };
+
+// One compile-job budget for the whole matrix, and each running cell's share.
+struct MatrixJobBudget {
+  unsigned total = 1;     // --jobs, else the file's `jobs`, else what the machine allows
+  unsigned per_cell = 1;  // total / parallel, at least 1
+};
+
+// `jobs_option` (--jobs; 0 = not given) wins, then the matrix file's `jobs`;
+// else plan_jobs for `cores` and `available_memory_bytes` (0 = unknown) with
+// the per-job memory of the cells' hungriest recipe. Pure: no I/O.
+MatrixJobBudget matrix_job_budget(const BuildMatrix& matrix, const RecipeBook& book, unsigned jobs_option,
+                                  unsigned parallel, unsigned cores, uint64_t available_memory_bytes);
+
+// The same for this machine's cores and available memory.
+MatrixJobBudget matrix_job_budget(const BuildMatrix& matrix, const RecipeBook& book, unsigned jobs_option,
+                                  unsigned parallel);
 
 // Runs every cell through the build pipeline in this process, up to
 // `parallel` at once (one thread each; each build is its own process group,

@@ -13,7 +13,7 @@ CheckoutRequest make_checkout_request(const SourceTarget& target, const Settings
                                       const std::vector<std::string>& extra_patches,
                                       const std::filesystem::path& dest) {
   CheckoutRequest request;
-  request.rewriter = UrlRewriter(settings.file().mirrors);
+  for (const auto& mirror : settings.file().mirrors) request.rewriter.add({mirror.from, mirror.to});
   for (const auto& rule : mirror_options) request.rewriter.add_option(rule);
   request.url = target.url;
   request.ref = target.ref;
@@ -65,7 +65,7 @@ BuildContext BuildContext::resolve(const BuildRequest& request) {
   if (launcher.value != "none" && !find_on_path(launcher.value))
     fail_environment("compiler launcher '" + launcher.value + "' is not on PATH (use --compiler-launcher none)");
   context.compiler_launcher = launcher.value == "none" ? "" : launcher.value;
-  context.extra_env = parse_env_assignments(request.env);
+  context.extra_env = request.env;
   context.tests = choose_project_tests(context.target.recipe, request.test_command, request.test_timeout_seconds,
                                        request.max_failed_tests, context.tests_origin);
   return context;
@@ -82,7 +82,8 @@ CheckoutRequest BuildContext::checkout_request() const {
 }
 
 PlanInputs BuildContext::plan_inputs(const std::optional<SourceTree>& source, const std::string& python,
-                                     const DependencyEnv* dependencies) const {
+                                     const DependencyEnv* dependencies,
+                                     const std::map<std::string, std::string>& build_requirements) const {
   PlanInputs inputs;
   inputs.recipe = target.recipe;
   inputs.resolved = resolved;
@@ -99,9 +100,10 @@ PlanInputs BuildContext::plan_inputs(const std::optional<SourceTree>& source, co
   inputs.compiler_cache_remote = settings.get("compiler_cache_remote").value;
   inputs.source = source;
   if (dependencies) {
-    inputs.dependency_key_inputs = dependencies->key_inputs;
+    inputs.dependencies = dependencies->built_against;
     inputs.dependency_versions = dependencies->versions;
   }
+  inputs.build_requirements = build_requirements;
   inputs.enforce_archs = !request.keep_project_archs && !target.recipe->keep_project_archs;
   inputs.extra_env = extra_env;
   inputs.allow_network = request.allow_network;

@@ -43,10 +43,12 @@ struct BuildContext {
   CheckoutRequest checkout_request() const;
   // The recipe's [[system_library]] entries found on this machine.
   std::map<std::string, FoundLibrary> system_libraries() const;
-  // The plan inputs for the work tree (`source` once checked out) and the
-  // interpreter the build runs with (`python`: the dependency env's).
+  // The plan inputs for the work tree (`source` once checked out), the
+  // interpreter the build runs with (`python`: the dependency env's), what
+  // it builds against and the build tools' versions it got.
   PlanInputs plan_inputs(const std::optional<SourceTree>& source, const std::string& python,
-                         const DependencyEnv* dependencies = nullptr) const;
+                         const DependencyEnv* dependencies = nullptr,
+                         const std::map<std::string, std::string>& build_requirements = {}) const;
 };
 
 // The checkout of `target` that `source` and `build` both make: the

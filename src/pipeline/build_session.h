@@ -7,6 +7,7 @@
 #include "pipeline/build_context.h"
 #include "pipeline/build_request.h"
 #include "pipeline/pipeline_events.h"
+#include "pipeline/session_services.h"
 
 namespace archbuild {
 
@@ -33,5 +34,7 @@ PlannedBuild plan_build(const BuildRequest& request);
 // key's lock, cache hit or build, local version label, validation, publish
 // or quarantine, index refresh, report.json in the out dir.
 BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events);
+// The same with the world's side effects through `services` (a test's fakes).
+BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events, SessionServices& services);
 
 }  // namespace archbuild

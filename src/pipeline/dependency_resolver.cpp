@@ -1,9 +1,11 @@
 #include "pipeline/dependency_resolver.h"
 
-#include "cache/wheel_store.h"
+#include "cache/indexed_builds.h"
 #include "core/error.h"
+#include "core/strings.h"
 #include "pipeline/build_session.h"
 #include "wheel/wheel_archive.h"
+#include "wheel/wheel_relabel.h"
 
 namespace archbuild {
 
@@ -13,15 +15,40 @@ std::optional<std::filesystem::path> cached_dependency(const CacheLayout& cache,
                                                        const ArchList& arch_list, const std::string& cuda,
                                                        const std::string& version) {
   const auto spelled = format_arch_list(arch_list, dependency.dialect);
-  for (const auto& entry : WheelStore(cache.root()).entries()) {
-    if (entry.value("recipe") != dependency.name || entry.value("arch_list") != spelled ||
-        entry.value("cuda") != cuda || entry.wheels.empty())
-      continue;
-    auto name = WheelName::parse(entry.wheels.front().filename().string());
-    if (!version.empty() && (!name || public_version(name->version) != version)) continue;
-    return entry.wheels.front();
+  for (const auto& build : indexed_builds(cache.root(), cuda_label_filter(cuda))) {
+    const auto& record = build.record;
+    if (record.recipe != dependency.name || record.arch_list != spelled || record.cuda != cuda) continue;
+    if (!version.empty() && public_version(record.version) != version) continue;
+    return build.wheel;
   }
   return std::nullopt;
+}
+
+std::function<bool(const std::string&)> cuda_label_filter(const std::string& cuda) {
+  const auto parsed = CudaVersion::parse(cuda);
+  const auto prefix = parsed ? cuda_label(*parsed) : std::string();
+  // The toolkit's part anywhere among the label's parts: a version with a
+  // local part of its own is labelled "git1a2b3c.cu130.sm90".
+  return [prefix](const std::string& label) {
+    if (prefix.empty()) return true;
+    for (const auto& part : split_any(label, "."))
+      if (part == prefix) return true;
+    return false;
+  };
+}
+
+BuildRequest dependency_build_request(const BuildRequest& parent, const std::string& name, const ArchList& archs,
+                                      const std::string& pinned) {
+  // Named field by field: what the user asked of this build (--test, --env,
+  // --rebuild, --no-validate, --patch, --out, ...) is not asked of torch.
+  BuildRequest dependency;
+  dependency.what = name;
+  dependency.arch = archs.canonical();                 // the same list, even when it was inherited
+  if (!pinned.empty()) dependency.ref = "v" + pinned;  // release tags: v2.9.1
+  dependency.cuda = parent.cuda;
+  dependency.mirrors = parent.mirrors;
+  dependency.setting_flags = parent.setting_flags;  // cache dir, jobs, python, launcher, offline
+  return dependency;
 }
 
 namespace {
@@ -42,7 +69,7 @@ void check_pin(const BuildContext& context, const std::string& dependency, const
 }  // namespace
 
 DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& events,
-                                   const DependencyBuilder& build_dependency) {
+                                   const DependencyBuilder& build_dependency, const DependencyEnvMaker& make_env) {
   const Recipe& recipe = *context.target.recipe;
   const auto& request = context.request;
   DependencyRequest env_request{
@@ -51,7 +78,7 @@ DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& 
     if (request.use_installed_torch || !request.torch_wheel.empty())
       fail_bad_input("recipe " + recipe.name +
                      " depends on nothing: --torch-wheel / --use-installed-torch do not apply");
-    return prepare_dependency_env(env_request);
+    return make_env(env_request);
   }
   const std::string cuda = context.host.toolchain.key_string();
   if (!request.torch_wheel.empty()) {
@@ -70,15 +97,7 @@ DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& 
         const auto arch_list = context.archs.list.canonical();
         const auto which = pinned.empty() ? name : name + " " + pinned;
         events.stage("deps", "no " + which + " wheel for " + arch_list + " in the cache: building it first");
-        BuildRequest dependency_request = request;
-        dependency_request.what = name;
-        dependency_request.arch = context.archs.list.canonical();  // the same list, even when it was inherited
-        dependency_request.ref = dependency_request.recipe = "";
-        if (!pinned.empty()) dependency_request.ref = "v" + pinned;  // release tags: v2.9.1
-        dependency_request.out.clear();
-        dependency_request.patches.clear();
-        dependency_request.torch_wheel.clear();
-        dependency_request.use_installed_torch = false;
+        const auto dependency_request = dependency_build_request(request, name, context.archs.list, pinned);
         const std::string why = "building the dependency " + name + " (no " + which + " wheel for " + arch_list +
                                 " in the cache)";
         const std::string way_out =
@@ -104,7 +123,7 @@ DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& 
       env_request.wheels.push_back(*wheel);
     }
   }
-  auto env = prepare_dependency_env(env_request);
+  auto env = make_env(env_request);
   // {version:NAME} names the recipe, whose wheel may be called otherwise
   // (pytorch-scatter's is torch_scatter): its version under the recipe's name too.
   if (env_request.wheels.size() == recipe.depends_on.size())

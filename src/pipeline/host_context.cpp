@@ -28,7 +28,7 @@ HostContext HostContext::gather(const std::string& cuda_option) {
 ResolvedArchs HostContext::resolve(const std::string& spec) const {
   ArchResolveInputs inputs;
   inputs.toolkit = &toolchain.facts;
-  inputs.table = &table;
+  inputs.releases = table.release_targets();
   if (!gpus.devices.empty()) inputs.native_ccs = gpus.distinct_ccs();
   inputs.no_gpu_reason = gpus.unavailable_reason;
   return resolve_archs(parse_arch_spec(spec), inputs);

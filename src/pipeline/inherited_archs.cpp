@@ -1,8 +1,9 @@
 #include "pipeline/inherited_archs.h"
 
-#include "cache/wheel_store.h"
+#include "cache/indexed_builds.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "pipeline/dependency_resolver.h"
 #include "process/run_process.h"
 #include "wheel/build_record.h"
 
@@ -64,14 +65,9 @@ InheritedArchs inherit_archs(const BuildRequest& request, const Recipe& recipe, 
     return from_record(*record, "installed for " + python);
   }
   std::map<std::string, BuildRecord> by_targets;  // one per arch list, the first (newest) entry's
-  for (const auto& entry : WheelStore(cache.root()).entries()) {
-    if (entry.value("recipe") != dependency || entry.value("cuda") != cuda || entry.wheels.empty()) continue;
-    try {
-      if (auto record = read_build_record(entry.wheels.front())) by_targets.emplace(record->targets, *record);
-    } catch (const UserError&) {
-      // an entry whose wheel cannot be read says nothing; `cache verify` names it
-    }
-  }
+  for (const auto& build : indexed_builds(cache.root(), cuda_label_filter(cuda)))
+    if (build.record.recipe == dependency && build.record.cuda == cuda)
+      by_targets.emplace(build.record.targets, build.record);
   if (by_targets.size() == 1) return from_record(by_targets.begin()->second, "the cache's only " + dependency);
   if (by_targets.empty())
     fail_bad_input("no arch list to take: the cache holds no " + dependency + " built by archbuild for CUDA " + cuda +

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "builder/build_progress_sink.h"
 #include "ui/status_line.h"
 #include "validate/wheel_validation.h"
 
@@ -27,8 +28,10 @@ class PipelineEvents {
   virtual void stage(const std::string& stage, const std::string& text, Tone tone = Tone::plain) = 0;
   // A wheel's validation findings, once it is done.
   virtual void validation(const WheelValidation& validation) = 0;
-  // The live line (fetch and compile progress).
+  // The live line (fetch progress).
   virtual StatusLine& status() = 0;
+  // A running build's progress snapshots, which the printer paints.
+  virtual BuildProgressSink& build_progress() = 0;
 };
 
 }  // namespace archbuild

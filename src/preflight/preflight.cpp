@@ -3,13 +3,13 @@
 #include <signal.h>
 #include <stdlib.h>
 
-#include <fstream>
 #include <future>
 #include <sstream>
 
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/private_dir.h"
+#include "core/regular_file.h"
 #include "core/strings.h"
 #include "core/system_info.h"
 #include "process/process_group_runner.h"
@@ -174,8 +174,8 @@ std::vector<PreflightCheck> run_preflight(const PreflightInputs& in) {
     InterruptibleScope interruptible;
     {
       PrivateDir scratch(std::filesystem::temp_directory_path(), "archbuild-check");  // the probes' dir
-      std::ofstream(scratch.path / "probe.cu")
-          << "__global__ void archbuild_probe(float* out) { out[threadIdx.x] = threadIdx.x; }\n";
+      write_whole_file(scratch.path / "probe.cu",
+                       "__global__ void archbuild_probe(float* out) { out[threadIdx.x] = threadIdx.x; }\n");
       // nvcc runs are independent: one per target, in parallel. Declared
       // after the dir, so a throwing get() still waits for every run before the dir goes.
       std::vector<std::future<PreflightCheck>> compiles;

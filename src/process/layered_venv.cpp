@@ -1,8 +1,7 @@
 #include "process/layered_venv.h"
 
-#include <fstream>
-
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "core/strings.h"
 #include "process/run_process.h"
 
@@ -20,7 +19,7 @@ std::string make_layered_venv(const std::string& python, const std::filesystem::
       {python, "-c", "import site; print('\\n'.join(site.getsitepackages() + [site.getusersitepackages()]))"});
   auto own = run_process({venv_python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"});
   if (!sites.succeeded() || !own.succeeded()) fail_environment("cannot read the site-packages of " + python);
-  std::ofstream(std::filesystem::path(trim(own.out)) / "archbuild-parent-site.pth") << sites.out;
+  write_whole_file(std::filesystem::path(trim(own.out)) / "archbuild-parent-site.pth", sites.out);
   if (!run_process({venv_python, "-m", "pip", "--version"}).succeeded()) {
     auto pip = run_process({venv_python, "-m", "ensurepip", "--default-pip"});
     if (!pip.succeeded())

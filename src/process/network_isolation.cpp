@@ -12,6 +12,8 @@
 
 #include <net/if.h>
 
+#include "core/log.h"
+
 namespace archbuild {
 
 namespace {
@@ -95,6 +97,8 @@ const NetworkIsolationProbe& probe_network_isolation() {
       int error = try_in_child(NetworkIsolationSetup::for_mode(mode));
       if (error == 0) {
         result.mode = mode;
+        log::verbose("network isolation: {}{}", result.describe(),
+                     reasons.empty() ? (::getuid() == 0 ? " (as root)" : "") : " (" + reasons + ")");
         return result;
       }
       reasons += std::string(reasons.empty() ? "" : "; ") +
@@ -103,6 +107,9 @@ const NetworkIsolationProbe& probe_network_isolation() {
                  std::strerror(error);
     }
     result.reason = reasons;
+    log::verbose(
+        "network isolation: unavailable ({}): build steps get proxy variables pointing at a closed port instead",
+        reasons);
     return result;
   }();
   return probe;

@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "core/log.h"
 #include "process/run_process.h"
 
 namespace bp = boost::process;
@@ -107,6 +108,16 @@ GroupRunOutcome run_in_process_group(const GroupRunSpec& spec, const LineHandler
   launching.unlock();
   pid_t group = child->id();
   ::setpgid(group, group);  // also from the parent: no window where a kill misses the group
+  if (log::enabled(log::Level::verbose)) {
+    std::map<std::string, std::optional<std::string>> changes(spec.env.begin(), spec.env.end());
+    std::vector<std::string> shown = spec.argv;
+    shown[0] = program->string();
+    log_child_started(group, shown, &spec.working_dir, changes,
+                      !spec.network ? ""
+                      : spec.network->mode == NetworkIsolation::unavailable
+                          ? "network not isolated: no namespace available"
+                          : "network: " + NetworkIsolationProbe{spec.network->mode, ""}.describe() + ", loopback only");
+  }
 
   out->start(on_line);
   err->start(on_line);
@@ -161,6 +172,7 @@ GroupRunOutcome run_in_process_group(const GroupRunSpec& spec, const LineHandler
   io.run();
   child->detach();  // reaped above with waitpid
   outcome.status = ExitStatus::from_wait_status(wait_status);
+  log_child_finished(group, spec.argv[0], outcome.describe(), std::chrono::steady_clock::now() - started_at);
   return outcome;
 }
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <future>
 
 #include <boost/asio/io_context.hpp>
@@ -11,6 +12,8 @@
 
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "core/log.h"
+#include "core/strings.h"
 
 namespace bp = boost::process;
 
@@ -21,6 +24,36 @@ std::string ProcessResult::describe_status() const { return timed_out ? "timed o
 std::mutex& child_launch_mutex() {
   static std::mutex mutex;
   return mutex;
+}
+
+void log_child_started(int pid, const std::vector<std::string>& argv, const std::filesystem::path* working_dir,
+                       const std::map<std::string, std::optional<std::string>>& env, const std::string& note) {
+  if (!log::enabled(log::Level::verbose)) return;
+  std::string where = working_dir ? "in " + working_dir->string() : "";
+  if (!note.empty()) where += (where.empty() ? "" : "; ") + note;
+  log::verbose("run [{}]: {}{}", pid, log::command_line(argv), where.empty() ? "" : " (" + where + ")");
+  // Only what differs from archbuild's own environment: the names, then (at debug) the values.
+  std::vector<std::string> set, unset, values;
+  for (const auto& [name, value] : env) {
+    const char* was = std::getenv(name.c_str());
+    if (value ? (was && *value == was) : !was) continue;
+    (value ? set : unset).push_back(name);
+    if (value)
+      values.push_back(name + "=" + log::redact_env_value(name, *value) +
+                       (was ? " (was " + log::redact_env_value(name, was) + ")" : " (new)"));
+    else
+      values.push_back("unset " + name + " (was " + log::redact_env_value(name, was) + ")");
+  }
+  if (set.empty() && unset.empty()) return;
+  log::verbose("env [{}]: {}{}{}", pid, set.empty() ? "" : "set " + join(set, " "),
+               !set.empty() && !unset.empty() ? "; " : "", unset.empty() ? "" : "unset " + join(unset, " "));
+  for (const auto& line : values) log::debug("env [{}]: {}", pid, line);
+}
+
+void log_child_finished(int pid, const std::string& argv0, const std::string& how,
+                        std::chrono::steady_clock::duration took) {
+  log::verbose("done [{}]: {} after {:.2f} s: {}", pid, how, std::chrono::duration<double>(took).count(),
+               std::filesystem::path(argv0).filename().string());
 }
 
 std::optional<std::filesystem::path> find_on_path(const std::string& program) {
@@ -50,6 +83,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   boost::asio::io_context io;
   std::future<std::string> out, err;
   ProcessResult result;
+  int pid = 0;
+  const auto started_at = std::chrono::steady_clock::now();
   try {
     std::unique_lock launching(child_launch_mutex());
     bp::child child(
@@ -61,6 +96,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     ::setpgid(child.id(), child.id());  // also from here: no window where the group does not exist
     register_child_group(child.id());
     launching.unlock();
+    pid = child.id();
+    std::vector<std::string> shown = argv;
+    shown[0] = program->string();
+    log_child_started(pid, shown, options.working_dir ? &*options.working_dir : nullptr, options.env_overrides);
     boost::asio::steady_timer timer(io);
     if (options.timeout) {
       timer.expires_after(*options.timeout);
@@ -87,6 +126,15 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   }
   result.out = out.get();
   result.err = err.get();
+  log_child_finished(pid, argv[0], result.describe_status(), std::chrono::steady_clock::now() - started_at);
+  if (log::enabled(log::Level::trace)) {
+    // What it printed, cut short: enough to see a version banner or an error.
+    for (const auto& [stream, text] : {std::pair{"stdout", &result.out}, std::pair{"stderr", &result.err}}) {
+      const auto lines = split_any(*text, "\n");
+      for (size_t i = 0; i < lines.size() && i < 40; ++i) log::trace("{} [{}]: {}", stream, pid, lines[i]);
+      if (lines.size() > 40) log::trace("{} [{}]: ({} more lines)", stream, pid, lines.size() - 40);
+    }
+  }
   return result;
 }
 

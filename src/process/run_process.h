@@ -42,6 +42,17 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
 // process). Both runners make their pipes and fork under this lock.
 std::mutex& child_launch_mutex();
 
+// The log lines of a child (core/log.h), for both runners. At verbose: its
+// argv and directory once started, the names of the variables it gets
+// changed, and how it ended and after how long; at debug, each changed
+// variable's value and what it was (redacted by name). `env` holds values
+// set (or, with an empty optional, removed) on top of our environment;
+// `note` ends the first line ("network namespace").
+void log_child_started(int pid, const std::vector<std::string>& argv, const std::filesystem::path* working_dir,
+                       const std::map<std::string, std::optional<std::string>>& env, const std::string& note = "");
+void log_child_finished(int pid, const std::string& argv0, const std::string& how,
+                        std::chrono::steady_clock::duration took);
+
 // The full path of a program on PATH, if any.
 std::optional<std::filesystem::path> find_on_path(const std::string& program);
 

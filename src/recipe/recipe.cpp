@@ -12,6 +12,7 @@
 #include "config/toml_file.h"
 #include "core/data_dir.h"
 #include "core/error.h"
+#include "core/path_policy.h"
 #include "core/sha256.h"
 #include "core/strings.h"
 #include "recipe/repository_url.h"
@@ -100,27 +101,20 @@ class RecipeParser {
       for (const auto& argument : step.command) check_placeholders(*table->get("command"), argument);
       step.env = string_table(*table, "env", "build.env");
       step.fresh_configure_removes = strings(*table, "fresh_configure_removes", "build.");
-      for (const auto& path : step.fresh_configure_removes) {
-        // a dir of the tree, never the tree itself or its .git
-        const auto normal = std::filesystem::path(path).lexically_normal().string();
-        if (path.empty() || std::filesystem::path(path).is_absolute() || normal == "." || normal == "./" ||
-            normal.starts_with("..") || normal == ".git" || normal.starts_with(".git/"))
+      for (const auto& path : step.fresh_configure_removes)
+        if (auto problem = relative_path_problem(path); !problem.empty())  // never the tree itself (".") or its .git
           bad(table->get("fresh_configure_removes")->source(), "build.fresh_configure_removes",
-              "'" + path + "' must be a dir inside the work tree (not the tree itself or its .git)");
-      }
+              "'" + path + "' must be a dir inside the work tree (not the tree itself or its .git): it " + problem);
       step.requires_list = strings(*table, "requires", "build.");
       for (const auto& requirement : step.requires_list)
         if (requirement.empty() || requirement.find_first_of("\n\r") != std::string::npos || requirement.front() == '-')
           bad(table->get("requires")->source(), "build.requires",
               "'" + requirement + "' is not a requirement (PEP 508, like \"cmake>=3.27\")");
       step.requires_from = strings(*table, "requires_from", "build.");
-      for (const auto& path : step.requires_from) {
-        const auto normal = std::filesystem::path(path).lexically_normal().string();
-        if (path.empty() || std::filesystem::path(path).is_absolute() || normal.starts_with("..") ||
-            normal.starts_with(".git/"))
+      for (const auto& path : step.requires_from)
+        if (auto problem = relative_path_problem(path); !problem.empty())
           bad(table->get("requires_from")->source(), "build.requires_from",
-              "'" + path + "' must be a file inside the work tree");
-      }
+              "'" + path + "' must be a file inside the work tree: it " + problem);
       recipe.builds.push_back(std::move(step));
     }
     for (auto* table : tables(root, "env")) {
@@ -145,12 +139,10 @@ class RecipeParser {
         bad(table->source(), "system_library",
             "wheel and wheel_dir go together (the distribution, and its dir "
             "with include/ and lib/ in site-packages)");
-      if (!library.wheel_dir.empty()) {
-        const auto normal = std::filesystem::path(library.wheel_dir).lexically_normal().string();
-        if (std::filesystem::path(library.wheel_dir).is_absolute() || normal.starts_with(".."))
+      if (!library.wheel_dir.empty())
+        if (auto problem = relative_path_problem(library.wheel_dir); !problem.empty())
           bad(table->get("wheel_dir")->source(), "system_library.wheel_dir",
-              "'" + library.wheel_dir + "' must be a dir inside site-packages (\"nvidia/nccl\")");
-      }
+              "'" + library.wheel_dir + "' must be a dir inside site-packages (\"nvidia/nccl\"): it " + problem);
       if (library.name.empty() || library.name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                                                                  "0123456789_-") != std::string::npos)
         bad(table->get("name") ? table->get("name")->source() : table->source(), "system_library.name",

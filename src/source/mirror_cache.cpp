@@ -11,6 +11,7 @@
 #include "core/cache_layout.h"
 #include "core/error.h"
 #include "core/file_lock.h"
+#include "core/log.h"
 #include "core/sha256.h"
 #include "core/strings.h"
 #include "source/git_session.h"
@@ -168,6 +169,7 @@ std::string MirrorCache::default_branch(const std::string& url, bool offline) co
       git_reference* head = nullptr;
       git_reference_symbolic_create(&head, repo.get(), "refs/archbuild/default", name.c_str(), 1, "default branch");
       git_reference_free(head);
+      log::verbose("mirror {}: default branch {}, asked the remote", url, name);
       return name.rfind("refs/heads/", 0) == 0 ? name.substr(11) : name;
     }
     fail_environment("cannot ask " + url + " for its default branch (" + git_last_error() + "); pass --ref");
@@ -176,6 +178,7 @@ std::string MirrorCache::default_branch(const std::string& url, bool offline) co
   if (git_reference_lookup(&remembered, repo.get(), "refs/archbuild/default") == 0) {
     std::string name = git_reference_symbolic_target(remembered);
     git_reference_free(remembered);
+    log::verbose("mirror {}: default branch {}, remembered by the mirror (offline: not asked)", url, name);
     return name.rfind("refs/heads/", 0) == 0 ? name.substr(11) : name;
   }
   fail_environment("offline, and the mirror of " + url + " does not know its default branch; pass --ref");
@@ -199,6 +202,8 @@ MirrorResult MirrorCache::ensure(const MirrorRequest& request) const {
     if (auto found = resolve(repo.get(), request)) {
       result.commit = found->first;
       result.ref_kind = found->second;
+      log::verbose("mirror {}: {} is in {} ({} {}): no fetch{}", request.url, wanted, result.path.string(),
+                   result.ref_kind, result.commit.substr(0, 12), request.offline ? " (offline)" : "");
       return result;
     }
   if (request.offline)
@@ -218,13 +223,20 @@ MirrorResult MirrorCache::ensure(const MirrorRequest& request) const {
   ProgressPayload payload{&progress_, repository_short_name(request.url)};
   std::string last_error;
   bool fetched = false;
+  log::verbose("mirror {}: fetching {} into {} ({})", request.url, wanted, result.path.string(), join(specs, " "));
+  const auto started = std::chrono::steady_clock::now();
   for (int attempt = 1; attempt <= kFetchAttempts && !fetched; ++attempt) {
     if (fetch(repo.get(), request.url, specs, payload, last_error)) {
       fetched = true;
-    } else if (attempt < kFetchAttempts) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(500 * attempt));
+      log::verbose("mirror {}: fetched in {:.1f} s", request.url,
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    } else {
+      log::verbose("mirror {}: fetch attempt {} of {} failed: {}", request.url, attempt, kFetchAttempts, last_error);
+      if (attempt < kFetchAttempts) std::this_thread::sleep_for(std::chrono::milliseconds(500 * attempt));
     }
   }
+  if (!fetched && resolve(repo.get(), request))
+    log::verbose("mirror {}: not fetched, but {} is in the mirror: using it as it is", request.url, wanted);
   if (!fetched && !resolve(repo.get(), request))
     fail_environment("cannot fetch " + request.url + " after " + std::to_string(kFetchAttempts) +
                      " attempts: " + last_error);

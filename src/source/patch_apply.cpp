@@ -7,17 +7,16 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <set>
-#include <sstream>
 #include <utility>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "core/sha256.h"
+#include "core/unique_fd.h"
 
 namespace archbuild {
 
@@ -49,27 +48,6 @@ std::vector<std::string> proper_prefixes(const std::string& path) {
 }
 
 std::string errno_text(int error) { return std::strerror(error); }
-
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  Fd& operator=(Fd&& other) noexcept {
-    if (this != &other) {
-      if (fd_ >= 0) ::close(fd_);
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
 
 TreeFiles::Kind kind_at(int dir, const std::string& name) {
   struct stat st {};
@@ -130,20 +108,6 @@ std::string temporary_name() {
 
 }  // namespace
 
-std::string relative_path_problem(std::string_view relative) {
-  if (relative.empty()) return "is empty";
-  if (relative.front() == '/') return "is an absolute path";
-  if (relative.find('\0') != std::string_view::npos) return "holds a NUL byte";
-  for (const auto& part : split_path(relative)) {
-    if (part == "..") return "climbs out with '..'";
-    if (part.empty() || part == ".") return "is not normalised (an empty or '.' component)";
-    std::string lower = part;
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (lower == ".git") return "goes into .git";
-  }
-  return "";
-}
-
 std::string symlink_target_problem(std::string_view link, std::string_view target) {
   if (target.empty()) return "is empty";
   if (target.front() == '/') return "is absolute";
@@ -173,7 +137,7 @@ int TreeFiles::open_parent(const std::vector<std::string>& parts, bool create, s
   for (const auto& part : parts)
     if (part.empty() || part == "." || part == "..")
       fail_bad_input("'" + join_prefix(parts, parts.size()) + "' is not a path inside " + root_.string());
-  Fd current(::dup(fd_));
+  UniqueFd current(::dup(fd_));
   if (current.get() < 0) fail_environment("cannot open the directory " + root_.string() + ": " + errno_text(errno));
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
     const char* name = parts[i].c_str();
@@ -194,27 +158,27 @@ int TreeFiles::open_parent(const std::vector<std::string>& parts, bool create, s
       }
       fail_environment("cannot open " + (root_ / join_prefix(parts, i + 1)).string() + ": " + errno_text(error));
     }
-    current = Fd(next);
+    current = UniqueFd(next);
   }
   return current.release();
 }
 
 std::string TreeFiles::blocked_prefix(std::string_view relative, Kind* kind) const {
   std::string blocked;
-  Fd parent(open_parent(split_path(relative), false, &blocked, kind));
+  UniqueFd parent(open_parent(split_path(relative), false, &blocked, kind));
   return blocked;
 }
 
 TreeFiles::Kind TreeFiles::kind(std::string_view relative) const {
   auto parts = split_path(relative);
-  Fd parent(open_parent(parts, false, nullptr, nullptr));
+  UniqueFd parent(open_parent(parts, false, nullptr, nullptr));
   return parent.get() < 0 ? Kind::absent : kind_at(parent.get(), parts.back());
 }
 
 std::vector<std::string> TreeFiles::files_below(std::string_view relative) const {
   std::vector<std::string> files;
   auto parts = split_path(relative);
-  Fd parent(open_parent(parts, false, nullptr, nullptr));
+  UniqueFd parent(open_parent(parts, false, nullptr, nullptr));
   if (parent.get() < 0) return files;
   int dir = ::openat(parent.get(), parts.back().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dir < 0) return files;
@@ -240,10 +204,10 @@ int TreeFiles::open_parent_for_write(const std::vector<std::string>& parts, cons
 void TreeFiles::write_file(std::string_view relative, std::string_view content, bool executable) const {
   auto parts = split_path(relative);
   std::string where = (root_ / relative).string();
-  Fd parent(open_parent_for_write(parts, where));
+  UniqueFd parent(open_parent_for_write(parts, where));
   std::string temporary = temporary_name();
-  Fd out(::openat(parent.get(), temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                  executable ? 0777 : 0666));
+  UniqueFd out(::openat(parent.get(), temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                        executable ? 0777 : 0666));
   if (out.get() < 0) fail_environment("cannot write " + where + ": " + errno_text(errno));
   auto fail = [&](int error) {
     ::unlinkat(parent.get(), temporary.c_str(), 0);
@@ -262,7 +226,7 @@ void TreeFiles::write_file(std::string_view relative, std::string_view content, 
 void TreeFiles::write_symlink(std::string_view relative, std::string_view target) const {
   auto parts = split_path(relative);
   std::string where = (root_ / relative).string();
-  Fd parent(open_parent_for_write(parts, where));
+  UniqueFd parent(open_parent_for_write(parts, where));
   std::string temporary = temporary_name();
   if (::symlinkat(std::string(target).c_str(), parent.get(), temporary.c_str()) != 0)
     fail_environment("cannot write " + where + ": " + errno_text(errno));
@@ -275,7 +239,7 @@ void TreeFiles::write_symlink(std::string_view relative, std::string_view target
 
 bool TreeFiles::remove_file(std::string_view relative) const {
   auto parts = split_path(relative);
-  Fd parent(open_parent(parts, false, nullptr, nullptr));
+  UniqueFd parent(open_parent(parts, false, nullptr, nullptr));
   if (parent.get() < 0) return false;
   Kind kind = kind_at(parent.get(), parts.back());
   if (kind == Kind::absent || kind == Kind::directory) return false;
@@ -288,7 +252,7 @@ bool TreeFiles::remove_file(std::string_view relative) const {
 
 bool TreeFiles::remove(std::string_view relative) const {
   auto parts = split_path(relative);
-  Fd parent(open_parent(parts, false, nullptr, nullptr));
+  UniqueFd parent(open_parent(parts, false, nullptr, nullptr));
   if (parent.get() < 0) return false;
   const std::string& leaf = parts.back();
   Kind kind = kind_at(parent.get(), leaf);
@@ -310,13 +274,17 @@ void TreeFiles::remove_empty_parents(std::string_view relative) const {
   auto parts = split_path(relative);
   for (size_t count = parts.size() - 1; count > 0; --count) {
     std::vector<std::string> prefix(parts.begin(), parts.begin() + static_cast<long>(count));
-    Fd parent(open_parent(prefix, false, nullptr, nullptr));
+    UniqueFd parent(open_parent(prefix, false, nullptr, nullptr));
     if (parent.get() < 0 || kind_at(parent.get(), prefix.back()) != Kind::directory) return;
     if (::unlinkat(parent.get(), prefix.back().c_str(), AT_REMOVEDIR) != 0) return;  // not empty: keep it
   }
 }
 
 namespace {
+
+// A patch is read whole into memory and parsed there by libgit2; a recipe's
+// patches are KiBs, so one larger than this is a mistake (a tarball, a log).
+constexpr uint64_t kMaxPatchBytes = 64u << 20;
 
 struct LoadedPatch {
   PatchFile file;
@@ -606,11 +574,10 @@ std::vector<AppliedPatch> apply_patches(git_repository* repo, const std::vector<
 
   std::vector<LoadedPatch> loaded;
   for (const auto& file : patches) {
-    std::ifstream in(file.path, std::ios::binary);
-    if (!in) fail_bad_input("cannot read patch " + file.path.string());
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    LoadedPatch patch{file, buffer.str(), nullptr};
+    std::string text;
+    if (auto why = read_regular_file(file.path, kMaxPatchBytes, text); !why.empty())
+      fail_bad_input("patch " + file.path.string() + " " + why);
+    LoadedPatch patch{file, std::move(text), nullptr};
     git_diff* diff = nullptr;
     if (git_diff_from_buffer(&diff, patch.text.data(), patch.text.size()) != 0)
       fail_bad_input("patch " + file.path.string() +

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/path_policy.h"  // relative_path_problem: what a path a patch touches may be
 #include "source/git_session.h"
 
 namespace archbuild {
@@ -33,10 +34,6 @@ struct AppliedPatch {
 // The files are then written without following a symlink at any component.
 // Errors name the patch file and the hunk or path. Throws UserError(bad_input).
 std::vector<AppliedPatch> apply_patches(git_repository* repo, const std::vector<PatchFile>& patches);
-
-// Why `relative` is not a normalised path inside a tree ("" when it is): it
-// is empty, absolute, has an empty, `.` or `..` component, or goes into `.git`.
-std::string relative_path_problem(std::string_view relative);
 
 // Why a symlink at `link` (a path inside the tree) with this target could
 // lead out of the tree ("" when it cannot): the target is empty, absolute,

@@ -6,6 +6,8 @@
 
 #include "core/error.h"
 #include "core/json_text.h"
+#include "core/log.h"
+#include "core/regular_file.h"
 #include "source/git_session.h"
 
 namespace archbuild {
@@ -157,7 +159,8 @@ struct PendingSubmodule {
   std::string name;
   std::string path;  // relative to the top
   std::filesystem::path dir;
-  std::string url;  // after relative resolution and rewriting
+  std::string url;        // after relative resolution
+  std::string fetch_url;  // and after rewriting
   std::string commit;
 };
 
@@ -194,7 +197,7 @@ int collect(git_submodule* sm, const char* name, void* payload) {
   git_submodule_init(sm, /*overwrite=*/1);  // records it in .git/config, as `git submodule init` does
   std::string resolved = resolve_submodule_url(p->parent->url, url);
   p->out->push_back({name, p->parent->relative.empty() ? path : p->parent->relative + "/" + path, p->parent->dir / path,
-                     resolved, oid_hex(*head)});
+                     resolved, p->rewriter->apply(resolved), oid_hex(*head)});
   return 0;
 }
 
@@ -279,11 +282,15 @@ SourceTree checkout_source(const CheckoutRequest& request, const MirrorCache& mi
     }
   }
   bool fresh = !tree.reused;
+  log::verbose("source {} {}: into {} ({}){}", tree.url, tree.ref, tree.dir.string(),
+               fresh ? "a new work tree" : "reusing its work tree", request.offline ? "; offline: no fetch" : "");
   const bool parent_existed = std::filesystem::exists(tree.dir.parent_path(), ec);
   if (fresh) {
     std::filesystem::create_directories(tree.dir.parent_path(), ec);
-    std::ofstream(incomplete) << "archbuild: first checkout of " << tree.url << " into " << tree.dir.string()
-                              << " in progress\n";
+    // Not written aside: its being there is what counts, from before the
+    // first file of the tree.
+    write_whole_file(incomplete,
+                     "archbuild: first checkout of " + tree.url + " into " + tree.dir.string() + " in progress\n");
   }
   try {
     auto done = checkout_into(tree, previous, request, mirrors);
@@ -309,6 +316,8 @@ SourceTree checkout_into(SourceTree tree, const std::optional<SourceTree>& previ
   tree.commit = top.commit;
   tree.ref_kind = top.ref_kind;
   tree.fetched = top.fetched;
+  log::verbose("source {}: {} {} is {}{}", tree.url, tree.ref_kind, tree.ref, tree.commit,
+               tree.fetched ? " (fetched)" : " (the mirror as it was)");
 
   Repository repo = open_or_init_worktree(tree.dir, top.path, request.url);
   TreeFiles files(tree.dir);
@@ -339,7 +348,11 @@ SourceTree checkout_into(SourceTree tree, const std::optional<SourceTree>& previ
           fail_bad_input("a submodule path of " + parent.dir.string() + ", " + payload.bad_paths.front() +
                          ", is not inside the tree");
       }
-      for (const auto& sub : pending) all_paths.push_back(sub.path);
+      for (const auto& sub : pending) {
+        all_paths.push_back(sub.path);
+        log::debug("submodule {}: {} at {}", sub.path, sub.fetch_url, sub.commit);
+      }
+      if (!pending.empty()) log::verbose("source {}: {} submodules to check out", tree.url, pending.size());
       if (previous) remove_stale_submodules(*previous, all_paths, files);
 
       // Each submodule is a separate repository: safe on its own thread.
@@ -363,8 +376,7 @@ SourceTree checkout_into(SourceTree tree, const std::optional<SourceTree>& previ
           if (!blocked.empty())
             fail_bad_input("submodule " + sub.path + ": '" + blocked + "' in the work tree " + tree.dir.string() +
                            " is not a directory (a symlink or a file); archbuild never checks out through a symlink");
-          std::string fetch_url = request.rewriter.apply(sub.url);
-          auto mirror = mirrors.ensure({fetch_url, std::nullopt, sub.commit, request.offline, false});
+          auto mirror = mirrors.ensure({sub.fetch_url, std::nullopt, sub.commit, request.offline, false});
           Repository sub_repo = open_or_init_worktree(sub.dir, mirror.path, sub.url);
           checkout_commit(sub_repo.get(), sub.commit, "submodule " + sub.path);
           {
@@ -378,8 +390,7 @@ SourceTree checkout_into(SourceTree tree, const std::optional<SourceTree>& previ
       unsigned thread_count = std::max(1u, std::min<unsigned>(request.threads, pending.size()));
       for (unsigned i = 0; i < thread_count; ++i) jobs.push_back(std::async(std::launch::async, worker));
       for (auto& job : jobs) job.get();  // rethrows the first failure
-      for (const auto& sub : pending)
-        tree.submodules.push_back({sub.path, request.rewriter.apply(sub.url), sub.commit});
+      for (const auto& sub : pending) tree.submodules.push_back({sub.path, sub.fetch_url, sub.commit});
       std::sort(next.begin(), next.end(), [](const Parent& a, const Parent& b) { return a.relative < b.relative; });
       level = std::move(next);
     }

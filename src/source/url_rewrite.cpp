@@ -1,6 +1,7 @@
 #include "source/url_rewrite.h"
 
 #include "core/error.h"
+#include "core/log.h"
 
 namespace archbuild {
 
@@ -15,7 +16,10 @@ std::string UrlRewriter::apply(const std::string& url) const {
   const UrlRewrite* best = nullptr;
   for (const auto& rule : rules_)
     if (url.rfind(rule.from, 0) == 0 && (!best || rule.from.size() > best->from.size())) best = &rule;
-  return best ? best->to + url.substr(best->from.size()) : url;
+  if (!best) return url;
+  std::string rewritten = best->to + url.substr(best->from.size());
+  log::verbose("mirror rule {} = {}: {} -> {}", best->from, best->to, url, rewritten);
+  return rewritten;
 }
 
 std::string resolve_submodule_url(const std::string& parent_url, const std::string& url) {

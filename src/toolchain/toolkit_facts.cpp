@@ -9,18 +9,6 @@
 
 namespace archbuild {
 
-bool ToolkitFacts::can_target(ComputeCapability cc, ArchVariant variant) const {
-  auto has = [&](const std::vector<ComputeCapability>& list) {
-    return std::find(list.begin(), list.end(), cc) != list.end();
-  };
-  switch (variant) {
-    case ArchVariant::plain: return has(targets);
-    case ArchVariant::arch_specific: return has(arch_specific);
-    case ArchVariant::family_specific: return has(family_specific);
-  }
-  return false;
-}
-
 namespace {
 
 [[noreturn]] void bad_entry(const std::filesystem::path& file, const toml::source_region& where, std::string_view key,
@@ -124,6 +112,10 @@ const ToolkitFacts* ToolkitTable::newest_at_or_below(CudaVersion version) const 
 
 bool ToolkitTable::knows(ComputeCapability cc, ArchVariant variant) const {
   return std::any_of(facts_.begin(), facts_.end(), [&](const ToolkitFacts& f) { return f.can_target(cc, variant); });
+}
+
+std::vector<CudaTargets> ToolkitTable::release_targets() const {
+  return std::vector<CudaTargets>(facts_.begin(), facts_.end());
 }
 
 }  // namespace archbuild

@@ -5,25 +5,18 @@
 #include <string>
 #include <vector>
 
-#include "arch/arch_target.h"
-#include "toolchain/cuda_version.h"
+#include "arch/cuda_targets.h"
 
 namespace archbuild {
 
-// What one CUDA release can do, from toolchains/cuda-X.Y.toml. The installed
+// What one CUDA release can do, from toolchains/cuda-X.Y.toml: its targets
+// (CudaTargets) and the driver and host compilers it needs. The installed
 // nvcc overrides the arch lists when present (see Toolchain).
-struct ToolkitFacts {
-  CudaVersion version;
-  std::string min_driver;                               // "580.65.06"
-  std::vector<ComputeCapability> targets;               // sm_XY / compute_XY
-  std::vector<ComputeCapability> arch_specific;         // sm_XYa
-  std::vector<ComputeCapability> family_specific;       // sm_XYf
-  std::optional<std::string> torch_official_arch_list;  // PyTorch's release list
+struct ToolkitFacts : CudaTargets {
+  std::string min_driver;  // "580.65.06"
   std::optional<int> max_gcc_major;
   std::optional<int> max_clang_major;
   std::filesystem::path source;  // the TOML file
-
-  bool can_target(ComputeCapability cc, ArchVariant variant) const;
 };
 
 // Every toolchains/*.toml, sorted by version.
@@ -39,6 +32,8 @@ class ToolkitTable {
   const ToolkitFacts* newest_at_or_below(CudaVersion version) const;
   // Is `cc` a compute capability any known toolkit can target?
   bool knows(ComputeCapability cc, ArchVariant variant) const;
+  // What each release can target, oldest first: arch resolution's view.
+  std::vector<CudaTargets> release_targets() const;
 
  private:
   std::vector<ToolkitFacts> facts_;

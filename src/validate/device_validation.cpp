@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <fstream>
 #include <string_view>
 
 #include "core/data_dir.h"
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "core/self_executable.h"
 #include "core/strings.h"
 #include "gpu/module_loader.h"
@@ -77,10 +77,15 @@ void prepare_work_dir(const std::filesystem::path& work_dir) {
   check_validation_work_dir(work_dir);
   std::filesystem::create_directories(work_dir);
   for (const auto* name : kOwnNames) std::filesystem::remove_all(work_dir / name);  // a link is removed, not followed
-  std::ofstream marker(work_dir / kValidationWorkMarker);
-  marker << "archbuild validation work dir: it removes only "
-         << join(std::vector<std::string>(kOwnNames.begin(), kOwnNames.end()), ", ") << " here\n";
-  if (!marker) fail_environment("cannot write " + (work_dir / kValidationWorkMarker).string());
+  const auto marker = work_dir / kValidationWorkMarker;
+  // Not written aside: its being there is what counts, and a temporary left
+  // by a crash would be a file check_validation_work_dir does not know.
+  try {
+    write_whole_file(marker, "archbuild validation work dir: it removes only " +
+                                 join(std::vector<std::string>(kOwnNames.begin(), kOwnNames.end()), ", ") + " here\n");
+  } catch (const std::filesystem::filesystem_error& error) {
+    fail_environment("cannot write " + marker.string() + ": " + error.code().message());
+  }
 }
 
 using Env = std::map<std::string, std::optional<std::string>>;
@@ -120,7 +125,7 @@ Step run_step(const std::string& name, const std::vector<std::string>& argv, con
   auto started = std::chrono::steady_clock::now();
   step.result = run_process(argv, options);
   step.check.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::ofstream(step.check.log) << "$ " << join(argv, " ") << "\n" << step.result.out << step.result.err;
+  write_whole_file(step.check.log, "$ " + join(argv, " ") + "\n" + step.result.out + step.result.err);
   step.check.ok = step.result.succeeded();
   if (!step.check.ok) {
     step.check.detail = step.result.describe_status() + ": " +

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "core/strings.h"
 #include "process/run_process.h"
 
@@ -252,9 +253,8 @@ ProjectTestResult run_project_tests(const ProjectTestRequest& request) {
     return result;
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::ofstream(request.log_file) << "$ (cd " << request.source_dir.string() << " && " << join(result.argv, " ")
-                                  << ")\n"
-                                  << run.out << run.err;
+  write_whole_file(request.log_file, "$ (cd " + request.source_dir.string() + " && " + join(result.argv, " ") + ")\n" +
+                                         run.out + run.err);
 
   std::optional<int> exit_status;
   std::vector<std::string> setup;

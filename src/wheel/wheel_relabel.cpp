@@ -12,8 +12,12 @@
 
 namespace archbuild {
 
+std::string cuda_label(const CudaVersion& cuda) {
+  return "cu" + std::to_string(cuda.major) + std::to_string(cuda.minor);
+}
+
 std::string local_version_label(const CudaVersion& cuda, const ArchList& archs) {
-  std::string label = "cu" + std::to_string(cuda.major) + std::to_string(cuda.minor);
+  std::string label = cuda_label(cuda);
   for (const auto& target : archs.targets()) {
     std::string digits = std::to_string(target.cc.major) + std::to_string(target.cc.minor) +
                          variant_suffix(target.variant);

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "arch/arch_target.h"
-#include "toolchain/cuda_version.h"
+#include "arch/cuda_version.h"
 
 namespace archbuild {
 
@@ -14,6 +14,8 @@ namespace archbuild {
 // "cu128.compute86" (PTX only). Lowercase alphanumerics joined by dots, as
 // PEP 440 allows; pip's `==2.9.1` still matches `2.9.1+cu130.sm90`.
 std::string local_version_label(const CudaVersion& cuda, const ArchList& archs);
+// Its first part, the toolkit: "cu130".
+std::string cuda_label(const CudaVersion& cuda);
 
 // "2.9.1" + label -> "2.9.1+LABEL"; a version that has a local part already
 // ("2.9.0a0+git1a2b3c") gets the label appended to it: "2.9.0a0+git1a2b3c.LABEL".

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "arch/arch_target.h"
-#include "toolchain/cuda_version.h"
+#include "arch/cuda_version.h"
 
 namespace archbuild {
 

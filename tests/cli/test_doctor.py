@@ -74,8 +74,11 @@ class DoctorOnFixtures(unittest.TestCase):
         packages = self.packages(report)
         self.assertEqual(packages["torch"]["verdict"], "ok")          # sm_80 runs on 8.6
         self.assertEqual(packages["myext"]["verdict"], "ptx-jit")     # compute_80 JITs on 8.6
-        self.assertEqual(packages["nvidia/fakelib"]["verdict"], "no-kernel-image")
+        # one verdict in text and JSON: not judged; what its fatbins alone say stays per file
+        self.assertEqual(packages["nvidia/fakelib"]["verdict"], "not-judged")
         self.assertFalse(packages["nvidia/fakelib"]["judged"])
+        self.assertEqual(packages["nvidia/fakelib"]["problems"], [])
+        self.assertEqual(packages["nvidia/fakelib"]["files"][0]["verdicts"], {"8.6": "no-kernel-image"})
         self.assertEqual(packages["torch"]["files"][0]["sass"], {"sm_80": 2})  # nvcc -shared: two containers
 
     def test_no_kernel_image_names_the_fix(self):
@@ -86,7 +89,8 @@ class DoctorOnFixtures(unittest.TestCase):
         self.assertEqual(torch["verdict"], "no-kernel-image")
         self.assertIn("archbuild torch --arch 9.0 --ref v2.9.1", torch["fixes"])
         self.assertIn("libtorch_cuda.so has no kernel image for CC 9.0", torch["problems"][0])
-        self.assertEqual(self.packages(report)["nvidia/fakelib"]["verdict"], "ok")
+        self.assertEqual(self.packages(report)["nvidia/fakelib"]["verdict"], "not-judged")
+        self.assertEqual(self.packages(report)["nvidia/fakelib"]["files"][0]["verdicts"], {"9.0": "native"})
         result, report = self.doctor([site], "--device-cc", "7.5")
         myext = self.packages(report)["myext"]
         self.assertEqual(myext["verdict"], "no-kernel-image")
@@ -98,6 +102,7 @@ class DoctorOnFixtures(unittest.TestCase):
                      env={"PYTHONPATH": str(site), "ARCHBUILD_FAKE_GPUS": None})
         self.assertEqual(result.returncode, 1)
         self.assertIn("no-kernel-image", result.stdout)
+        self.assertRegex(result.stdout, r"not-judged +nvidia/fakelib")  # the word --json gives
         self.assertIn("fix: archbuild torch --arch 9.0 --ref v2.9.1", result.stdout)
         self.assertIn("import      FAILED", result.stdout)
         self.assertIn("verdict: problem found", result.stdout)

@@ -10,10 +10,10 @@
 #include "arch/arch_resolver.h"
 #include "arch/arch_spec.h"
 #include "arch/compute_capability.h"
+#include "arch/cuda_version.h"
 #include "core/error.h"
 #include "core/exit_code.h"
 #include "test_support.h"
-#include "toolchain/cuda_version.h"
 #include "toolchain/toolkit_facts.h"
 
 namespace archbuild {
@@ -25,7 +25,7 @@ struct Resolver {
   std::optional<std::vector<ComputeCapability>> gpus;
   explicit Resolver(CudaVersion version) : toolkit(tables.find(version)) {}
   std::string operator()(const std::string& spec, ArchDialect dialect = ArchDialect::cmake) const {
-    ArchResolveInputs in{toolkit, &tables, gpus, "no GPU (test)"};
+    ArchResolveInputs in{toolkit, tables.release_targets(), gpus, "no GPU (test)"};
     return format_arch_list(resolve_archs(parse_arch_spec(spec), in).list, dialect);
   }
 };

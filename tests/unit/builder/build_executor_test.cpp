@@ -13,7 +13,6 @@
 #include "builder/build_plan.h"
 #include "builder/step_launcher.h"
 #include "process/command_runner.h"
-#include "ui/status_line.h"
 
 using namespace archbuild;
 
@@ -64,10 +63,14 @@ class FakeCommandRunner : public CommandRunner {
   std::vector<ScriptedRun> script_;
 };
 
-// Closed after the StatusLine that writes to it.
-struct NullStream {
-  std::FILE* file = std::fopen("/dev/null", "w");
-  ~NullStream() { std::fclose(file); }
+// What the executor showed: its snapshots and notes, nothing painted.
+struct RecordingProgress : BuildProgressSink {
+  void progress(const StatusText& snapshot) override { snapshots.push_back(snapshot); }
+  void note(const std::string& line) override { notes.push_back(line); }
+  void finished() override { ++finishes; }
+  std::vector<StatusText> snapshots;
+  std::vector<std::string> notes;
+  int finishes = 0;
 };
 
 class BuildExecutorTest : public ::testing::Test {
@@ -95,7 +98,12 @@ class BuildExecutorTest : public ::testing::Test {
     plan_.env["ARCHBUILD_STEP_LOG"] = (plan_.out_dir / "steps.log").string();
     plan_.env["TORCH_CUDA_ARCH_LIST"] = "9.0";
     plan_.env["CMAKE_FRESH"] = "1";
-    plan_.cmake_fresh = true;
+    plan_.configure.fresh = true;
+    plan_.configure.env["CMAKE_FRESH"] = "1";
+    plan_.launchers.step_launcher = {"/opt/archbuild/bin/archbuild", kStepLauncherCommand};
+    plan_.launchers.step_log = plan_.out_dir / "steps.log";
+    plan_.enforcement.on = false;
+    plan_.enforcement.nvcc_log = plan_.out_dir / "nvcc.log";
   }
   void TearDown() override { std::filesystem::remove_all(root_); }
 
@@ -120,8 +128,7 @@ class BuildExecutorTest : public ::testing::Test {
 
   std::filesystem::path root_;
   BuildPlan plan_;
-  NullStream sink_;
-  StatusLine status_{sink_.file};
+  RecordingProgress status_;
 };
 
 }  // namespace
@@ -177,9 +184,12 @@ TEST_F(BuildExecutorTest, OomRetriesWithHalfTheJobsDownToOne) {
   EXPECT_EQ(runner.specs[1].env, retry_env(4));  // only the jobs change, and a retry does not reconfigure
   EXPECT_EQ(runner.specs[2].env, retry_env(2));
   EXPECT_EQ(runner.specs[3].env, retry_env(1));
+  EXPECT_EQ(runner.specs[2].env, plan_.with_jobs(2).env);  // the retry is the plan's own with_jobs
   for (const auto& spec : runner.specs) EXPECT_EQ(spec.argv, plan_.argv);
   EXPECT_TRUE(result.ok);
   EXPECT_EQ(result.oom_retries, 3u);
+  EXPECT_EQ(status_.notes.size(), 3u);  // one line per retry, through the sink
+  EXPECT_EQ(status_.finishes, 4);       // the live line ends with every attempt
   ASSERT_EQ(result.attempts.size(), 4u);
   std::vector<unsigned> jobs;
   std::vector<std::string> outcomes;

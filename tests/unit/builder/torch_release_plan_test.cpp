@@ -85,15 +85,15 @@ TEST(TorchReleasePlan, MatchesTheReleaseBuildPerVersionAndToolkit) {
     EXPECT_EQ(env_of(plan, "BUILD_BUNDLE_PTXAS"), row.bundle_ptxas);
     EXPECT_EQ(env_of(plan, "PYTORCH_BUILD_VERSION"), row.build_version);
     // archbuild's own USE_NINJA=1 goes to every build; the recipe's does not reach 2.14+
-    EXPECT_EQ(plan.key_inputs.count("build.env.USE_NINJA") ? "1" : "(unset)", std::string(row.use_ninja));
+    EXPECT_EQ(plan.key_inputs().count("build.env.USE_NINJA") ? "1" : "(unset)", std::string(row.use_ninja));
     // what must hold for every release: the arch list, the CUDA build, no tests
     EXPECT_EQ(env_of(plan, "TORCH_CUDA_ARCH_LIST"), "9.0");
     EXPECT_EQ(env_of(plan, "USE_CUDA"), "1");
     EXPECT_EQ(env_of(plan, "BUILD_TEST"), "0");
-    EXPECT_EQ(plan.key_inputs.at("build.env.TORCH_NVCC_FLAGS"), row.nvcc_flags);
+    EXPECT_EQ(plan.key_inputs().at("build.env.TORCH_NVCC_FLAGS"), row.nvcc_flags);
     // a fresh configure: CMAKE_FRESH for setup.py; scikit-build-core reads none, so build/ goes
-    const bool removes_build_dir = std::find(plan.stale_outputs.begin(), plan.stale_outputs.end(),
-                                             "/work/pytorch/build") != plan.stale_outputs.end();
+    const bool removes_build_dir = std::find(plan.configure.stale_outputs.begin(), plan.configure.stale_outputs.end(),
+                                             "/work/pytorch/build") != plan.configure.stale_outputs.end();
     EXPECT_EQ(removes_build_dir, std::string(row.system) == "pyproject");
   }
 }
@@ -104,16 +104,19 @@ TEST(TorchReleasePlan, NcclAndCudnnComeFromThisMachineOrThePlanSaysWhy) {
   EXPECT_EQ(env_of(found, "USE_SYSTEM_NCCL"), "1");  // as the release build: never NCCL from source
   EXPECT_EQ(env_of(found, "NCCL_INCLUDE_DIR"), "/opt/cuda/include");
   EXPECT_EQ(env_of(found, "NCCL_LIB_DIR"), "/opt/cuda/lib64");
-  EXPECT_EQ(found.key_inputs.at("build.env.USE_SYSTEM_NCCL"), "1");
-  ASSERT_EQ(found.libraries.size(), 2u);
-  EXPECT_EQ(found.libraries[0], "NCCL: /opt/cuda/include, /opt/cuda/lib64 (this machine's)");
-  EXPECT_NE(found.libraries[1].find("cuDNN: not found on this machine"), std::string::npos) << found.libraries[1];
+  EXPECT_EQ(found.key_inputs().at("build.env.USE_SYSTEM_NCCL"), "1");
+  ASSERT_EQ(found.recipe_env.libraries.size(), 2u);
+  EXPECT_EQ(found.recipe_env.libraries[0], "NCCL: /opt/cuda/include, /opt/cuda/lib64 (this machine's)");
+  EXPECT_NE(found.recipe_env.libraries[1].find("cuDNN: not found on this machine"), std::string::npos)
+      << found.recipe_env.libraries[1];
   EXPECT_EQ(env_of(found, "CUDNN_INCLUDE_DIR"), "(unset)");
   auto missing = torch.plan("v2.9.1", {13, 0});
   EXPECT_EQ(env_of(missing, "USE_SYSTEM_NCCL"), "(unset)");
-  EXPECT_NE(missing.libraries[0].find("the build installs nvidia-nccl-cu13 before the build step"), std::string::npos)
-      << missing.libraries[0];
-  EXPECT_NE(missing.libraries[1].find("nvidia-cudnn-cu13"), std::string::npos) << missing.libraries[1];
+  EXPECT_NE(missing.recipe_env.libraries[0].find("the build installs nvidia-nccl-cu13 before the build step"),
+            std::string::npos)
+      << missing.recipe_env.libraries[0];
+  EXPECT_NE(missing.recipe_env.libraries[1].find("nvidia-cudnn-cu13"), std::string::npos)
+      << missing.recipe_env.libraries[1];
   // Taken from the wheels: named as the wheel's requirements, and keyed by the wheel, not by this venv's paths.
   auto wheels = torch.plan(
       "v2.9.1", {13, 0},
@@ -123,8 +126,8 @@ TEST(TorchReleasePlan, NcclAndCudnnComeFromThisMachineOrThePlanSaysWhy) {
   EXPECT_EQ(env_of(wheels, "NCCL_LIB_DIR"), "/out/library-links/NCCL");
   EXPECT_EQ(env_of(wheels, "PYTORCH_EXTRA_INSTALL_REQUIREMENTS"),
             "nvidia-nccl-cu13==2.28.9 | nvidia-cudnn-cu13==9.19.0.56");
-  EXPECT_EQ(wheels.key_inputs.at("build.env.NCCL_LIB_DIR"), "from nvidia-nccl-cu13==2.28.9");
-  EXPECT_EQ(wheels.libraries[0],
+  EXPECT_EQ(wheels.key_inputs().at("build.env.NCCL_LIB_DIR"), "from nvidia-nccl-cu13==2.28.9");
+  EXPECT_EQ(wheels.recipe_env.libraries[0],
             "NCCL: /venv/site-packages/nvidia/nccl/include, /out/library-links/NCCL (from the wheel "
             "nvidia-nccl-cu13==2.28.9)");
   EXPECT_EQ(env_of(found, "PYTORCH_EXTRA_INSTALL_REQUIREMENTS"),

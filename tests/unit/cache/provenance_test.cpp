@@ -24,7 +24,8 @@ TEST(Provenance, SignedStatementsVerifyAndChangesAreNamed) {
   EXPECT_EQ(trusted.key_id(), key.key_id());
   ProvenanceInputs inputs;
   inputs.key_hash = std::string(64, 'a');
-  inputs.key_inputs = {{"recipe", "torch"}, {"source.commit", std::string(40, 'c')}, {"env.TOKEN", "sha256:x"}};
+  inputs.key_inputs = KeyInputs(
+      {{"recipe", "torch"}, {"source.commit", std::string(40, 'c')}, {"env.TOKEN", "sha256:x"}});
   inputs.repository = "https://github.com/pytorch/pytorch.git";
   inputs.wheels = {{"torch-2.9.1+cu130.sm90-cp311-cp311-linux_x86_64.whl", {}, std::string(64, 'd'), 1}};
   inputs.manifest_sha256 = std::string(64, 'e');

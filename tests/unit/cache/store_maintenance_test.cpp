@@ -1,11 +1,17 @@
 #include "cache/store_maintenance.h"
 
+#include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "cache/provenance.h"
 #include "cache/wheel_store.h"
+#include "core/json_text.h"
+#include "core/sha256.h"
+#include "test_support.h"
 
 using namespace archbuild;
 
@@ -14,7 +20,7 @@ TEST(StoreGc, KeepsTheNewestPerProjectAndArchList) {
     StoreEntry e;
     e.hash = hash;
     e.wheels = {"/c/store/" + hash + "/wheels/" + wheel};
-    e.key = {{"arch_list", arch_list}};
+    e.inputs = KeyInputs({{"arch_list", arch_list}});
     return e;
   };
   // newest first, as WheelStore::entries() returns them
@@ -59,4 +65,83 @@ TEST(IndexPage, PercentDecodingRejectsMalformedEscapes) {
   EXPECT_FALSE(percent_decode("x%4"));
   EXPECT_FALSE(percent_decode("x%"));
   EXPECT_FALSE(percent_decode("x%00.whl"));
+}
+
+namespace {
+
+CacheKey key_of(const std::string& text) { return {text, sha256_hex(text)}; }
+
+// A wheel's bytes, published with a manifest and an unsigned provenance whose
+// subjects are the wheel, the manifest and the variant wheel as published.
+StoreEntry publish_with_provenance(const TempDir& dir, const WheelStore& store, const std::string& ref) {
+  write(dir.path / "demo-1.0-py3-none-any.whl", "wheel " + ref);
+  write(dir.path / "demo-1.0-py3-none-any-0123abcd.whl", "variant " + ref);
+  BuildReport report;
+  report.wheels = {ReportedWheel::of(dir.path / "demo-1.0-py3-none-any.whl")};
+  const auto manifest = json_text(report.to_json());
+  ProvenanceInputs inputs;
+  inputs.wheels = report.wheels;
+  inputs.wheels.push_back(ReportedWheel::of(dir.path / "demo-1.0-py3-none-any-0123abcd.whl"));
+  inputs.manifest_sha256 = sha256_hex(manifest);
+  const auto envelope = json_text(dsse_envelope(json_text(provenance_statement(inputs)), nullptr));
+  return store.publish(key_of("cache_format 1\nref " + ref + "\n"), {dir.path / "demo-1.0-py3-none-any.whl"}, manifest,
+                       {{kProvenanceFile, envelope}}, {dir.path / "demo-1.0-py3-none-any-0123abcd.whl"});
+}
+
+}  // namespace
+
+TEST(StoreProvenance, TheEntryAsPublishedMatchesAndAChangedFileIsNamed) {
+  TempDir dir;
+  WheelStore store(dir.path / "cache");
+  auto entry = publish_with_provenance(dir, store, "a");
+  ASSERT_EQ(entry.variants.size(), 1u);
+  EXPECT_EQ(entry_provenance_problems(entry, {}, false), std::vector<std::string>{});
+  // Unsigned: a problem only when a signature is required.
+  EXPECT_EQ(entry_provenance_problems(entry, {}, true), std::vector<std::string>{"provenance.intoto.json: not signed"});
+
+  write(entry.variants[0], "changed");
+  EXPECT_EQ(entry_provenance_problems(entry, {}, false),
+            std::vector<std::string>{"provenance.intoto.json: demo-1.0-py3-none-any-0123abcd.whl's sha256 differs "
+                                     "from the statement's (changed after publishing)"});
+  write(entry.dir / "manifest.json", "{}");
+  auto problems = entry_provenance_problems(*store.find(key_of("cache_format 1\nref a\n")), {}, false);
+  EXPECT_NE(std::find(problems.begin(), problems.end(),
+                      "provenance.intoto.json: manifest.json's sha256 differs from the statement's (changed after "
+                      "publishing)"),
+            problems.end());
+}
+
+TEST(StoreGc, CollectRemovesOldEntriesAndLeftoversAndADryRunNothing) {
+  TempDir dir;
+  WheelStore store(dir.path / "cache");
+  const auto older = publish_with_provenance(dir, store, "old");
+  const auto newer = publish_with_provenance(dir, store, "new");
+  std::filesystem::last_write_time(older.dir / "manifest.json",
+                                   std::filesystem::last_write_time(newer.dir / "manifest.json") -
+                                       std::chrono::hours(1));
+  // A temporary dir under no name a live publish has: a leftover.
+  const auto leftover = store.root() / ".tmp-stray";
+  std::filesystem::create_directories(leftover);
+
+  std::vector<std::string> seen;
+  auto dry = collect_garbage(dir.path / "cache", 1, true, [&](const GcStep& step) { seen.push_back(step.entry.hash); });
+  ASSERT_EQ(dry.steps.size(), 1u);
+  EXPECT_EQ(dry.steps[0].entry.hash, older.hash);
+  EXPECT_TRUE(dry.steps[0].removed);
+  EXPECT_EQ(dry.steps[0].bytes, entry_wheel_bytes(older));
+  EXPECT_EQ(dry.freed_bytes, std::string("wheel old").size());
+  EXPECT_EQ(dry.leftovers, std::vector<std::filesystem::path>{leftover});
+  EXPECT_EQ(seen, std::vector<std::string>{older.hash});
+  EXPECT_TRUE(std::filesystem::exists(older.dir));
+  EXPECT_TRUE(std::filesystem::exists(leftover));
+
+  auto done = collect_garbage(dir.path / "cache", 1, false);
+  ASSERT_EQ(done.steps.size(), 1u);
+  EXPECT_TRUE(done.steps[0].removed);
+  EXPECT_EQ(done.freed_bytes, dry.freed_bytes);
+  EXPECT_FALSE(std::filesystem::exists(older.dir));
+  EXPECT_FALSE(std::filesystem::exists(leftover));
+  EXPECT_TRUE(store.find(key_of("cache_format 1\nref new\n")));
+  EXPECT_EQ(entry_wheel_bytes(done.steps[0].entry), 0u);  // its wheels are gone: 0, not -1 per wheel
+  EXPECT_TRUE(collect_garbage(dir.path / "cache", 1, false).steps.empty());
 }

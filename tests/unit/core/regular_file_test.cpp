@@ -1,6 +1,11 @@
 #include "core/regular_file.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -79,4 +84,127 @@ TEST(FailWriting, AFullDiskNamesWhereAndIsTheEnvironment) {
   EXPECT_EQ(message.rfind("no space left on /c/store (", 0), 0u) << message;
   std::filesystem::filesystem_error denied("cannot copy", "/c/x", std::make_error_code(std::errc::permission_denied));
   EXPECT_THROW(fail_writing(denied, "/c"), std::filesystem::filesystem_error);
+}
+
+namespace {
+
+// The names in `dir`, sorted.
+std::vector<std::string> names_in(const std::filesystem::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// The filesystem error `body` throws (a test failure if it throws none).
+template <typename Body>
+std::filesystem::filesystem_error filesystem_error_of(Body body) {
+  try {
+    body();
+  } catch (const std::filesystem::filesystem_error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no filesystem_error";
+  return std::filesystem::filesystem_error("none", std::error_code());
+}
+
+}  // namespace
+
+TEST(WriteFileAtomically, ReplacesTheContentAndLeavesNoTemporary) {
+  TempDir dir;
+  write_file_atomically(dir.path / "stamp", "first, and longer");
+  write_file_atomically(dir.path / "stamp", "2");
+  EXPECT_EQ(read(dir.path / "stamp"), "2");
+  EXPECT_EQ(names_in(dir.path), std::vector<std::string>{"stamp"});
+  EXPECT_EQ(std::filesystem::status(dir.path / "stamp").permissions() & std::filesystem::perms::owner_write,
+            std::filesystem::perms::owner_write);
+}
+
+TEST(WriteFileAtomically, GivesTheExactPermissionsAskedFor) {
+  TempDir dir;
+  const auto script = std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                      std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                      std::filesystem::perms::others_exec;
+  write_file_atomically(dir.path / "nvcc", "#!/bin/sh\n", script);
+  EXPECT_EQ(std::filesystem::status(dir.path / "nvcc").permissions(), script);
+}
+
+TEST(WriteFileAtomically, ReplacesASymlinkAndNeverWritesThroughIt) {
+  TempDir dir;
+  write(dir.path / "theirs", "mine");
+  std::filesystem::create_symlink(dir.path / "theirs", dir.path / "link");
+  write_file_atomically(dir.path / "link", "over");
+  EXPECT_EQ(read(dir.path / "theirs"), "mine");
+  EXPECT_FALSE(std::filesystem::is_symlink(dir.path / "link"));
+  EXPECT_EQ(read(dir.path / "link"), "over");
+}
+
+TEST(WriteFileAtomically, ReportsAMissingOrUnwritableDirNamingThePath) {
+  TempDir dir;
+  const auto missing = dir.path / "no-dir" / "stamp";
+  auto error = filesystem_error_of([&] { write_file_atomically(missing, "x"); });
+  EXPECT_EQ(error.code(), std::errc::no_such_file_or_directory);
+  EXPECT_EQ(error.path1(), missing);
+  EXPECT_NE(std::string(error.what()).find(missing.string()), std::string::npos) << error.what();
+
+  if (::geteuid() == 0) GTEST_SKIP() << "root writes into a read-only directory";
+  std::filesystem::create_directories(dir.path / "locked");
+  write(dir.path / "locked" / "stamp", "old");
+  std::filesystem::permissions(dir.path / "locked",
+                               std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+  error = filesystem_error_of([&] { write_file_atomically(dir.path / "locked" / "stamp", "new"); });
+  std::filesystem::permissions(dir.path / "locked", std::filesystem::perms::owner_all);
+  EXPECT_EQ(error.code(), std::errc::permission_denied);
+  EXPECT_EQ(error.path1(), dir.path / "locked" / "stamp");
+  EXPECT_EQ(read(dir.path / "locked" / "stamp"), "old");
+}
+
+TEST(WriteFileAtomically, AFailedRenameRemovesTheTemporary) {
+  TempDir dir;
+  write(dir.path / "taken" / "inside", "x");  // a non-empty directory where the file goes
+  auto error = filesystem_error_of([&] { write_file_atomically(dir.path / "taken", "x"); });
+  EXPECT_EQ(error.path1(), dir.path / "taken");
+  EXPECT_EQ(names_in(dir.path), std::vector<std::string>{"taken"});
+}
+
+TEST(OutputFile, CreatesTruncatesAndAppends) {
+  TempDir dir;
+  const auto log = dir.path / "build.log";
+  auto first = OutputFile::append(log);
+  first.write("==> configure\n");
+  first.write("==> build\n");
+  first.close();
+  EXPECT_FALSE(first.is_open());
+  auto second = OutputFile::append(log);
+  second.write("==> done\n");
+  second.close();
+  EXPECT_EQ(read(log), "==> configure\n==> build\n==> done\n");
+  auto junit = OutputFile::create(log);
+  junit.write("<testsuites/>\n");
+  junit.close();
+  EXPECT_EQ(read(log), "<testsuites/>\n");
+  EXPECT_EQ(filesystem_error_of([&] { junit.write("late"); }).code(), std::errc::bad_file_descriptor);
+}
+
+TEST(OutputFile, NeverOpensThroughASymlinkNorBlocksOnAFifo) {
+  TempDir dir;
+  write(dir.path / "theirs", "mine");
+  std::filesystem::create_symlink(dir.path / "theirs", dir.path / "link");
+  EXPECT_EQ(filesystem_error_of([&] { OutputFile::append(dir.path / "link"); }).code(),
+            std::errc::too_many_symbolic_link_levels);
+  EXPECT_EQ(filesystem_error_of([&] { OutputFile::create(dir.path / "link"); }).path1(), dir.path / "link");
+  EXPECT_EQ(read(dir.path / "theirs"), "mine");
+  ASSERT_EQ(mkfifo((dir.path / "fifo").c_str(), 0600), 0);
+  EXPECT_EQ(filesystem_error_of([&] { OutputFile::create(dir.path / "fifo"); }).code(),
+            std::errc::no_such_device_or_address);  // no reader: refused at once
+}
+
+TEST(OutputFile, AFullDiskIsAnErrorCarryingEnospc) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  auto file = OutputFile::append("/dev/full");
+  auto error = filesystem_error_of([&] { file.write("a line of the build log\n"); });
+  EXPECT_EQ(error.code(), std::errc::no_space_on_device);
+  EXPECT_EQ(error.path1(), "/dev/full");
+  EXPECT_EQ(failure_of([&] { fail_writing(error, "/dev"); }).first, ExitCode::environment);
+  EXPECT_EQ(filesystem_error_of([&] { write_whole_file("/dev/full", "x"); }).code(), std::errc::no_space_on_device);
 }

@@ -1,5 +1,6 @@
 #include "doctor/diagnosis.h"
 
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <utility>
@@ -10,11 +11,12 @@
 #include "arch/arch_target.h"
 #include "arch/compat.h"
 #include "arch/compute_capability.h"
+#include "arch/cuda_version.h"
 #include "binary/binary_inventory.h"
 #include "binary/fatbin.h"
+#include "doctor/diagnosis_output.h"
 #include "doctor/package_scan.h"
 #include "doctor/python_probe.h"
-#include "toolchain/cuda_version.h"
 #include "toolchain/toolkit_facts.h"
 
 using namespace archbuild;
@@ -38,6 +40,8 @@ KernelImage sass(int major, int minor) { return {KernelImage::Kind::sass, {major
 KernelImage ptx(int major, int minor) { return {KernelImage::Kind::ptx, {major, minor}, ArchVariant::plain}; }
 
 struct Fixture {
+  // Text renderings are compared uncoloured, even in a terminal.
+  bool no_color = setenv("NO_COLOR", "1", 1) == 0;
   ToolkitTable table = ToolkitTable::load(ARCHBUILD_SOURCE_DIR "/toolchains");
   PythonEnvironment python;
   std::vector<PackageBinaries> packages;
@@ -143,8 +147,48 @@ TEST(Diagnosis, NvidiaLibrariesAreShownNotJudged) {
   Fixture f;
   f.packages.push_back({"nvidia/cufft", "/site", {library("/site/nvidia/cufft/lib/libcufft.so.12", {sass(7, 5)})}});
   auto d = f.run({{9, 0}});
-  EXPECT_EQ(d.packages[2].verdict, PackageVerdict::no_kernel_image);
-  EXPECT_FALSE(d.packages[2].judged);
+  EXPECT_EQ(d.packages[2].verdict, PackageVerdict::not_judged);  // its sm_75 SASS alone would be no-kernel-image
+  EXPECT_FALSE(d.packages[2].judged());
+  EXPECT_TRUE(d.packages[2].problems.empty());
   EXPECT_TRUE(d.packages[2].fixes.empty());
   EXPECT_FALSE(d.has_problem());
+  EXPECT_EQ(package_json(d.packages[2])["verdict"], "not-judged");
+  EXPECT_EQ(package_text(d.packages[2]),
+            "  not-judged       nvidia/cufft   1 CUDA library (NVIDIA library: may load kernels at run time; fatbins "
+            "shown, not judged)\n");
+}
+
+TEST(Diagnosis, APackageWithNoCudaCodeToJudgeIsNotJudgedInTextAndJson) {
+  Fixture f;
+  BinaryInventory unreadable;
+  unreadable.path = "/site/broken/_C.so";
+  unreadable.error = "truncated ELF";
+  f.packages.push_back({"broken", "/site", {unreadable}});
+  auto d = f.run({{9, 0}});
+  ASSERT_EQ(d.packages.size(), 3u);
+  const auto& broken = d.packages[2];
+  EXPECT_EQ(broken.verdict, PackageVerdict::not_judged);
+  EXPECT_FALSE(d.has_problem());
+  auto json = package_json(broken);
+  EXPECT_EQ(json["verdict"], "not-judged");
+  EXPECT_EQ(json["judged"], false);
+  EXPECT_EQ(package_text(broken),
+            "  not-judged       broken         0 CUDA libraries (none of its CUDA code could be read)\n");
+  // No device to judge for: nothing is judged either.
+  d = f.run({});
+  for (const auto& package : d.packages) EXPECT_EQ(package.verdict, PackageVerdict::not_judged) << package.name;
+}
+
+TEST(Diagnosis, TextAndJsonNameTheSameVerdict) {
+  Fixture f;
+  f.packages.push_back({"nvidia/cufft", "/site", {library("/site/nvidia/cufft/lib/libcufft.so.12", {sass(7, 5)})}});
+  for (std::vector<ComputeCapability> devices :
+       {std::vector<ComputeCapability>{{9, 0}}, {{12, 0}}, {{6, 1}, {9, 0}}, {}}) {
+    for (const auto& package : f.run(devices).packages) {
+      const auto word = to_string(package.verdict);
+      EXPECT_EQ(package_json(package)["verdict"], word) << package.name;
+      EXPECT_EQ(package_json(package)["judged"], package.judged()) << package.name;
+      EXPECT_EQ(package_text(package).rfind("  " + word + " ", 0), 0u) << package_text(package);
+    }
+  }
 }

@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "arch/cuda_version.h"
 #include "gpu/gpu_probe.h"
 #include "test_support.h"
-#include "toolchain/cuda_version.h"
 #include "toolchain/toolchain.h"
 #include "ui/terminal.h"
 

@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "arch/compute_capability.h"
+#include "arch/cuda_version.h"
 #include "test_support.h"
-#include "toolchain/cuda_version.h"
 #include "toolchain/toolchain.h"
 
 using namespace archbuild;

@@ -7,10 +7,10 @@
 
 #include "arch/arch_target.h"
 #include "arch/compute_capability.h"
+#include "arch/cuda_version.h"
 #include "core/error.h"
 #include "core/exit_code.h"
 #include "test_support.h"
-#include "toolchain/cuda_version.h"
 #include "toolchain/installed_toolkit.h"
 
 using namespace archbuild;

@@ -9,10 +9,10 @@
 #include <gtest/gtest.h>
 
 #include "arch/arch_target.h"
+#include "arch/cuda_version.h"
 #include "core/error.h"
 #include "core/exit_code.h"
 #include "test_support.h"
-#include "toolchain/cuda_version.h"
 
 using namespace archbuild;
 

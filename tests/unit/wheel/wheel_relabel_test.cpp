@@ -8,8 +8,8 @@
 #include <zip.h>
 
 #include "arch/arch_target.h"
+#include "arch/cuda_version.h"
 #include "test_support.h"
-#include "toolchain/cuda_version.h"
 #include "wheel/build_record.h"
 #include "wheel/wheel_archive.h"
 

@@ -1,4 +1,4 @@
-#include "toolchain/cuda_version.h"
+#include "arch/cuda_version.h"
 
 #include <charconv>
 

@@ -1,0 +1,28 @@
+#include "builder/network_plan.h"
+
+namespace archbuild {
+
+NetworkPlan plan_network(const PlanInputs& in) {
+  NetworkPlan plan;
+  if (in.allow_network) {
+    plan.offline = false;
+    plan.description = "on (--allow-network)";
+  } else if (!in.compiler_cache_remote.empty()) {
+    plan.offline = false;
+    plan.description = "on: the compiler cache's remote storage needs it";
+  } else if (in.network.mode != NetworkIsolation::unavailable) {
+    plan.isolation = in.network.mode;
+    plan.description = "off: the build step runs in a " + in.network.describe() + " of its own";
+  } else {
+    plan.description = "off, best effort: no network namespace here (" + in.network.reason +
+                       "); proxies point at a closed port and pip uses no index";
+    for (const char* proxy : {"http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"})
+      plan.env[proxy] = "http://127.0.0.1:9";
+    plan.env["no_proxy"] = "";
+    plan.env["NO_PROXY"] = "";
+    plan.env["PIP_NO_INDEX"] = "1";
+  }
+  return plan;
+}
+
+}  // namespace archbuild

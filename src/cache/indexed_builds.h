@@ -1,0 +1,28 @@
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "wheel/build_record.h"
+
+namespace archbuild {
+
+// A published wheel found through the cache's index, with the build record
+// inside it: what a dependency lookup reads instead of the whole store.
+struct IndexedBuild {
+  std::filesystem::path wheel;  // the store entry's copy (store/KEY/wheels/NAME)
+  BuildRecord record;
+  std::filesystem::file_time_type published;  // the entry's manifest.json time
+};
+
+// The builds whose wheels the cache's index lists, newest first, among the
+// wheels whose local version label `label_filter` accepts ("cu130.sm90"):
+// only those wheels' build records are read. A wheel without a record, or
+// whose record names no store entry holding it, is left out (`cache verify`
+// names it).
+std::vector<IndexedBuild> indexed_builds(const std::filesystem::path& cache_dir,
+                                         const std::function<bool(const std::string& label)>& label_filter);
+
+}  // namespace archbuild

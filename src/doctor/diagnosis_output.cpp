@@ -1,0 +1,45 @@
+#include "doctor/diagnosis_output.h"
+
+#include <algorithm>
+
+#include "ui/terminal.h"
+
+namespace archbuild {
+
+namespace {
+
+Style verdict_style(PackageVerdict verdict) {
+  switch (verdict) {
+    case PackageVerdict::ok: return Style::green;
+    case PackageVerdict::ptx_jit: return Style::yellow;
+    case PackageVerdict::no_kernel_image:
+    case PackageVerdict::driver_too_old: return Style::red;
+    case PackageVerdict::not_judged: return Style::dim;
+  }
+  return Style::plain;
+}
+
+}  // namespace
+
+std::string package_text(const PackageDiagnosis& package) {
+  std::string padded = to_string(package.verdict);
+  padded.resize(16, ' ');
+  std::string name = package.name;
+  name.resize(std::max<size_t>(name.size(), 14), ' ');
+  size_t cuda_files = 0;
+  for (const auto* file : package.files) cuda_files += file->has_cuda_code();
+  std::string text = "  " + paint(padded, verdict_style(package.verdict)) + " " + name + " " +
+                     std::to_string(cuda_files) + " CUDA librar" + (cuda_files == 1 ? "y" : "ies") +
+                     (package.judged() ? "" : " (" + package.not_judged_reason + ")") + "\n";
+  if (!package.judged()) return text;
+  for (const auto& problem : package.problems) text += "      " + problem + "\n";
+  for (const auto& fix : package.fixes) text += "      fix: " + paint(fix, Style::cyan) + "\n";
+  return text;
+}
+
+nlohmann::json package_json(const PackageDiagnosis& package) {
+  return {{"name", package.name},       {"site_dir", package.site_dir}, {"verdict", to_string(package.verdict)},
+          {"judged", package.judged()}, {"problems", package.problems}, {"fixes", package.fixes}};
+}
+
+}  // namespace archbuild

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "doctor/diagnosis.h"
+
+namespace archbuild {
+
+// The two renderings of a package's diagnosis. Both name the verdict with
+// to_string(PackageVerdict), so `doctor` and `doctor --json` always agree.
+
+// The package's lines of `archbuild doctor`: verdict, name, how many CUDA
+// libraries (and why it is not judged), then its problems and fixes.
+std::string package_text(const PackageDiagnosis& package);
+
+// name, site_dir, verdict, judged, problems, fixes; the caller adds the
+// files' inventories ("files").
+nlohmann::json package_json(const PackageDiagnosis& package);
+
+}  // namespace archbuild

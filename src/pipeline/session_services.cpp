@@ -1,0 +1,46 @@
+#include "pipeline/session_services.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+
+namespace archbuild {
+
+std::string SystemServices::utc_now() {
+  auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char text[32];
+  std::tm parts{};
+  gmtime_r(&now, &parts);
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
+  return text;
+}
+
+std::string SystemServices::host_name() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0 || !host[0]) return "localhost";
+  return host;
+}
+
+SourceTree SystemServices::checkout(const CheckoutRequest& request, const MirrorCache& mirrors) {
+  return checkout_source(request, mirrors);
+}
+
+DependencyEnv SystemServices::prepare_dependencies(const DependencyRequest& request) {
+  return prepare_dependency_env(request);
+}
+
+BuildRequirementsEnv SystemServices::install_build_requirements(const std::string& python,
+                                                                const std::filesystem::path& env_dir,
+                                                                const std::vector<std::string>& requirements,
+                                                                bool offline) {
+  return ensure_build_requirements(python, env_dir, requirements, offline);
+}
+
+PlanFacts SystemServices::plan_facts(const std::filesystem::path& tree, const std::string& python) {
+  return gather_plan_facts(tree, python);
+}
+
+WheelValidation SystemServices::validate(const WheelValidationRequest& request) { return validate_wheel(request); }
+
+}  // namespace archbuild

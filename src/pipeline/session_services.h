@@ -1,0 +1,53 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "builder/build_requirements.h"
+#include "builder/dependency_env.h"
+#include "builder/plan_facts.h"
+#include "process/command_runner.h"
+#include "source/mirror_cache.h"
+#include "source/source_tree.h"
+#include "validate/wheel_validation.h"
+
+namespace archbuild {
+
+// What a build session does to the world besides its cache and out dirs:
+// the clock, the host's name, the build step's processes, and the stages
+// that run git, pip, the interpreter or the GPU. A unit test drives a whole
+// session with fakes of these; `SystemServices` is the real machine.
+class SessionServices {
+ public:
+  virtual ~SessionServices() = default;
+  virtual std::string utc_now() = 0;  // ISO 8601, seconds: "2026-12-01T22:35:40Z"
+  virtual std::string host_name() = 0;
+  virtual CommandRunner& build_runner() = 0;  // runs the build step
+  virtual SourceTree checkout(const CheckoutRequest& request, const MirrorCache& mirrors) = 0;
+  virtual DependencyEnv prepare_dependencies(const DependencyRequest& request) = 0;
+  virtual BuildRequirementsEnv install_build_requirements(const std::string& python,
+                                                          const std::filesystem::path& env_dir,
+                                                          const std::vector<std::string>& requirements,
+                                                          bool offline) = 0;
+  virtual PlanFacts plan_facts(const std::filesystem::path& tree, const std::string& python) = 0;
+  virtual WheelValidation validate(const WheelValidationRequest& request) = 0;
+};
+
+class SystemServices final : public SessionServices {
+ public:
+  std::string utc_now() override;
+  std::string host_name() override;
+  CommandRunner& build_runner() override { return runner_; }
+  SourceTree checkout(const CheckoutRequest& request, const MirrorCache& mirrors) override;
+  DependencyEnv prepare_dependencies(const DependencyRequest& request) override;
+  BuildRequirementsEnv install_build_requirements(const std::string& python, const std::filesystem::path& env_dir,
+                                                  const std::vector<std::string>& requirements, bool offline) override;
+  PlanFacts plan_facts(const std::filesystem::path& tree, const std::string& python) override;
+  WheelValidation validate(const WheelValidationRequest& request) override;
+
+ private:
+  ProcessGroupRunner runner_;
+};
+
+}  // namespace archbuild

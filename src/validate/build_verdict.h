@@ -1,0 +1,39 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "validate/wheel_validation.h"
+
+namespace archbuild {
+
+// What the validations of one build's wheels come to together.
+enum class Verdict {
+  valid,            // every wheel passed what ran
+  invalid,          // a wheel failed: quarantined
+  untestable_here,  // failed only because this machine could not run the checks: quarantined, not proven wrong
+};
+
+struct BuildVerdict {
+  Verdict verdict = Verdict::valid;
+  bool device_ran = true;                // every wheel's device checks ran (else static only)
+  std::vector<nlohmann::json> findings;  // WheelValidation::to_json per wheel, with "wheel"
+  std::string scope;                     // the last wheel's scope sentence
+};
+
+// Adds the wheels' validations up, one at a time, as they finish.
+class VerdictTally {
+ public:
+  void add(const std::filesystem::path& wheel, const WheelValidation& validation);
+  const BuildVerdict& verdict() const { return verdict_; }
+
+ private:
+  bool failed_ = false;
+  bool untestable_ = false;
+  BuildVerdict verdict_;
+};
+
+}  // namespace archbuild

@@ -1,0 +1,317 @@
+#include "pipeline/build_session.h"
+
+#include <gtest/gtest.h>
+#include <zip.h>
+
+#include "cache/cache_key.h"
+#include "cache/wheel_store.h"
+#include "core/ed25519.h"
+#include "core/json_text.h"
+#include "core/sha256.h"
+#include "pipeline/dependency_resolver.h"
+#include "test_support.h"
+#include "wheel/build_record.h"
+#include "wheel/wheel_archive.h"
+
+using namespace archbuild;
+
+namespace {
+
+// A minimal real wheel (RECORD correct) of `name` 1.0, written with libzip.
+std::filesystem::path write_wheel(const std::filesystem::path& dir, const std::string& name) {
+  const std::vector<std::pair<std::string, std::string>> members = {
+      {name + "/__init__.py", "X = 1\n"},
+      {name + "-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: " + name + "\nVersion: 1.0\n"},
+      {name + "-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n"}};
+  std::string record;
+  for (const auto& [member, data] : members)
+    record += member + ",sha256=" + record_digest(data) + "," + std::to_string(data.size()) + "\n";
+  record += name + "-1.0.dist-info/RECORD,,\n";
+  auto path = dir / (name + "-1.0-cp311-cp311-linux_x86_64.whl");
+  int error = 0;
+  zip_t* archive = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error);
+  auto add = [&](const std::string& member, const std::string& data) {
+    zip_file_add(archive, member.c_str(), zip_source_buffer(archive, data.data(), data.size(), 0), 0);
+  };
+  for (const auto& [member, data] : members) add(member, data);
+  add(name + "-1.0.dist-info/RECORD", record);
+  EXPECT_EQ(zip_close(archive), 0);
+  // Coarse file clocks may stamp it before the build's start: make it plainly newer.
+  std::filesystem::last_write_time(path, std::filesystem::file_time_type::clock::now() + std::chrono::seconds(1));
+  return path;
+}
+
+// The build step: writes the wheel the recipe's command names
+// (`{python} build-NAME.py {wheel_dir}`), or ends as scripted.
+class FakeBuildStep : public CommandRunner {
+ public:
+  GroupRunOutcome run(const GroupRunSpec& spec, const LineHandler& on_line, const TickHandler&) override {
+    runs.push_back(spec);
+    GroupRunOutcome outcome;
+    outcome.status = ExitStatus::exited(0);
+    if (interrupt) {
+      outcome.interrupted = true;
+      outcome.interrupt_signal = SIGINT;
+      return outcome;
+    }
+    const auto script = std::filesystem::path(spec.argv.at(1)).stem().string();  // build-NAME
+    on_line("[1/1] Linking " + script, false);
+    write_wheel(spec.argv.back(), script.substr(6));
+    return outcome;
+  }
+  std::vector<GroupRunSpec> runs;
+  bool interrupt = false;
+};
+
+// Everything a session does to the world, played back.
+class FakeServices : public SessionServices {
+ public:
+  std::string utc_now() override { return "2026-12-01T00:00:00Z"; }
+  std::string host_name() override { return "builder-1"; }
+  CommandRunner& build_runner() override { return step; }
+  SourceTree checkout(const CheckoutRequest& request, const MirrorCache&) override {
+    checkouts.push_back(request.url);
+    std::filesystem::create_directories(request.dest);
+    SourceTree tree;
+    tree.dir = request.dest;
+    tree.url = request.url;
+    tree.ref = request.ref;
+    tree.ref_kind = "tag";
+    tree.commit = sha256_hex(request.url).substr(0, 40);
+    return tree;
+  }
+  DependencyEnv prepare_dependencies(const DependencyRequest& request) override {
+    DependencyEnv env;
+    env.python = request.python;
+    for (const auto& wheel : request.wheels) {
+      dependency_wheels.push_back(wheel);
+      auto name = WheelName::parse(wheel.filename().string());
+      env.built_against[name->name] = wheel.filename().string() + " sha256 " + sha256_hex(wheel.string());
+      env.versions[name->name] = name->version;
+    }
+    return env;
+  }
+  BuildRequirementsEnv install_build_requirements(const std::string& python, const std::filesystem::path&,
+                                                  const std::vector<std::string>& requirements, bool) override {
+    ADD_FAILURE() << "no recipe here asks for build requirements: " << requirements.size();
+    BuildRequirementsEnv env;
+    env.python = python;
+    return env;
+  }
+  PlanFacts plan_facts(const std::filesystem::path&, const std::string&) override {
+    PlanFacts facts;
+    facts.path = "/usr/bin:/bin";
+    facts.self_executable = "/opt/archbuild/bin/archbuild";
+    facts.python_tag = "cp311";
+    facts.cores = 4;
+    facts.available_memory_bytes = 16ull << 30;
+    return facts;
+  }
+  WheelValidation validate(const WheelValidationRequest& request) override {
+    validated.push_back(request.wheel);
+    WheelValidation validation;
+    validation.static_checks.libraries.emplace_back();  // "CUDA code found": static checks pass
+    validation.device.ran = true;
+    DeviceCheck check{"kernel test (native SASS)", verdict == "valid", verdict, {}, 0, FailureKind::none};
+    if (verdict == "untestable") check.failure = FailureKind::environment;
+    validation.device.checks.push_back(check);
+    return validation;
+  }
+
+  FakeBuildStep step;
+  std::string verdict = "valid";  // what validation finds: valid, invalid, untestable
+  std::vector<std::string> checkouts;
+  std::vector<std::filesystem::path> dependency_wheels, validated;
+};
+
+// Records what the pipeline reports.
+class RecordingEvents : public PipelineEvents {
+ public:
+  void stage(const std::string& stage, const std::string& text, Tone) override { lines.push_back(stage + ": " + text); }
+  void validation(const WheelValidation&) override {}
+  StatusLine& status() override { return status_; }
+  BuildProgressSink& build_progress() override { return progress_; }
+  bool said(const std::string& text) const {
+    return std::any_of(lines.begin(), lines.end(),
+                       [&](const auto& line) { return line.find(text) != std::string::npos; });
+  }
+  std::vector<std::string> lines;
+
+ private:
+  struct : BuildProgressSink {
+    void progress(const StatusText&) override {}
+    void note(const std::string&) override {}
+    void finished() override {}
+  } progress_;
+  std::FILE* null_ = std::fopen("/dev/null", "we");
+  StatusLine status_{null_};
+};
+
+std::string recipe_toml(const std::string& name, const std::string& depends_on) {
+  return "name = \"" + name + "\"\ndescription = \"a unit-test recipe\"\nrepository = \"file:///nonexistent/" + name +
+         ".git\"\ndefault_ref = \"v1.0\"\nsubmodules = false\narch_dialect = \"cmake\"\njob_memory_gb = 1.0\n"
+         "depends_on = [" +
+         depends_on + "]\n\n[[build]]\nversions = \"*\"\nsystem = \"setup.py\"\ncommand = [\"{python}\", \"build-" +
+         name + ".py\", \"{wheel_dir}\"]\n";
+}
+
+class BuildSessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    write(dir_.path / "recipes" / "fixture.toml", recipe_toml("fixture", ""));
+    write(dir_.path / "recipes" / "companion.toml", recipe_toml("companion", "\"fixture\""));
+  }
+  BuildRequest request(const std::string& what) const {
+    BuildRequest request;
+    request.what = what;
+    request.arch = "9.0";
+    request.setting_flags = {{"cache_dir", (dir_.path / "cache").string()},
+                             {"recipe_path", (dir_.path / "recipes").string()},
+                             {"compiler_launcher", "none"},
+                             {"offline", "true"}};
+    return request;
+  }
+  BuildOutcome build(const BuildRequest& request) { return run_build(request, events_, services_); }
+
+  TempDir dir_{"archbuild-session"};
+  FakeServices services_;
+  RecordingEvents events_;
+};
+
+}  // namespace
+
+TEST_F(BuildSessionTest, AMissBuildsValidatesAndPublishes) {
+  auto outcome = build(request("fixture"));
+  ASSERT_EQ(outcome.exit, ExitCode::success) << outcome.report.to_json().dump(2);
+  EXPECT_EQ(services_.step.runs.size(), 1u);
+  EXPECT_EQ(services_.validated.size(), 1u);
+  EXPECT_TRUE(outcome.report.published);
+  EXPECT_EQ(outcome.report.validation_level, ValidationLevel::device);
+  EXPECT_EQ(outcome.report.local_version_label, "cu130.sm90");
+  EXPECT_EQ(outcome.report.published_at, "2026-12-01T00:00:00Z");  // the session's clock
+  ASSERT_TRUE(outcome.report.store);
+  // The store entry is the key the plan computed, with the labelled wheel and its build record.
+  const auto key = CacheKey::compute(outcome.plan.key_inputs());
+  auto entry = WheelStore(dir_.path / "cache").find(key);
+  ASSERT_TRUE(entry);
+  ASSERT_EQ(entry->wheels.size(), 1u);
+  EXPECT_EQ(entry->wheels[0].filename(), "fixture-1.0+cu130.sm90-cp311-cp311-linux_x86_64.whl");
+  auto record = read_build_record(entry->wheels[0]);
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->key, key.hash);
+  EXPECT_EQ(entry->inputs.recipe(), "fixture");
+  // The provenance names this host, from the services.
+  const auto envelope = nlohmann::json::parse(read(entry->dir / "provenance.intoto.json"));
+  const auto statement = nlohmann::json::parse(base64_decode(envelope.at("payload").get<std::string>()));
+  EXPECT_EQ(statement["predicate"]["runDetails"]["builder"]["id"], "urn:archbuild:builder:builder-1");
+  EXPECT_EQ(statement["predicate"]["runDetails"]["metadata"]["startedOn"], "2026-12-01T00:00:00Z");
+  // report.json and key.txt are beside the build.
+  EXPECT_EQ(read(outcome.plan.out_dir / "key.txt"), key.text);
+  EXPECT_NE(read(outcome.plan.out_dir / "report.json").find(key.hash), std::string::npos);
+}
+
+TEST_F(BuildSessionTest, AHitBuildsNothing) {
+  ASSERT_EQ(build(request("fixture")).exit, ExitCode::success);
+  auto again = build(request("fixture"));
+  EXPECT_EQ(again.exit, ExitCode::success);
+  EXPECT_TRUE(again.report.cache_hit);
+  EXPECT_EQ(services_.step.runs.size(), 1u);  // the first build only
+  EXPECT_EQ(services_.validated.size(), 1u);
+  EXPECT_TRUE(events_.said("cache: hit"));
+  // --rebuild builds again under the same key
+  auto rebuild = request("fixture");
+  rebuild.rebuild = true;
+  EXPECT_EQ(build(rebuild).exit, ExitCode::success);
+  EXPECT_EQ(services_.step.runs.size(), 2u);
+}
+
+TEST_F(BuildSessionTest, AnInvalidWheelIsQuarantinedNotPublished) {
+  services_.verdict = "invalid";
+  auto outcome = build(request("fixture"));
+  EXPECT_EQ(outcome.exit, ExitCode::work_failed);
+  EXPECT_FALSE(outcome.report.published);
+  ASSERT_TRUE(outcome.report.quarantine);
+  EXPECT_TRUE(std::filesystem::is_directory(*outcome.report.quarantine));
+  EXPECT_TRUE(WheelStore(dir_.path / "cache").entries().empty());
+  EXPECT_TRUE(events_.said("FAILED: not published"));
+}
+
+TEST_F(BuildSessionTest, AWheelThisMachineCouldNotTestIsNotProven) {
+  services_.verdict = "untestable";
+  auto outcome = build(request("fixture"));
+  EXPECT_EQ(outcome.exit, ExitCode::environment);
+  EXPECT_TRUE(outcome.report.quarantine);
+  EXPECT_TRUE(events_.said("NOT PROVEN"));
+}
+
+TEST_F(BuildSessionTest, AnInterruptedBuildPublishesNothing) {
+  services_.step.interrupt = true;
+  auto outcome = build(request("fixture"));
+  EXPECT_EQ(outcome.exit, ExitCode::interrupted);
+  EXPECT_TRUE(services_.validated.empty());
+  EXPECT_TRUE(WheelStore(dir_.path / "cache").entries().empty());
+  EXPECT_FALSE(outcome.report.published);
+}
+
+TEST_F(BuildSessionTest, AMissingDependencyIsBuiltFirstWithNoneOfTheExtensionsOptions) {
+  auto asked = request("companion");
+  asked.env = {{"SECRET_TOKEN", "t"}};
+  asked.no_validate = true;
+  asked.test_command = "pytest -k cuda";
+  auto outcome = build(asked);
+  ASSERT_EQ(outcome.exit, ExitCode::success) << outcome.report.to_json().dump(2);
+  ASSERT_EQ(services_.step.runs.size(), 2u);
+  // fixture first, without the companion's --env; validated (its own request has no --no-validate)
+  EXPECT_EQ(services_.step.runs[0].argv.at(1), "build-fixture.py");
+  EXPECT_EQ(services_.step.runs[0].env.count("SECRET_TOKEN"), 0u);
+  EXPECT_EQ(services_.step.runs[1].env.at("SECRET_TOKEN"), "t");
+  EXPECT_EQ(services_.validated.size(), 1u);  // the dependency's wheel only: the companion said --no-validate
+  // the companion built against the store's copy of the fixture, found through the index
+  ASSERT_EQ(services_.dependency_wheels.size(), 1u);
+  EXPECT_EQ(services_.dependency_wheels[0].filename(), "fixture-1.0+cu130.sm90-cp311-cp311-linux_x86_64.whl");
+  EXPECT_NE(services_.dependency_wheels[0].string().find("/store/"), std::string::npos);
+  EXPECT_EQ(outcome.plan.key.dependencies().count("fixture"), 1u);
+  // and a second companion build finds the fixture in the cache: nothing more of it is built
+  auto second = request("companion");
+  second.env = {{"SECRET_TOKEN", "other"}};
+  ASSERT_EQ(build(second).exit, ExitCode::success);
+  EXPECT_EQ(services_.step.runs.size(), 3u);
+}
+
+TEST(DependencyRequest, NamesItsFieldsAndTakesNothingElseOfTheParents) {
+  BuildRequest parent;
+  parent.what = "torchvision";
+  parent.cuda = "13.0";
+  parent.mirrors = {"https://github.com/=file:///srv/git/"};
+  parent.env = {{"TOKEN", "x"}};
+  parent.patches = {"/tmp/fix.patch"};
+  parent.no_validate = parent.rebuild = parent.keep_project_archs = parent.allow_network = true;
+  parent.test_command = "pytest";
+  parent.max_failed_tests = 3;
+  parent.setting_flags = {{"cache_dir", "/c"}};
+  ArchList archs = arch_list_of({{{9, 0}}});
+  auto dependency = dependency_build_request(parent, "torch", archs, "2.9.1");
+  EXPECT_EQ(dependency.what, "torch");
+  EXPECT_EQ(dependency.arch, "9.0");
+  EXPECT_EQ(dependency.ref, "v2.9.1");
+  EXPECT_EQ(dependency.cuda, "13.0");
+  EXPECT_EQ(dependency.mirrors, parent.mirrors);
+  EXPECT_EQ(dependency.setting_flags, parent.setting_flags);
+  EXPECT_TRUE(dependency.env.empty());
+  EXPECT_TRUE(dependency.patches.empty());
+  EXPECT_FALSE(dependency.no_validate || dependency.rebuild || dependency.keep_project_archs ||
+               dependency.allow_network);
+  EXPECT_TRUE(dependency.test_command.empty());
+  EXPECT_FALSE(dependency.max_failed_tests);
+  EXPECT_TRUE(dependency_build_request(parent, "torch", archs, "").ref.empty());
+}
+
+TEST(DependencyLookup, TheLabelFilterFindsTheToolkitAmongTheLabelsParts) {
+  const auto accepts = cuda_label_filter("13.0.88");
+  EXPECT_TRUE(accepts("cu130.sm90"));
+  EXPECT_TRUE(accepts("cu130"));
+  EXPECT_TRUE(accepts("git1a2b3c.cu130.sm80.sm90ptx"));  // a version with a local part of its own
+  EXPECT_FALSE(accepts("cu129.sm90"));
+  EXPECT_FALSE(accepts("cu1300.sm90"));
+  EXPECT_FALSE(accepts("sm90"));
+}
