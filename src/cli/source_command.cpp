@@ -78,8 +78,9 @@ Command source_command() {
           MirrorCache mirrors(cache.root(), fetch_progress(status));
           SdistFetcher sdists(settings);
 
+          const auto rewriter = make_url_rewriter(settings, options->mirrors);
           auto target = resolve_source_target(options->what, options->ref, book, mirrors, settings.offline(), "",
-                                              &sdists);
+                                              &sdists, &rewriter);
           auto request = make_checkout_request(target, settings, options->mirrors, options->patches,
                                                options->dest.empty() ? cache.worktree(target.name, target.ref)
                                                                      : checked_user_path(options->dest, "--dest"));

@@ -8,13 +8,19 @@
 
 namespace archbuild {
 
+UrlRewriter make_url_rewriter(const Settings& settings, const std::vector<std::string>& mirror_options) {
+  UrlRewriter rewriter;
+  for (const auto& mirror : settings.file().mirrors) rewriter.add({mirror.from, mirror.to});
+  for (const auto& rule : mirror_options) rewriter.add_option(rule);
+  return rewriter;
+}
+
 CheckoutRequest make_checkout_request(const SourceTarget& target, const Settings& settings,
                                       const std::vector<std::string>& mirror_options,
                                       const std::vector<std::string>& extra_patches,
                                       const std::filesystem::path& dest) {
   CheckoutRequest request;
-  for (const auto& mirror : settings.file().mirrors) request.rewriter.add({mirror.from, mirror.to});
-  for (const auto& rule : mirror_options) request.rewriter.add_option(rule);
+  request.rewriter = make_url_rewriter(settings, mirror_options);
   request.url = target.url;
   request.ref = target.ref;
   request.dest = dest;
@@ -40,8 +46,9 @@ BuildContext BuildContext::resolve(const BuildRequest& request) {
       {}};
   MirrorCache mirrors(cache.root());
   SdistFetcher sdists(context.settings);  // pypi:NAME==VERSION
+  const auto rewriter = make_url_rewriter(context.settings, request.mirrors);
   context.target = resolve_source_target(request.what, request.ref, context.book, mirrors, context.settings.offline(),
-                                         request.recipe, &sdists);
+                                         request.recipe, &sdists, &rewriter);
   context.resolved = context.book.resolve(*context.target.recipe, context.target.ref);
   if (request.arch.empty()) {
     auto inherited = inherit_archs(request, *context.target.recipe, cache, context.host.toolchain.key_string(),

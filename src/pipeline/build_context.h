@@ -51,6 +51,10 @@ struct BuildContext {
                          const std::map<std::string, std::string>& build_requirements = {}) const;
 };
 
+// The URL rewrites a command applies: the config file's [mirrors], then its
+// --mirror options. Throws bad_input for a malformed option.
+UrlRewriter make_url_rewriter(const Settings& settings, const std::vector<std::string>& mirror_options);
+
 // The checkout of `target` that `source` and `build` both make: the
 // config file's and the command line's mirror rules, the recipe's patches
 // and the extra ones (each must be a file). Throws bad_input for a missing patch.

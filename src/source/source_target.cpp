@@ -39,7 +39,7 @@ std::string origin_remote_url(const std::filesystem::path& dir) {
 
 SourceTarget resolve_source_target(const std::string& what, const std::string& ref_option, const RecipeBook& book,
                                    const MirrorCache& mirrors, bool offline, const std::string& recipe_option,
-                                   const SdistFetcher* sdists) {
+                                   const SdistFetcher* sdists, const UrlRewriter* rewriter) {
   SourceTarget target;
   std::optional<LocalHead> local;
   std::optional<PypiSpec> pypi;
@@ -148,7 +148,7 @@ SourceTarget resolve_source_target(const std::string& what, const std::string& r
   } else if (recipe_repository && !target.recipe->default_ref.empty())
     target.ref = target.recipe->default_ref;
   else
-    target.ref = mirrors.default_branch(target.url, offline);
+    target.ref = mirrors.default_branch(rewriter ? rewriter->apply(target.url) : target.url, offline);
   if (target.recipe)
     for (const auto& file : book.resolve(*target.recipe, target.ref).patch_files)
       target.patches.push_back({file, "recipe"});

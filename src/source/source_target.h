@@ -39,9 +39,11 @@ struct SourceTarget {
 // repository (same_repository: scheme, host case, ".git" and a trailing
 // '/' aside) picks that recipe by itself, with a note; a local PATH never
 // does (a note names the recipe its origin remote matches). An sdist needs
-// `sdists` (it is downloaded or taken from the cache here).
+// `sdists` (it is downloaded or taken from the cache here). A URL's default
+// branch is asked of where `rewriter` sends it (--mirror, the config's
+// [mirrors]), as every fetch is: a host only the mirror reaches is never asked.
 SourceTarget resolve_source_target(const std::string& what, const std::string& ref_option, const RecipeBook& book,
                                    const MirrorCache& mirrors, bool offline, const std::string& recipe_option = "",
-                                   const SdistFetcher* sdists = nullptr);
+                                   const SdistFetcher* sdists = nullptr, const UrlRewriter* rewriter = nullptr);
 
 }  // namespace archbuild

@@ -110,6 +110,11 @@ class Source(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertTrue(report["fetch_url"].startswith("file://"))
         self.assertTrue(all(s["url"].startswith("file://") for s in report["submodules"]), report["submodules"])
+        # without --ref the default branch is asked of the mirror too: the original host does not resolve
+        result, report = self.source("--mirror", rule, url=forest.url, dest=self.dir / "default-branch")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(report["ref"], "main")
+        self.assertEqual(report["commit"], forest.v2)
         # the same rule from the config file
         config = self.dir / "config.toml"
         config.write_text(f'[mirrors]\n"https://git.example.invalid/org/" = "file://{forest.origin}/"\n')
