@@ -1,7 +1,6 @@
 #include "pipeline/build_session.h"
 
 #include <gtest/gtest.h>
-#include <zip.h>
 
 #include "cache/cache_key.h"
 #include "cache/wheel_store.h"
@@ -12,30 +11,15 @@
 #include "test_support.h"
 #include "wheel/build_record.h"
 #include "wheel/wheel_archive.h"
+#include "wheel/wheel_test_support.h"
 
 using namespace archbuild;
 
 namespace {
 
-// A minimal real wheel (RECORD correct) of `name` 1.0, written with libzip.
+// A real wheel of `name` 1.0, as the build step would leave it.
 std::filesystem::path write_wheel(const std::filesystem::path& dir, const std::string& name) {
-  const std::vector<std::pair<std::string, std::string>> members = {
-      {name + "/__init__.py", "X = 1\n"},
-      {name + "-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: " + name + "\nVersion: 1.0\n"},
-      {name + "-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n"}};
-  std::string record;
-  for (const auto& [member, data] : members)
-    record += member + ",sha256=" + record_digest(data) + "," + std::to_string(data.size()) + "\n";
-  record += name + "-1.0.dist-info/RECORD,,\n";
-  auto path = dir / (name + "-1.0-cp311-cp311-linux_x86_64.whl");
-  int error = 0;
-  zip_t* archive = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error);
-  auto add = [&](const std::string& member, const std::string& data) {
-    zip_file_add(archive, member.c_str(), zip_source_buffer(archive, data.data(), data.size(), 0), 0);
-  };
-  for (const auto& [member, data] : members) add(member, data);
-  add(name + "-1.0.dist-info/RECORD", record);
-  EXPECT_EQ(zip_close(archive), 0);
+  auto path = write_minimal_wheel(dir, name, "cp311-cp311-linux_x86_64");
   // Coarse file clocks may stamp it before the build's start: make it plainly newer.
   std::filesystem::last_write_time(path, std::filesystem::file_time_type::clock::now() + std::chrono::seconds(1));
   return path;

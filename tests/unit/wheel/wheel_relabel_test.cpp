@@ -12,6 +12,7 @@
 #include "test_support.h"
 #include "wheel/build_record.h"
 #include "wheel/wheel_archive.h"
+#include "wheel/wheel_test_support.h"
 
 using namespace archbuild;
 
@@ -34,26 +35,8 @@ TEST(LocalVersionLabel, AppendsToAnExistingLocalPartOnce) {
 }
 
 namespace {
-// A minimal real wheel written with libzip, its RECORD correct.
 std::filesystem::path write_wheel(const std::filesystem::path& dir) {
-  const std::vector<std::pair<std::string, std::string>> members = {
-      {"pkg/__init__.py", "X = 1\n"},
-      {"pkg-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n"},
-      {"pkg-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: py3-none-linux_x86_64\n"}};
-  std::string record;
-  for (const auto& [name, data] : members)
-    record += name + ",sha256=" + record_digest(data) + "," + std::to_string(data.size()) + "\n";
-  record += "pkg-1.0.dist-info/RECORD,,\n";
-  auto path = dir / "pkg-1.0-py3-none-linux_x86_64.whl";
-  int error = 0;
-  zip_t* archive = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error);
-  auto add = [&](const std::string& name, const std::string& data) {
-    zip_file_add(archive, name.c_str(), zip_source_buffer(archive, data.data(), data.size(), 0), 0);
-  };
-  for (const auto& [name, data] : members) add(name, data);
-  add("pkg-1.0.dist-info/RECORD", record);
-  EXPECT_EQ(zip_close(archive), 0);
-  return path;
+  return write_minimal_wheel(dir, "pkg", "py3-none-linux_x86_64");
 }
 }  // namespace
 
