@@ -12,10 +12,18 @@ credentials in an index URL and ~/.netrc are used for their host only. Like
 pip, an http:// index that is neither on this machine nor a trusted-host is
 ignored. Only the Python standard library is used.
 
-Usage: sdist_fetch.py --name NAME --version VERSION --dest DIR [--max-bytes N]
+With no index-url configured, the index is pip's own default, asked of
+the pip this interpreter has. Every URL opened first goes through the
+--rewrite FROM=TO rules (archbuild's --mirror and [mirrors]): the longest
+matching prefix is replaced, so a host only a mirror reaches is never asked.
+
+Usage: sdist_fetch.py [--rewrite FROM=TO]... --name NAME
+                      (--version VERSION --dest DIR [--max-bytes N] | --newest)
 Prints one JSON object: file, url, index, index_sha256 (null when the index
-gives none), yanked (null, or the reason). Exit 2: no such sdist (or too
-large); 3: no index could be read, or the download failed.
+gives none), yanked (null, or the reason), version. --newest downloads
+nothing and names the newest release with a readable sdist (final releases
+before pre-releases, yanked files skipped, as pip chooses). Exit 2: no such
+sdist (or too large); 3: no index could be read, or the download failed.
 """
 import argparse
 import ast
@@ -119,8 +127,38 @@ def without_credentials(url):
     return urllib.parse.urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
 
 
+def pip_default_index():
+    """The index pip uses when none is configured, from pip itself."""
+    try:
+        from pip._internal.models.index import PyPI
+        return PyPI.simple_url
+    except Exception:  # no pip, or a pip whose internals moved
+        raise Failure(UNREACHABLE, "no index-url is configured and this interpreter has no pip to name its default "
+                                   "index: set PIP_INDEX_URL (or index-url in pip.conf)")
+
+
+class Rewriter:
+    """git's url.<base>.insteadOf: the longest matching prefix wins."""
+
+    def __init__(self, rules):
+        self.rules = []
+        for rule in rules:
+            source, sep, target = rule.partition("=")
+            if not sep or not source:
+                raise Failure(NOT_FOUND, f"--rewrite {rule}: expected FROM=TO")
+            self.rules.append((source, target))
+        self.rules.sort(key=lambda rule: len(rule[0]), reverse=True)
+
+    def apply(self, url):
+        for source, target in self.rules:
+            if url.startswith(source):
+                return target + url[len(source):]
+        return url
+
+
 class Client:
-    def __init__(self, config):
+    def __init__(self, config, rewriter=None):
+        self.rewriter = rewriter or Rewriter([])
         self.timeout = float(config.get("timeout", "default-timeout") or 15)
         self.trusted = set(config.words("trusted-host"))
         self.credentials = {}  # host -> Authorization header, from index URLs
@@ -176,6 +214,7 @@ class Client:
         return None
 
     def open(self, url, accept="*/*"):
+        url = self.rewriter.apply(url)
         request = urllib.request.Request(url, headers={"User-Agent": "archbuild-sdist-fetch", "Accept": accept})
         authorization = self.authorization(url)
         if authorization:  # never sent on to a host a redirect names
@@ -218,6 +257,7 @@ def candidate(filename, url, hashes, yanked, source):
 
 def page_files(client, page_url, source):
     """The files a PEP 503/691 project page (or a find-links page) lists; None when it does not exist."""
+    page_url = client.rewriter.apply(page_url)
     if page_url.startswith("file:"):  # a static index on disk (like archbuild's own <cache>/simple)
         path = urllib.parse.unquote(urllib.parse.urlsplit(page_url).path)
         if os.path.isdir(path):
@@ -287,11 +327,17 @@ def sort_key(text):
     return (0, key) if key is not None and not isinstance(key, str) else (1, text)
 
 
+def is_prerelease(text):
+    key = version_key(text)
+    return bool(getattr(key, "is_prerelease", False))
+
+
 def find(client, config, name, version):
+    """The sdist of NAME==VERSION, or with VERSION None the newest release's."""
     wanted = canonical(name)
     sources = []
     if not config.flag("no-index"):
-        sources += [("index", url) for url in [config.get("index-url") or "https://pypi.org/simple/"]
+        sources += [("index", url) for url in [config.get("index-url") or pip_default_index()]
                     + config.words("extra-index-url")]
     sources += [("find-links", location) for location in config.words("find-links")]
     errors, looked, versions, unreadable = [], [], set(), []
@@ -313,6 +359,10 @@ def find(client, config, name, version):
             errors.append(f"{location}: {getattr(error, 'reason', None) or error}")
             continue
         best = None
+        if version is None:
+            version = newest_release(files or [], wanted)
+            if version is None:
+                continue
         for entry in files or []:
             if "/" in entry["file"] or entry["file"].startswith("."):
                 continue
@@ -327,6 +377,7 @@ def find(client, config, name, version):
                 elif best is None or FORMATS.index(extension) < FORMATS.index(best[1]):
                     best = (entry, extension)
         if best:
+            best[0]["version"] = version
             return best[0]
     if unreadable:
         raise Failure(NOT_FOUND, f"only {', '.join(unreadable)}: archbuild reads .tar.gz, .tgz, .tar and .zip sdists")
@@ -340,9 +391,24 @@ def find(client, config, name, version):
     raise Failure(NOT_FOUND, f"no sdist of {name} on {where}")
 
 
+def newest_release(files, wanted):
+    """pip's pick among the readable sdists listed: the newest final release not yanked, else the newest
+    pre-release."""
+    releases = set()
+    for entry in files:
+        if entry["yanked"] is not None or "/" in entry["file"] or entry["file"].startswith("."):
+            continue
+        for part_name, part_version, extension in sdist_parts(entry["file"]):
+            if canonical(part_name) == wanted and extension in FORMATS and version_key(part_version) is not None:
+                releases.add(part_version)
+    finals = [release for release in releases if not is_prerelease(release)]
+    chosen = finals or list(releases)
+    return max(chosen, key=sort_key) if chosen else None
+
+
 def download(client, entry, dest, max_bytes):
     target = os.path.join(dest, entry["file"])
-    url = entry["url"]
+    url = client.rewriter.apply(entry["url"])
     if url.startswith("file://"):
         source = urllib.parse.unquote(urllib.parse.urlsplit(url).path)
         if os.path.getsize(source) > max_bytes:
@@ -372,15 +438,20 @@ def download(client, entry, dest, max_bytes):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--name", required=True)
-    parser.add_argument("--version", required=True)
-    parser.add_argument("--dest", required=True)
+    parser.add_argument("--version")
+    parser.add_argument("--newest", action="store_true")
+    parser.add_argument("--dest")
     parser.add_argument("--max-bytes", type=int, default=2 << 30)
+    parser.add_argument("--rewrite", action="append", default=[])
     args = parser.parse_args()
+    if args.newest == bool(args.version) or (args.version and not args.dest):
+        parser.error("give --version VERSION --dest DIR, or --newest")
     try:
         config = Config()
-        client = Client(config)
-        entry = find(client, config, args.name, args.version)
-        download(client, entry, args.dest, args.max_bytes)
+        client = Client(config, Rewriter(args.rewrite))
+        entry = find(client, config, args.name, None if args.newest else args.version)
+        if not args.newest:
+            download(client, entry, args.dest, args.max_bytes)
     except Failure as failure:
         print(failure, file=sys.stderr)
         return failure.code
@@ -389,7 +460,7 @@ def main():
         return UNREACHABLE
     print(json.dumps({"file": entry["file"], "url": without_credentials(entry["url"]),
                       "index": without_credentials(entry["index"]), "index_sha256": entry["sha256"],
-                      "yanked": entry["yanked"]}))
+                      "yanked": entry["yanked"], "version": entry.get("version")}))
     return 0
 
 

@@ -34,6 +34,12 @@ struct ErrorCollector {
 
 void add_checked(ResolvedArchs& out, ErrorCollector& errors, const std::string& item_text, const ArchTarget& target,
                  const ArchResolveInputs& in) {
+  if (in.names && !in.names->accepts(target)) {
+    errors.malformed.push_back("arch item '" + item_text + "': " + in.names->consumer + " does not accept " +
+                               target.canonical() + " (it raises \"ValueError: Unknown CUDA arch\"); it takes " +
+                               join(*in.names->accepted, " "));
+    return;
+  }
   if (!in.toolkit->can_target(target.cc, target.variant)) {
     bool known = std::any_of(in.releases.begin(), in.releases.end(),
                              [&](const CudaTargets& release) { return release.can_target(target.cc, target.variant); });
@@ -70,23 +76,52 @@ ResolvedArchs resolve_archs(const std::vector<ArchSpecItem>& items, const ArchRe
       case ArchSpecItem::Kind::targets:
         for (const auto& target : item.targets) add_checked(out, errors, item.text, target, in);
         break;
-      case ArchSpecItem::Kind::native:
+      case ArchSpecItem::Kind::native: {
         if (!in.native_ccs || in.native_ccs->empty())
           fail_environment("arch 'native' needs a visible GPU, and there is none (" + in.no_gpu_reason +
                            "); name the archs instead, e.g. --arch 9.0");
-        for (auto cc : *in.native_ccs)
-          add_checked(out, errors, item.text + " (GPU of CC " + cc.dotted() + ")",
-                      ArchTarget{cc, ArchVariant::plain, true, false}, in);
-        break;
-      case ArchSpecItem::Kind::all: {
-        const auto& ccs = in.toolkit->targets;
-        for (size_t i = 0; i < ccs.size(); ++i) out.list.add({ccs[i], ArchVariant::plain, true, i + 1 == ccs.size()});
+        auto ccs = *in.native_ccs;
+        std::sort(ccs.begin(), ccs.end());
+        const bool ptx = in.names && in.names->native_with_ptx;
+        for (size_t i = 0; i < ccs.size(); ++i)
+          add_checked(out, errors, item.text + " (GPU of CC " + ccs[i].dotted() + ")",
+                      ArchTarget{ccs[i], ArchVariant::plain, true, ptx && i + 1 == ccs.size()}, in);
+        if (ptx)
+          out.notes.push_back("native: the visible GPUs, PTX for the newest, as " + in.names->consumer +
+                              " reads an unset list");
         break;
       }
-      case ArchSpecItem::Kind::official:
-        for (const auto& sub : parse_arch_spec(official_list(in, out.notes)))
-          for (const auto& target : sub.targets) add_checked(out, errors, "official", target, in);
+      case ArchSpecItem::Kind::all: {
+        std::vector<ArchTarget> kept;
+        std::vector<std::string> dropped;
+        for (const auto& cc : in.toolkit->targets) {
+          ArchTarget target{cc, ArchVariant::plain, true, false};
+          if (in.names && !in.names->accepts(target))
+            dropped.push_back(cc.dotted());
+          else
+            kept.push_back(target);
+        }
+        if (!kept.empty()) kept.back().ptx = true;
+        for (const auto& target : kept) out.list.add(target);
+        if (!dropped.empty())
+          out.notes.push_back("all: left out " + join(dropped, ", ") + ", which " + in.names->consumer +
+                              " does not accept");
         break;
+      }
+      case ArchSpecItem::Kind::official: {
+        std::vector<std::string> dropped;
+        for (const auto& sub : parse_arch_spec(official_list(in, out.notes)))
+          for (const auto& target : sub.targets) {
+            if (in.names && !in.names->accepts(target))
+              dropped.push_back(target.canonical());
+            else
+              add_checked(out, errors, "official", target, in);
+          }
+        if (!dropped.empty())
+          out.notes.push_back("official: left out " + join(dropped, ", ") + ", which " + in.names->consumer +
+                              " does not accept");
+        break;
+      }
     }
   }
   if (!errors.malformed.empty()) fail_bad_input(join(errors.malformed, "\n"));

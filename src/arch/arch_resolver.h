@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "arch/arch_names.h"
 #include "arch/arch_spec.h"
 #include "arch/cuda_targets.h"
 
@@ -16,6 +17,9 @@ struct ArchResolveInputs {
   // CCs of the visible GPUs; nullopt = no GPU (then `no_gpu_reason` says why).
   std::optional<std::vector<ComputeCapability>> native_ccs;
   std::string no_gpu_reason;
+  // The consumer's rules (arch_names.h): what it accepts, and whether
+  // `native` carries PTX. Null: PyTorch's CMake (anything the toolkit can).
+  const ArchNames* names = nullptr;
 };
 
 struct ResolvedArchs {
@@ -24,8 +28,10 @@ struct ResolvedArchs {
 };
 
 // Turns parsed items into the ArchList to build. Errors name every offending
-// item: bad_input for CCs no toolkit knows, environment for CCs this toolkit
-// cannot target (with the CUDA versions that can) and for `native` without GPUs.
+// item: bad_input for CCs no toolkit knows or the consumer does not accept,
+// environment for CCs this toolkit cannot target (with the CUDA versions
+// that can) and for `native` without GPUs. `all` and `official` keep what
+// the consumer accepts, and a note names what they dropped.
 ResolvedArchs resolve_archs(const std::vector<ArchSpecItem>& items, const ArchResolveInputs& inputs);
 
 // "CUDA 13.0 cannot target sm_50; the last CUDA that can is 12.9": exposed for doctor.

@@ -5,17 +5,6 @@
 
 namespace archbuild {
 
-const std::vector<ArchFamilyName>& arch_family_names() {
-  // The names of PyTorch's select_compute_arch.cmake; Blackwell covers the
-  // data-centre (10.0) and the RTX (12.0) parts, as PyTorch's list does.
-  static const std::vector<ArchFamilyName> names = {
-      {"Maxwell", {{5, 0}, {5, 2}}}, {"Pascal", {{6, 0}, {6, 1}}},      {"Volta", {{7, 0}}},
-      {"Turing", {{7, 5}}},          {"Ampere", {{8, 0}, {8, 6}}},      {"Ada", {{8, 9}}},
-      {"Hopper", {{9, 0}}},          {"Blackwell", {{10, 0}, {12, 0}}},
-  };
-  return names;
-}
-
 namespace {
 
 [[noreturn]] void malformed(std::string_view item, std::string_view why) {
@@ -39,21 +28,14 @@ ArchVariant take_variant(std::string& body) {
 
 }  // namespace
 
-std::vector<ArchTarget> parse_arch_item(std::string_view item) {
+std::vector<ArchTarget> parse_arch_item(std::string_view item, const ArchNames& names) {
+  if (auto named = names.expand(item)) return *named;
   std::string body = trim(item);
   bool with_ptx = false;
   if (auto plus = body.find('+'); plus != std::string::npos) {
     if (to_lower(body.substr(plus)) != "+ptx") malformed(item, "the only suffix after '+' is +PTX");
     with_ptx = true;
     body.erase(plus);
-  }
-
-  for (const auto& family : arch_family_names()) {
-    if (to_lower(body) != to_lower(family.name)) continue;
-    std::vector<ArchTarget> targets;
-    for (auto cc : family.ccs) targets.push_back({cc, ArchVariant::plain, true, false});
-    if (with_ptx) targets.back().ptx = true;  // PTX for the newest, as PyTorch does
-    return targets;
   }
 
   bool ptx_only = false;
@@ -72,7 +54,7 @@ std::vector<ArchTarget> parse_arch_item(std::string_view item) {
   return {ArchTarget{*cc, variant, true, with_ptx}};
 }
 
-std::vector<ArchSpecItem> parse_arch_spec(std::string_view spec) {
+std::vector<ArchSpecItem> parse_arch_spec(std::string_view spec, const ArchNames& names) {
   std::vector<ArchSpecItem> items;
   for (const auto& word : split_any(spec, ";, \t\n")) {
     ArchSpecItem item;
@@ -85,7 +67,7 @@ std::vector<ArchSpecItem> parse_arch_spec(std::string_view spec) {
     } else if (lowered == "official") {
       item.kind = ArchSpecItem::Kind::official;
     } else {
-      item.targets = parse_arch_item(word);
+      item.targets = parse_arch_item(word, names);
     }
     items.push_back(std::move(item));
   }

@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "arch/arch_names.h"
 #include "arch/arch_target.h"
 
 namespace archbuild {
@@ -18,17 +19,12 @@ struct ArchSpecItem {
 
 // Parses "native", "all", "official", "8.6", "86", "sm_86", "compute_86",
 // "8.6+PTX", "9.0a", "10.0f", "Ampere", ... separated by ';' ',' or spaces.
+// Names ("Hopper", "Ampere+Tegra") are the consumer's (arch_names.h):
+// PyTorch's CMake's unless `names` says otherwise.
 // Throws UserError(bad_input) naming the first malformed item.
-std::vector<ArchSpecItem> parse_arch_spec(std::string_view spec);
+std::vector<ArchSpecItem> parse_arch_spec(std::string_view spec, const ArchNames& names = pytorch_cmake_arch_names());
 
 // Parses one target item (no keywords). Throws UserError(bad_input).
-std::vector<ArchTarget> parse_arch_item(std::string_view item);
-
-// The architecture family names understood in a spec, e.g. "Ampere" -> 8.0, 8.6.
-struct ArchFamilyName {
-  std::string_view name;
-  std::vector<ComputeCapability> ccs;
-};
-const std::vector<ArchFamilyName>& arch_family_names();
+std::vector<ArchTarget> parse_arch_item(std::string_view item, const ArchNames& names = pytorch_cmake_arch_names());
 
 }  // namespace archbuild

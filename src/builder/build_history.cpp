@@ -17,6 +17,7 @@ namespace archbuild {
 
 nlohmann::json BuildTimeRecord::to_json() const {
   return {{"recipe", recipe},
+          {"source", source},
           {"ref", ref},
           {"arch_list", arch_list},
           {"compile_inputs", compile_inputs},
@@ -41,6 +42,7 @@ BuildTimeRecord BuildTimeRecord::from_json(const nlohmann::json& json) {
   BuildTimeRecord record;
   record.recipe = json.at("recipe").get<std::string>();
   record.ref = json.at("ref").get<std::string>();
+  record.source = json.value("source", "");
   record.arch_list = json.value("arch_list", "");
   record.compile_inputs = json.value("compile_inputs", "");
   record.code_images = std::max<size_t>(1, json.at("code_images").get<size_t>());

@@ -16,6 +16,7 @@ namespace archbuild {
 // <cache>/history/RECIPE.jsonl.
 struct BuildTimeRecord {
   std::string recipe;
+  std::string source;  // what was built (SourceTarget::identity): two projects of one recipe differ
   std::string ref;
   std::string arch_list;       // canonical
   std::string compile_inputs;  // what a compile cache's hits depend on: same value, same objects

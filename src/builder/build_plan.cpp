@@ -92,8 +92,14 @@ KeyFields key_fields(const PlanInputs& in, const PlanFacts& facts, const BuildPl
   key.build_env = plan.recipe_env.key_text;
   key.extra_env = in.extra_env;
   if (in.source) {
-    KeySource source{in.source->commit, std::nullopt, {}, {}};
+    KeySource source;
+    source.commit = in.source->commit;
     if (in.source->sdist) source.sdist_sha256 = in.source->sdist->sha256;  // pypi:NAME==VERSION
+    source.subdirectory = in.source->subdirectory;
+    if (in.source->snapshot && in.source->snapshot->kind == LocalSnapshot::Kind::working_tree) {
+      source.base_commit = in.source->snapshot->base_commit;
+      source.edits_sha256 = in.source->snapshot->edits_sha256;
+    }
     for (const auto& sub : in.source->submodules) source.submodules[sub.path] = sub.commit;
     for (const auto& patch : in.source->patches)
       source.patches[std::filesystem::path(patch.file).filename().string()] = patch.sha256;
@@ -124,6 +130,7 @@ void forecast_needs(BuildPlan& plan, const PlanInputs& in, const PlanFacts& fact
   plan.compile_inputs = plan.key.compile_inputs_digest();
   ForecastRequest request;
   request.recipe = plan.recipe;
+  request.source = in.source_identity;
   request.ref = plan.ref;
   request.compile_inputs = plan.compile_inputs;
   request.code_images = plan.code_images;
@@ -180,9 +187,17 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
   plan.launchers = plan_compiler_launchers(in, facts, plan.enforcement, plan.env);
   overlay(plan.env, plan.launchers.env);
   overlay(plan.env, plan.enforcement.env);
-  plan.configure = plan_configure(in, facts,
-                                  configure_inputs(plan.env, plan.launchers.cuda_launcher, plan.recipe_env.key_text,
-                                                   in.extra_env, in.enforce_archs));
+  auto recorded_inputs = configure_inputs(plan.env, plan.launchers.cuda_launcher, plan.recipe_env.key_text,
+                                          in.extra_env, in.enforce_archs);
+  // A launcher toolkit's path hashes archbuild's own: what CMake keeps of it
+  // is which toolkit it stands for, whatever archbuild's path.
+  for (const auto& toolkit : plan.launchers.toolkits)
+    if (auto home = recorded_inputs.find("CUDA_HOME");
+        home != recorded_inputs.end() && home->second == toolkit.dir.string())
+      home->second = "archbuild's launcher toolkit (" +
+                     (toolkit.launcher.empty() ? "step launcher" : toolkit.launcher) + ") over " +
+                     toolkit.toolkit_root.string();
+  plan.configure = plan_configure(in, facts, std::move(recorded_inputs));
   overlay(plan.env, plan.configure.env);
   plan.network = plan_network(in);
   overlay(plan.env, plan.network.env);

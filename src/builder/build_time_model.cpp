@@ -69,6 +69,7 @@ BuildForecast forecast_build_time(const std::vector<BuildTimeRecord>& history, c
   bool inputs_built_before = false;
   for (const auto& record : history) {
     if (record.recipe != request.recipe) continue;
+    if (!request.source.empty() && record.source != request.source) continue;
     if (!request.compile_inputs.empty() && record.compile_inputs == request.compile_inputs) {
       inputs_built_before = inputs_built_before || record.compile_cache;
       if (record.warm) same_inputs_warm = &record;

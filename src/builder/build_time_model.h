@@ -12,6 +12,7 @@ namespace archbuild {
 // The build about to run, as the model sees it.
 struct ForecastRequest {
   std::string recipe;
+  std::string source;  // only builds of this source count ("" matches every record, for older callers)
   std::string ref;
   std::string compile_inputs;
   size_t code_images = 1;
@@ -42,7 +43,9 @@ struct BuildForecast {
 // kWarmShare of the compile steps. Only clean builds (every step ran) are
 // scaled from, when there is one. The forecast is a clean build's: a work
 // tree with an earlier build in it may take less. Without history: the
-// recipe's estimate over the cores.
+// recipe's estimate over the cores. Only records of the same source count:
+// the generic recipe builds many projects, and one's time says nothing of
+// another's.
 BuildForecast forecast_build_time(const std::vector<BuildTimeRecord>& history, const ForecastRequest& request);
 
 // Measured with nvcc 13.0 on a small kernel: 0.95 s for one image, 2.0 s for

@@ -41,12 +41,22 @@ CompilerLaunchers plan_compiler_launchers(const PlanInputs& in, const PlanFacts&
     plan.env["PATH"] = shims.string() + ":" + search;
   }
   // ... and its nvcc goes through a toolkit whose bin/nvcc runs archbuild's
-  // step launcher and the compiler launcher (CUDA_HOME).
-  if (in.toolchain->installed && extension && (!launcher.empty() || enforcement.on)) {
+  // step launcher and the compiler launcher: CUDA_HOME and CUDA_PATH name
+  // it and its bin/ comes first on PATH, in every dialect, so that a
+  // setup.py or Makefile calling $CUDA_HOME/bin/nvcc or plain `nvcc` is
+  // enforced too. CMake's own compiles carry the step launcher already and
+  // pass through that nvcc (kStepLaunchedVariable).
+  if (in.toolchain->installed && (!launcher.empty() || enforcement.on)) {
     LauncherToolkit toolkit{launcher_toolkit_dir(in.cache_dir, launcher, in.toolchain->installed->root,
                                                  facts.self_executable),
                             launcher, in.toolchain->installed->root};
     plan.env["CUDA_HOME"] = plan.env["CUDA_PATH"] = toolkit.dir.string();
+    std::string search = facts.path;
+    if (auto ours = plan.env.find("PATH"); ours != plan.env.end())
+      search = ours->second;
+    else if (auto given = base_env.find("PATH"); given != base_env.end())
+      search = given->second;
+    plan.env["PATH"] = (toolkit.dir / "bin").string() + ":" + search;
     plan.toolkits.push_back(std::move(toolkit));
   }
   // CMake's compiler for the device link (the enforcement's).

@@ -20,6 +20,7 @@ struct PlanInputs {
   const Recipe* recipe = nullptr;
   ResolvedRecipe resolved;
   std::string package;
+  std::string source_identity;  // SourceTarget::identity(): build history is kept per source
   ArchList archs;
   const Toolchain* toolchain = nullptr;
   std::optional<HostCompiler> host;

@@ -99,10 +99,30 @@ std::string network_failure_hint(std::string_view log_text, std::string_view set
   return hint;
 }
 
-std::string cpu_only_build_hint(std::string_view setup_py) {
+std::string cpu_only_build_hint(std::string_view setup_py, const ExtensionGates& gates) {
   std::string hint =
       "the project probably built its CPU-only variant because it saw no GPU at build time (archbuild builds "
       "wherever it runs, GPU or not)";
+  if (gates.read && gates.extensions > 0 && !gates.gates.empty()) {
+    std::vector<std::string> conditions, settings;
+    for (const auto& gate : gates.gates) {
+      if (gate.unset) {
+        conditions.push_back(gate.name + " is not set");
+        continue;
+      }
+      const auto value = gate.value.empty() ? std::string("1") : gate.value;
+      conditions.push_back(gate.name + (gate.value.empty() ? " is set" : "=" + gate.value));
+      settings.push_back("--env " + gate.name + "=" + value);
+    }
+    hint += "; its setup.py constructs its CUDA extension only when " + join(conditions, ", then ") +
+            " (outermost condition first)";
+    if (settings.empty()) return hint + ": check that the build environment does not set them";
+    return hint + ": build with " + join(settings, " ") + " (or set them in the recipe's [build.env])";
+  }
+  if (gates.read && gates.extensions == 0)
+    hint +=
+        "; archbuild cannot tell from its setup.py which switch gates its CUDA code (it constructs no "
+        "CUDAExtension and no Extension with .cu sources that archbuild can see)";
   auto switches = cuda_build_switches(setup_py);
   if (switches.empty())
     return hint +

@@ -26,9 +26,26 @@ std::vector<std::string> cuda_build_switches(std::string_view setup_py);
 // the log shows no network failure.
 std::string network_failure_hint(std::string_view log_text, std::string_view setup_py);
 
+// What decides whether a setup.py builds its CUDA extension, as
+// recipes/frontends/extension_gates.py reads its syntax tree: the
+// environment lookups of the branches around each CUDA extension it
+// constructs, outermost (the gate) first, with the value they compare to.
+struct ExtensionGate {
+  std::string name;
+  std::string value;   // "" when the condition compares to nothing ("1" is proposed)
+  bool unset = false;  // the condition needs it off (`if not BUILD_NO_CUDA`)
+};
+struct ExtensionGates {
+  bool read = false;      // the script ran and answered
+  size_t extensions = 0;  // CUDA extensions found: 0 means nothing can be told
+  std::vector<ExtensionGate> gates;
+};
+
 // For a wheel with no CUDA code although CUDA targets were asked: the
 // project most likely built its CPU-only variant because no GPU was visible
-// at build time. Names the switch its setup.py reads and how to set it.
-std::string cpu_only_build_hint(std::string_view setup_py);
+// at build time. Names the environment lookups that gate its CUDA
+// extension (`gates`), most likely first, and how to set them; or, when
+// they cannot be told, the switches its setup.py reads by name.
+std::string cpu_only_build_hint(std::string_view setup_py, const ExtensionGates& gates = {});
 
 }  // namespace archbuild

@@ -29,6 +29,12 @@ KeyInputs KeyInputs::of(const KeyFields& in) {
     if (in.source->sdist_sha256) key[std::string(key_name::source_sdist_sha256)] = *in.source->sdist_sha256;
     for (const auto& [path, commit] : in.source->submodules) key[named(key_name::source_submodule, path)] = commit;
     for (const auto& [file, sha256] : in.source->patches) key[named(key_name::source_patch, file)] = sha256;
+    // Absent unless set, so that the keys of builds at a tree's top stay as they were.
+    if (!in.source->subdirectory.empty()) key[std::string(key_name::source_subdirectory)] = in.source->subdirectory;
+    if (!in.source->edits_sha256.empty()) {
+      key[std::string(key_name::source_base_commit)] = in.source->base_commit;
+      key[std::string(key_name::source_edits)] = in.source->edits_sha256;
+    }
   }
   for (const auto& [name, value] : in.dependencies) key[named(key_name::dependency, name)] = value;
   for (const auto& [name, version] : in.build_requirements) key[named(key_name::build_requirement, name)] = version;

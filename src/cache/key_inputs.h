@@ -28,8 +28,11 @@ inline constexpr std::string_view source_commit = "source.commit";
 inline constexpr std::string_view source_sdist_sha256 = "source.sdist.sha256";
 inline constexpr std::string_view source_submodule = "source.submodule.";
 inline constexpr std::string_view source_patch = "source.patch.";
-inline constexpr std::string_view dependency = "dep.";                    // what the build links against
-inline constexpr std::string_view build_requirement = "build.requires.";  // installed build tools
+inline constexpr std::string_view source_subdirectory = "source.subdirectory";  // the project's dir in the tree
+inline constexpr std::string_view source_base_commit = "source.base_commit";    // a working tree's HEAD
+inline constexpr std::string_view source_edits = "source.edits";                // its edits' sha256
+inline constexpr std::string_view dependency = "dep.";                          // what the build links against
+inline constexpr std::string_view build_requirement = "build.requires.";        // installed build tools
 }  // namespace key_name
 
 // The source a key names: commits, never paths.
@@ -38,6 +41,8 @@ struct KeySource {
   std::optional<std::string> sdist_sha256;        // pypi:NAME==VERSION
   std::map<std::string, std::string> submodules;  // path -> commit
   std::map<std::string, std::string> patches;     // file name -> sha256
+  std::string subdirectory;                       // "" for the tree's top
+  std::string base_commit, edits_sha256;          // a working tree built as it is on disk
 };
 
 // Everything a build's cache key hashes, as typed fields. No machine paths:
@@ -73,6 +78,7 @@ class KeyInputs {
   std::optional<std::string> sdist_sha256() const;
   std::map<std::string, std::string> submodules() const { return with_prefix(key_name::source_submodule); }
   std::map<std::string, std::string> patches() const { return with_prefix(key_name::source_patch); }
+  std::string subdirectory() const { return get(key_name::source_subdirectory); }
   std::map<std::string, std::string> dependencies() const { return with_prefix(key_name::dependency); }
   std::map<std::string, std::string> build_requirements() const { return with_prefix(key_name::build_requirement); }
   std::map<std::string, std::string> extra_env() const { return with_prefix(key_name::extra_env); }

@@ -48,9 +48,14 @@ nlohmann::json provenance_statement(const ProvenanceInputs& in) {
   nlohmann::json internal = {{"cache_key", in.key_hash}};
   auto dependencies = nlohmann::json::array();
   const auto commit = key.source_commit();
+  // pip's spelling of the exact source: git+URL@COMMIT#subdirectory=DIR
+  const auto subdirectory = key.subdirectory();
   if (!commit.empty())
     dependencies.push_back(
-        {{"name", "source"}, {"uri", "git+" + in.repository + "@" + commit}, {"digest", {{"gitCommit", commit}}}});
+        {{"name", "source"},
+         {"uri", "git+" + in.repository + "@" + commit + (subdirectory.empty() ? "" : "#subdirectory=" + subdirectory)},
+         {"digest", {{"gitCommit", commit}}}});
+  if (!subdirectory.empty()) external["subdirectory"] = subdirectory;
   std::string file, digest;
   for (const auto& [name, value] : key.dependencies())
     if (file_and_digest(value, file, digest))

@@ -36,12 +36,17 @@ std::map<std::string, std::string> parse_env_assignments(const std::vector<std::
 }
 
 void BuildOptions::declare(CLI::App& app) {
-  app.add_option("what", what, "RECIPE | PATH (a git repository) | URL | pypi:NAME==VERSION (an sdist)")->required();
+  app.add_option("what", what,
+                 "RECIPE | PATH (a git repository or a directory, built as it is on disk) | URL (git+URL@REF"
+                 "#subdirectory=DIR too) | pypi:NAME[==VERSION] | an sdist file (.tar.gz, .zip)")
+      ->required();
   app.add_option("--arch", arch,
                  "Arch spec: native, official, 9.0, \"8.0;9.0+PTX\", ... (an extension build without it takes the "
                  "arch list of the torch it builds against, from that wheel's build record)");
   app.add_option("--ref", ref, "Tag, branch or commit (default: the recipe's, or the default branch)");
   app.add_option("--recipe", recipe, "Build a PATH or URL with this recipe (default: cpp-extension)");
+  app.add_option("--subdirectory", subdirectory,
+                 "Build the project in this directory of the tree (pip's #subdirectory=; part of the cache key)");
   app.add_option("--cuda", cuda, "CUDA version to build with (default: the installed one)");
   app.add_option("--jobs", settings.jobs, "Parallel compile jobs (default: cores and memory decide)");
   add_python_option(app, settings.python, "Interpreter the build runs with");
@@ -81,6 +86,7 @@ BuildRequest BuildOptions::request() const {
   request.arch = arch;
   request.ref = ref;
   request.recipe = recipe;
+  request.subdirectory = subdirectory;
   request.cuda = cuda;
   request.out = out;
   request.patches = patches;

@@ -18,7 +18,7 @@ std::map<std::string, std::string> parse_env_assignments(const std::vector<std::
 
 // The command-line options `plan` and `build` share, turned into a BuildRequest.
 struct BuildOptions {
-  std::string what, arch, ref, recipe, cuda, out, torch_wheel;
+  std::string what, arch, ref, recipe, subdirectory, cuda, out, torch_wheel;
   std::vector<std::string> patches, mirrors, env;
   SettingFlags settings;
   TestOptions tests;

@@ -23,6 +23,15 @@ std::string describe_needs(const BuildPlan& plan) {
                                      : "disk unknown until a first build (no [estimate] disk_gb in the recipe)";
   return disk + ", " + memory;
 }
+
+// "https://host/repo v1.0, the project in python/pkg/"
+std::string describe_source(const SourceTarget& target) {
+  std::string text = target.url + " " +
+                     (target.snapshot ? "as it is on disk (snapshot " + target.snapshot->commit.substr(0, 12) + ")"
+                                      : target.ref);
+  if (!target.subdirectory.empty()) text += ", the project in " + target.subdirectory + "/";
+  return text;
+}
 }  // namespace
 
 Command plan_command() {
@@ -37,12 +46,17 @@ Command plan_command() {
               if (options->json) {
                 auto out = plan.to_json();
                 out["script"] = plan.shell_script();
+                out["source"] = {{"url", context.target.url},
+                                 {"ref", context.target.ref},
+                                 {"subdirectory", context.target.subdirectory}};
+                if (context.target.snapshot) out["source"]["snapshot"] = context.target.snapshot->to_json();
                 print_json(out);
                 return ExitCode::success;
               }
               std::cout << paint("# archbuild plan: " + plan.package + " " + plan.ref + " (recipe " + plan.recipe +
                                      ", " + plan.build_system + ") for " + context.archs.list.canonical(),
                                  Style::bold)
+                        << "\n# source: " << describe_source(context.target)
                         << "\n# toolkit: " << context.host.toolchain.describe() << "\n# jobs: " << plan.jobs.reason
                         << (plan.jobs.parallelism.empty() ? "" : "\n# parallelism: " + plan.jobs.parallelism)
                         << "\n# time: "

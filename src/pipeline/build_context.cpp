@@ -1,6 +1,7 @@
 #include "pipeline/build_context.h"
 
 #include "core/error.h"
+#include "core/log.h"
 #include "core/user_path.h"
 #include "pipeline/inherited_archs.h"
 #include "process/run_process.h"
@@ -28,6 +29,8 @@ CheckoutRequest make_checkout_request(const SourceTarget& target, const Settings
   request.offline = settings.offline();
   request.patches = target.patches;
   request.sdist = target.sdist;  // pypi:NAME==VERSION: recorded in the manifest
+  request.snapshot = target.snapshot;
+  request.subdirectory = target.subdirectory;
   for (const auto& patch : extra_patches) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(patch, ec)) fail_bad_input("--patch " + patch + ": no such file");
@@ -35,6 +38,16 @@ CheckoutRequest make_checkout_request(const SourceTarget& target, const Settings
   }
   return request;
 }
+
+namespace {
+// "torch-2.9.1+cu128-cp311-...whl" -> "2.9.1+cu128"; "" when not a torch wheel's name.
+std::string torch_version_of_wheel(const std::filesystem::path& wheel) {
+  const auto name = wheel.filename().string();
+  if (!name.starts_with("torch-")) return "";
+  const auto end = name.find('-', 6);
+  return end == std::string::npos ? "" : name.substr(6, end - 6);
+}
+}  // namespace
 
 BuildContext BuildContext::resolve(const BuildRequest& request) {
   auto settings = Settings::load(request.setting_flags);
@@ -45,26 +58,33 @@ BuildContext BuildContext::resolve(const BuildRequest& request) {
       request, std::move(settings), HostContext::gather(request.cuda), std::move(book), cache, {}, {}, {}, {}, {}, {},
       {}};
   MirrorCache mirrors(cache.root());
-  SdistFetcher sdists(context.settings);  // pypi:NAME==VERSION
   const auto rewriter = make_url_rewriter(context.settings, request.mirrors);
-  context.target = resolve_source_target(request.what, request.ref, context.book, mirrors, context.settings.offline(),
-                                         request.recipe, &sdists, &rewriter);
+  SdistFetcher sdists(context.settings, rewriter);  // pypi:NAME[==VERSION], an sdist file
+  context.target = resolve_source_target({request.what, request.ref, request.recipe, request.subdirectory},
+                                         context.book, mirrors, context.settings.offline(), &sdists, &rewriter);
   context.resolved = context.book.resolve(*context.target.recipe, context.target.ref);
+  // An extension's arch list is read by cpp_extension: its names, and the archs it accepts.
+  std::optional<ArchNames> names;
+  if (context.target.recipe->dialect == ArchDialect::extension) {
+    names = CppExtensionArchTable::load_default().for_torch(torch_version_of_wheel(request.torch_wheel));
+    log::verbose("archs: names and accepted archs as {} reads them", names->consumer);
+  }
+  const ArchNames* consumer = names ? &*names : nullptr;
   if (request.arch.empty()) {
     auto inherited = inherit_archs(request, *context.target.recipe, cache, context.host.toolchain.key_string(),
                                    context.settings.python().string());
-    context.archs = context.host.resolve(inherited.spec);
+    context.archs = context.host.resolve(inherited.spec, consumer);
     context.archs_origin = inherited.origin;
   } else {
-    context.archs = context.host.resolve(request.arch);
+    context.archs = context.host.resolve(request.arch, consumer);
   }
   try {
     context.host_compiler = detect_host_compiler(context.host.toolchain);
   } catch (const UserError&) {
     // `check` reports it; a plan without one leaves CUDAHOSTCXX to the build
   }
-  context.source_dir = cache.worktree(context.target.name, context.target.ref);
-  context.out_dir = out.empty() ? cache.build_dir(context.target.name, context.target.ref) : out;
+  context.source_dir = cache.worktree(context.target.name, context.target.work_tree_name);
+  context.out_dir = out.empty() ? cache.build_dir(context.target.name, context.target.work_tree_name) : out;
   const auto& launcher = context.settings.get("compiler_launcher");
   if (launcher.value != "none" && launcher.value != "ccache" && launcher.value != "sccache")
     fail_bad_input("compiler_launcher '" + launcher.value + "' (from " + launcher.origin +
@@ -84,6 +104,10 @@ std::map<std::string, FoundLibrary> BuildContext::system_libraries() const {
   return find_system_libraries(target.recipe->system_libraries, toolkit);
 }
 
+std::filesystem::path BuildContext::project_dir() const {
+  return target.subdirectory.empty() ? source_dir : source_dir / target.subdirectory;
+}
+
 CheckoutRequest BuildContext::checkout_request() const {
   return make_checkout_request(target, settings, request.mirrors, request.patches, source_dir);
 }
@@ -95,10 +119,11 @@ PlanInputs BuildContext::plan_inputs(const std::optional<SourceTree>& source, co
   inputs.recipe = target.recipe;
   inputs.resolved = resolved;
   inputs.package = target.name;
+  inputs.source_identity = target.identity();
   inputs.archs = archs.list;
   inputs.toolchain = &host.toolchain;
   inputs.host = host_compiler;
-  inputs.source_dir = source ? source->dir : source_dir;
+  inputs.source_dir = source ? source->project_dir() : project_dir();
   inputs.out_dir = out_dir;
   inputs.cache_dir = cache.root();
   inputs.python = python;

@@ -41,6 +41,8 @@ struct BuildContext {
   // Throws UserError naming what is wrong (arch spec, recipe, ref, setting).
   static BuildContext resolve(const BuildRequest& request);
   CheckoutRequest checkout_request() const;
+  // Where the project is built: the work tree, or its subdirectory.
+  std::filesystem::path project_dir() const;
   // The recipe's [[system_library]] entries found on this machine.
   std::map<std::string, FoundLibrary> system_libraries() const;
   // The plan inputs for the work tree (`source` once checked out), the

@@ -11,10 +11,11 @@ namespace archbuild {
 // One build as asked: what the command line (or a matrix cell) says, before
 // anything is resolved. Plain data; the CLI fills it from its options.
 struct BuildRequest {
-  std::string what;                        // RECIPE | PATH (a git repository) | URL
+  std::string what;                        // RECIPE | PATH | URL | pypi:NAME[==VERSION] | sdist file
   std::string arch;                        // arch spec: native, official, "8.0;9.0+PTX", ...
   std::string ref;                         // empty: the recipe's default, or the default branch
   std::string recipe;                      // build a PATH or URL with this recipe
+  std::string subdirectory;                // --subdirectory: the project's directory inside the tree
   std::string cuda;                        // CUDA version; empty: the installed one
   std::filesystem::path out;               // empty: <cache>/builds/NAME-REF
   std::vector<std::string> patches;        // extra patch files

@@ -81,6 +81,25 @@ std::string describe_plan(const BuildPlan& plan) {
                                                      " stale setuptools outputs under build/");
 }
 
+// `asked`, each target whose CC the wheel holds only in another variant
+// (9.0 asked, sm_90a held) in that variant.
+ArchList with_variants_held(const ArchList& asked, const ArchList& held) {
+  ArchList out;
+  for (auto target : asked.targets()) {
+    const auto& in_wheel = held.targets();
+    const bool plain_held = std::any_of(in_wheel.begin(), in_wheel.end(),
+                                        [&](const ArchTarget& t) { return t.same_slot(target); });
+    if (!plain_held)
+      for (const auto& other : in_wheel)
+        if (other.cc == target.cc) {
+          target.variant = other.variant;
+          break;
+        }
+    out.add(target);
+  }
+  return out;
+}
+
 // How the wheels of a successful build ended.
 enum class Finish { published, invalid, untestable_here, interrupted };
 
@@ -129,7 +148,7 @@ class BuildSession {
                                     ? ""
                                     : ", the arch list of " + context_.archs_origin + "; --arch picks another"));
     for (const auto& note : context_.target.notes)
-      events_.stage("source", note, note.find("uncommitted") != std::string::npos ? Tone::warning : Tone::plain);
+      events_.stage("source", note, note.find(" edited path") != std::string::npos ? Tone::warning : Tone::plain);
   }
 
   // Stops between stages when SIGINT/SIGTERM arrived (a matrix keeps running
@@ -179,7 +198,7 @@ class BuildSession {
   BuildRequirementsEnv install_build_requirements(const SourceTree& tree, DependencyEnv& deps) {
     std::vector<std::string> notes;
     libraries_ = context_.system_libraries();
-    const auto requirements = build_requirement_list(context_, tree.dir, libraries_, notes);
+    const auto requirements = build_requirement_list(context_, tree.project_dir(), libraries_, notes);
     for (const auto& note : notes) events_.stage("deps", note);
     BuildRequirementsEnv installed;
     if (requirements.empty()) return installed;
@@ -193,7 +212,7 @@ class BuildSession {
   }
 
   void plan(const SourceTree& tree, const DependencyEnv& deps, const BuildRequirementsEnv& requirements) {
-    auto facts = services_.plan_facts(tree.dir, deps.python);
+    auto facts = services_.plan_facts(tree.project_dir(), deps.python);
     facts.system_libraries = libraries_;
     facts.build_history = read_build_history(context_.cache.root(), context_.target.recipe->name);
     facts.build_requirements = requirements.status;
@@ -273,6 +292,7 @@ class BuildSession {
     if (result.oom_retries > 0) return;
     BuildTimeRecord record;
     record.recipe = plan.recipe;
+    record.source = context_.target.identity();
     record.ref = plan.ref;
     record.arch_list = context_.archs.list.canonical();
     record.compile_inputs = plan.compile_inputs;
@@ -395,8 +415,13 @@ class BuildSession {
     const auto& built = outcome_.result.wheels;
     std::vector<std::filesystem::path> wheels(built.begin(), built.end());
     // With the project's own arch flags kept, the label says what the wheel
-    // holds (the first wheel's code), not what was asked.
-    const auto holds = plan.enforcement.on || wheels.empty() ? context_.archs.list : archs_in_wheel(wheels.front());
+    // holds (the first wheel's code), not what was asked. Enforced, it is
+    // the asked list, each target in the variant the wheel holds it in: a
+    // project that asks sm_90a for its 9.0 kernels keeps the `a`, and the
+    // label and the variant wheel's properties say sm90a, not sm90.
+    const auto holds = wheels.empty()        ? context_.archs.list
+                       : plan.enforcement.on ? with_variants_held(context_.archs.list, archs_in_wheel(wheels.front()))
+                                             : archs_in_wheel(wheels.front());
     const BuildRecord record{context_.target.recipe->name,
                              {},
                              format_arch_list(context_.archs.list, context_.target.recipe->dialect),
@@ -430,6 +455,7 @@ class BuildSession {
       checks.tests = context_.tests;
       checks.tests_origin = context_.tests_origin;
       checks.source_dir = plan.source_dir;
+      checks.tree_dir = context_.source_dir;
       auto validation = services_.validate(checks);
       events_.validation(validation);
       tally.add(wheel, validation);
@@ -456,13 +482,13 @@ class BuildSession {
 PlannedBuild plan_build(const BuildRequest& request) {
   auto context = BuildContext::resolve(request);
   const auto python = context.settings.python().string();
-  auto facts = gather_plan_facts(context.source_dir, python);
+  auto facts = gather_plan_facts(context.project_dir(), python);
   facts.system_libraries = context.system_libraries();
   facts.build_history = read_build_history(context.cache.root(), context.target.recipe->name);
   // What the tree names, if it is checked out, and what the interpreter has
   // of it; nothing is installed (the build does that).
   std::vector<std::string> notes;
-  auto requirements = build_requirement_list(context, context.source_dir, facts.system_libraries, notes);
+  auto requirements = build_requirement_list(context, context.project_dir(), facts.system_libraries, notes);
   if (!requirements.empty()) {
     try {
       facts.build_requirements = probe_build_requirements(python, requirements);

@@ -25,13 +25,14 @@ HostContext HostContext::gather(const std::string& cuda_option) {
   return context;
 }
 
-ResolvedArchs HostContext::resolve(const std::string& spec) const {
+ResolvedArchs HostContext::resolve(const std::string& spec, const ArchNames* names) const {
   ArchResolveInputs inputs;
   inputs.toolkit = &toolchain.facts;
   inputs.releases = table.release_targets();
   if (!gpus.devices.empty()) inputs.native_ccs = gpus.distinct_ccs();
   inputs.no_gpu_reason = gpus.unavailable_reason;
-  return resolve_archs(parse_arch_spec(spec), inputs);
+  inputs.names = names;
+  return resolve_archs(parse_arch_spec(spec, names ? *names : pytorch_cmake_arch_names()), inputs);
 }
 
 }  // namespace archbuild

@@ -19,8 +19,9 @@ struct HostContext {
 
   // --cuda X.Y (empty: the first installed toolkit).
   static HostContext gather(const std::string& cuda_option);
-  // Parses and resolves an arch spec against this machine.
-  ResolvedArchs resolve(const std::string& spec) const;
+  // Parses and resolves an arch spec against this machine, names and
+  // accepted archs by `names` (PyTorch's CMake's when null).
+  ResolvedArchs resolve(const std::string& spec, const ArchNames* names = nullptr) const;
 };
 
 std::optional<CudaVersion> parse_cuda_option(const std::string& text);  // throws bad_input

@@ -38,7 +38,7 @@ class RecipeParser {
     }
     only_keys(root, {"name", "description", "repository", "default_ref", "submodules", "arch_dialect", "job_memory_gb",
                      "depends_on", "kernel_test", "keep_project_archs", "tests", "build", "env", "pairs", "patches",
-                     "releases", "system_library", "estimate"});
+                     "releases", "system_library", "estimate", "subdirectory"});
     Recipe recipe;
     recipe.file = file_;
     recipe.patches_dir = patches_dir_;
@@ -57,6 +57,10 @@ class RecipeParser {
       if (!version_of_ref(release))
         bad(root.get("releases")->source(), "releases", "'" + release + "' is not a version");
     recipe.submodules = boolean(root, "submodules");
+    recipe.subdirectory = string(root, "subdirectory", false);
+    if (auto problem = relative_path_problem(recipe.subdirectory); !recipe.subdirectory.empty() && !problem.empty())
+      bad(root.get("subdirectory")->source(), "subdirectory",
+          "'" + recipe.subdirectory + "' must be a directory inside the repository (\"python/pkg\"): it " + problem);
     recipe.keep_project_archs = boolean(root, "keep_project_archs");
     auto dialect_text = string(root, "arch_dialect", true);
     auto dialect = parse_arch_dialect(dialect_text);

@@ -96,6 +96,7 @@ struct Recipe {
   // the newest, and its [[build]] ranges cover them all (a test checks).
   std::vector<std::string> releases;
   bool submodules = false;
+  std::string subdirectory;  // the project's directory inside the repository ("" for its root)
   ArchDialect dialect = ArchDialect::extension;
   double job_memory_gb = 2.0;
   std::vector<std::string> depends_on;

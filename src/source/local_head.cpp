@@ -6,7 +6,6 @@
 namespace archbuild {
 
 namespace {
-using GitStatusList = GitPtr<git_status_list, git_status_list_free>;
 using GitDescribe = GitPtr<git_describe_result, git_describe_result_free>;
 }  // namespace
 
@@ -24,6 +23,7 @@ LocalHead read_local_head(const std::filesystem::path& dir) {
   const git_oid* oid = git_reference_target(reference.get());
   if (!oid) fail_bad_input("'" + dir.string() + "': HEAD does not name a commit");
   const std::string commit = oid_hex(*oid);
+  head.commit = commit;
   if (git_repository_head_detached(repo.get()) == 1) {
     head.ref = commit;
     head.description = "detached HEAD at " + commit.substr(0, 12);
@@ -47,18 +47,6 @@ LocalHead read_local_head(const std::filesystem::path& dir) {
   } else {
     head.ref = git_reference_shorthand(reference.get());
     head.description = "branch " + head.ref + " at " + commit.substr(0, 12);
-  }
-  git_status_options options = GIT_STATUS_OPTIONS_INIT;
-  options.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
-  options.flags = GIT_STATUS_OPT_EXCLUDE_SUBMODULES;  // untracked files (build outputs) are not changes
-  git_status_list* list = nullptr;
-  if (git_status_list_new(&list, repo.get(), &options) == 0) {
-    GitStatusList statuses(list);
-    for (size_t i = 0; i < git_status_list_entrycount(statuses.get()); ++i) {
-      const git_status_entry* entry = git_status_byindex(statuses.get(), i);
-      const git_diff_delta* delta = entry->index_to_workdir ? entry->index_to_workdir : entry->head_to_index;
-      if (delta && delta->old_file.path) head.uncommitted.push_back(delta->old_file.path);
-    }
   }
   return head;
 }

@@ -2,18 +2,16 @@
 
 #include <filesystem>
 #include <string>
-#include <vector>
 
 namespace archbuild {
 
 // What a local repository has checked out, for `build PATH` without --ref:
 // the branch HEAD is on, or the commit of a detached HEAD (a tag checkout, a
-// local commit), and the tracked files that differ from it (which a build of
-// the commit does not contain).
+// local commit). What differs on disk is tree_snapshot.h's.
 struct LocalHead {
-  std::string ref;                       // "main", or the commit's 40 hex digits
-  std::string description;               // "branch main", "detached HEAD at 1a2b3c4d5e6f (tag v1.0)"
-  std::vector<std::string> uncommitted;  // tracked files changed, staged or deleted
+  std::string ref;          // "main", or the commit's 40 hex digits
+  std::string commit;       // the commit's 40 hex digits
+  std::string description;  // "branch main at 1a2b3c4d5e6f", "detached HEAD at 1a2b3c4d5e6f (tag v1.0)"
 };
 
 // Throws UserError(bad_input) when `dir` is not a repository with a HEAD commit.

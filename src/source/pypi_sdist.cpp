@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <optional>
 #include <regex>
 
@@ -68,10 +69,23 @@ std::string last_lines(const std::string& text, size_t count) {
   return trim(join(kept, "\n"));
 }
 
+constexpr std::string_view kDroppedMarker = "dropped: ";
+
+// What the commit of an sdist left out (VCS metadata), from its message.
+std::vector<std::string> dropped_in_message(const char* message) {
+  std::vector<std::string> dropped;
+  if (!message) return dropped;
+  for (const auto& line : split_any(message, "\n"))
+    if (line.starts_with(kDroppedMarker)) dropped.push_back(line.substr(kDroppedMarker.size()));
+  return dropped;
+}
+
 // Commits the sdist's files to the mirror of `repository`, tagged with the
-// version; an existing tag of the same sdist (the sha256 in its message) is kept.
-void commit_to_mirror(const SdistOrigin& origin, const std::filesystem::path& file, const std::string& repository,
-                      const MirrorCache& mirrors, const SdistLimits& limits) {
+// version; an existing tag of the same sdist (the sha256 in its message) is
+// kept. Returns what was left out (VCS metadata), recorded in the message.
+std::vector<std::string> commit_to_mirror(const SdistOrigin& origin, const std::filesystem::path& file,
+                                          const std::string& repository, const MirrorCache& mirrors,
+                                          const SdistLimits& limits) {
   ensure_libgit2();
   const auto path = mirrors.path_for(repository);
   std::filesystem::create_directories(path.parent_path());
@@ -89,11 +103,12 @@ void commit_to_mirror(const SdistOrigin& origin, const std::filesystem::path& fi
   if (git_revparse_single(&existing, repo.get(), (tag + "^{commit}").c_str()) == 0) {
     GitObject holder(existing);
     const char* message = git_commit_message(reinterpret_cast<git_commit*>(existing));
-    if (message && std::string(message).find(marker) != std::string::npos) return;
+    if (message && std::string(message).find(marker) != std::string::npos) return dropped_in_message(message);
   }
   try {
     auto members = list_sdist_members(file, limits);
-    auto tree_entries = sdist_tree(members, origin.file);
+    std::vector<std::string> dropped;
+    auto tree_entries = sdist_tree(members, origin.file, &dropped);
     git_oid tree_id = write_sdist_tree(repo.get(), file, members, tree_entries, limits);
     git_tree* raw_tree = nullptr;
     git_check(git_tree_lookup(&raw_tree, repo.get(), &tree_id), "cannot read the tree of " + origin.file);
@@ -104,6 +119,7 @@ void commit_to_mirror(const SdistOrigin& origin, const std::filesystem::path& fi
     std::unique_ptr<git_signature, void (*)(git_signature*)> signature_holder(signature, git_signature_free);
     std::string message = origin.project + " " + origin.version + ": the files of the sdist " + origin.file + "\n\n" +
                           marker + "\n";
+    for (const auto& path_dropped : dropped) message += std::string(kDroppedMarker) + path_dropped + "\n";
     git_oid commit_id;
     git_check(git_commit_create(&commit_id, repo.get(), nullptr, signature, signature, "UTF-8", message.c_str(),
                                 tree.get(), 0, nullptr),
@@ -112,6 +128,7 @@ void commit_to_mirror(const SdistOrigin& origin, const std::filesystem::path& fi
     git_check(git_reference_create(&ref, repo.get(), tag.c_str(), &commit_id, /*force=*/1, "archbuild sdist"),
               "cannot tag " + origin.version + " in " + path.string());
     git_reference_free(ref);
+    return dropped;
   } catch (...) {
     if (created) {
       repo.reset();
@@ -120,6 +137,12 @@ void commit_to_mirror(const SdistOrigin& origin, const std::filesystem::path& fi
     }
     throw;
   }
+}
+
+std::string dropped_note(const std::string& file, const std::vector<std::string>& dropped) {
+  std::vector<std::string> shown(dropped.begin(), dropped.begin() + std::min<size_t>(5, dropped.size()));
+  return "left out of " + file + " the VCS metadata " + join(shown, ", ") + (dropped.size() > 5 ? ", ..." : "") +
+         " (a submodule's or a checkout's leftovers; nothing builds from them)";
 }
 
 }  // namespace
@@ -156,16 +179,65 @@ PypiSpec parse_pypi_spec(const std::string& text) {
   return {canonical_project_name(name), version};
 }
 
-SdistFetcher::SdistFetcher(const Settings& settings, SdistLimits limits) : settings_(settings), limits_(limits) {}
+SdistFetcher::SdistFetcher(const Settings& settings, UrlRewriter rewriter, SdistLimits limits)
+    : settings_(settings), rewriter_(std::move(rewriter)), limits_(limits) {}
 
-SdistSource SdistFetcher::prepare(const PypiSpec& spec, const MirrorCache& mirrors) const {
+std::vector<std::string> SdistFetcher::fetcher_command(const std::vector<std::string>& arguments) const {
+  const auto script = data_dir() / "recipes" / "frontends" / "sdist_fetch.py";
+  std::vector<std::string> command = {settings_.python().string(), script.string()};
+  for (const auto& rule : rewriter_.rules()) {
+    command.push_back("--rewrite");
+    command.push_back(rule.from + "=" + rule.to);
+  }
+  command.insert(command.end(), arguments.begin(), arguments.end());
+  return command;
+}
+
+std::string SdistFetcher::newest_version(const std::string& name, std::vector<std::string>& notes) const {
+  const std::string what = std::string(kPypiPrefix) + name;
+  if (settings_.offline()) {
+    std::vector<std::string> cached;
+    std::error_code ec;
+    const auto dir = CacheLayout(settings_.cache_dir()).sdists() / name;
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+      if (it->path().extension() == ".json") cached.push_back(it->path().stem().string());
+    std::sort(cached.begin(), cached.end());
+    fail_environment(what + " names no version, and offline (" + settings_.get("offline").origin +
+                     ") the index cannot say which is newest: give pypi:" + name + "==VERSION" +
+                     (cached.empty() ? "" : " (the cache holds " + join(cached, ", ") + ")"));
+  }
+  ProcessOptions options;
+  options.timeout = kFetchTimeout;
+  auto result = run_process(fetcher_command({"--name", name, "--newest"}), options);
+  if (!result.succeeded()) {
+    std::string message = last_lines(result.err, 4);
+    if (message.empty()) message = "the sdist fetcher ended with " + result.describe_status();
+    if (!result.timed_out && !result.status.signaled && result.status.code == 2) fail_bad_input(what + ": " + message);
+    fail_environment(what + ": " + message);
+  }
+  nlohmann::json answer;
+  try {
+    answer = nlohmann::json::parse(result.out);
+  } catch (const nlohmann::json::exception&) {
+  }
+  const std::string version = answer.is_object() ? answer.value("version", "") : "";
+  check_pypi_version(version, what + " (the newest release the index lists)");
+  notes.push_back(what + ": the newest release with an sdist on " + answer.value("index", std::string("the index")) +
+                  " is " + version + " (pypi:" + name + "==VERSION picks another)");
+  return version;
+}
+
+SdistSource SdistFetcher::prepare(const PypiSpec& asked, const MirrorCache& mirrors) const {
+  std::vector<std::string> resolved_notes;
+  PypiSpec spec = asked;
+  if (spec.version.empty()) spec.version = newest_version(spec.name, resolved_notes);
   const std::string what = std::string(kPypiPrefix) + spec.name + "==" + spec.version;
   const auto dir = CacheLayout(settings_.cache_dir()).sdists() / spec.name;
   std::filesystem::create_directories(dir);
   const std::string stem = path_safe(spec.version);
   FileLock lock(dir / (stem + ".lock"));  // one download of a version at a time
   const auto record_file = dir / (stem + ".json");
-  SdistSource source{std::string(kPypiPrefix) + spec.name, spec.version, {}, {}};
+  SdistSource source{std::string(kPypiPrefix) + spec.name, spec.version, {}, resolved_notes};
 
   auto origin = read_record(record_file, spec);
   std::error_code ec;
@@ -195,16 +267,15 @@ SdistSource SdistFetcher::prepare(const PypiSpec& spec, const MirrorCache& mirro
                        "), and the cache holds no sdist of it (" + dir.string() + ")");
     // beside the cache entry, so that a rename moves the download in
     PrivateDir download(dir, ".download");
-    const auto script = data_dir() / "recipes" / "frontends" / "sdist_fetch.py";
     ProcessOptions options;
     options.timeout = kFetchTimeout;
-    auto result = run_process({settings_.python().string(), script.string(), "--name", spec.name, "--version",
-                               spec.version, "--dest", download.path.string(), "--max-bytes",
-                               std::to_string(limits_.max_download_bytes)},
+    auto result = run_process(fetcher_command({"--name", spec.name, "--version", spec.version, "--dest",
+                                               download.path.string(), "--max-bytes",
+                                               std::to_string(limits_.max_download_bytes)}),
                               options);
     if (!result.succeeded()) {
       std::string message = last_lines(result.err, 4);
-      if (message.empty()) message = "the sdist fetcher " + script.string() + " ended with " + result.describe_status();
+      if (message.empty()) message = "the sdist fetcher ended with " + result.describe_status();
       if (!result.timed_out && !result.status.signaled && result.status.code == 2)
         fail_bad_input(what + ": " + message);
       fail_environment(what + ": " + message);
@@ -256,13 +327,41 @@ SdistSource SdistFetcher::prepare(const PypiSpec& spec, const MirrorCache& mirro
   }
   source.origin = *origin;
   try {
-    commit_to_mirror(source.origin, dir / source.origin.file, source.repository, mirrors, limits_);
+    auto dropped = commit_to_mirror(source.origin, dir / source.origin.file, source.repository, mirrors, limits_);
+    if (!dropped.empty()) source.notes.push_back(dropped_note(source.origin.file, dropped));
   } catch (const UserError&) {
     // A refused sdist is not kept: the next run downloads it again and refuses it again.
     std::filesystem::remove(dir / source.origin.file, ec);
     std::filesystem::remove(record_file, ec);
     throw;
   }
+  return source;
+}
+
+}  // namespace archbuild
+
+namespace archbuild {
+
+SdistSource SdistFetcher::prepare_local(const std::filesystem::path& archive, const PypiSpec& spec,
+                                        const MirrorCache& mirrors) const {
+  check_pypi_version(spec.version, archive.string());
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(archive, ec);
+  if (ec) fail_bad_input("cannot read the sdist " + archive.string() + ": " + ec.message());
+  if (size > limits_.max_download_bytes)
+    fail_bad_input("the sdist " + archive.string() + " is larger than " + std::to_string(limits_.max_download_bytes) +
+                   " bytes");
+  SdistSource source{archive.string(), spec.version, {}, {}};
+  auto& origin = source.origin;
+  origin.project = spec.name;
+  origin.version = spec.version;
+  origin.file = archive.filename().string();
+  origin.url = "file://" + archive.string();
+  origin.sha256 = sha256_file_hex(archive);
+  auto dropped = commit_to_mirror(origin, archive, source.repository, mirrors, limits_);
+  source.notes.push_back("building the sdist " + archive.string() + " (" + format_bytes(size) + ", sha256 " +
+                         origin.sha256.substr(0, 16) + "...)");
+  if (!dropped.empty()) source.notes.push_back(dropped_note(origin.file, dropped));
   return source;
 }
 

@@ -8,6 +8,7 @@
 #include "source/mirror_cache.h"
 #include "source/sdist_archive.h"
 #include "source/source_tree.h"
+#include "source/url_rewrite.h"
 
 namespace archbuild {
 
@@ -46,17 +47,31 @@ struct SdistSource {
 // it gives one), and that sha256 is checked again on every later use.
 class SdistFetcher {
  public:
-  explicit SdistFetcher(const Settings& settings, SdistLimits limits = {});
+  // Every index, find-links and download URL goes through `rewriter` (--mirror, [mirrors]).
+  explicit SdistFetcher(const Settings& settings, UrlRewriter rewriter = {}, SdistLimits limits = {});
 
   // The sdist of NAME==VERSION, from the cache or downloaded (never when
   // offline), read (sdist_archive.h) and committed to the mirror. Throws
   // UserError: bad_input for no such sdist or a refused archive, environment
   // for an unreachable index, a hash mismatch, or offline without it. A
   // refused or mismatching download is removed, and nothing else is kept.
+  // An empty `spec.version` takes the newest release that has an sdist on
+  // the index (pip's choice: no pre-release while there is a final one,
+  // no yanked file), and a note says which; offline it needs a version.
   SdistSource prepare(const PypiSpec& spec, const MirrorCache& mirrors) const;
+  // A local sdist file (`archbuild build ./pkg-1.0.tar.gz`), read like a
+  // download: its name and version from the file name, its sha256 in the
+  // key, its files a commit of the mirror of that path.
+  SdistSource prepare_local(const std::filesystem::path& archive, const PypiSpec& spec,
+                            const MirrorCache& mirrors) const;
 
  private:
+  // The fetcher's command line: the interpreter, the script, the rewrites, `arguments`.
+  std::vector<std::string> fetcher_command(const std::vector<std::string>& arguments) const;
+  std::string newest_version(const std::string& name, std::vector<std::string>& notes) const;
+
   const Settings& settings_;
+  UrlRewriter rewriter_;
   SdistLimits limits_;
 };
 

@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/strings.h"
 #include "source/patch_apply.h"
+#include "source/tree_snapshot.h"
 #include "wheel/wheel_archive.h"
 
 namespace archbuild {
@@ -411,7 +412,8 @@ std::vector<ArchiveMember> list_sdist_members(const std::filesystem::path& archi
   return members;
 }
 
-std::vector<SdistTreeEntry> sdist_tree(const std::vector<ArchiveMember>& members, const std::string& archive) {
+std::vector<SdistTreeEntry> sdist_tree(const std::vector<ArchiveMember>& members, const std::string& archive,
+                                       std::vector<std::string>* dropped) {
   // Every member by its normalised archive path, checked one by one.
   std::map<std::string, Node> nodes;
   std::vector<std::pair<std::string, size_t>> order;  // (path, member) of what the tree holds, in archive order
@@ -421,6 +423,30 @@ std::vector<SdistTreeEntry> sdist_tree(const std::vector<ArchiveMember>& members
       refuse_member(archive, member.name, "is a " + member.type + "; an sdist holds files, directories and symlinks");
     std::string path = normalised_name(member.name, member.kind);
     if (member.kind == MemberKind::directory && (path.empty() || path == ".")) continue;  // the archive's root
+    // VCS metadata (a submodule's .git file in a vendored directory) is left
+    // out once it passes every other check: read as if renamed, it must still
+    // be a safe name.
+    // Component by component, separators kept (a leading '/' stays absolute).
+    std::string renamed, top_of_metadata;
+    for (size_t start = 0; start <= path.size();) {
+      const size_t slash = std::min(path.find('/', start), path.size());
+      const std::string part = path.substr(start, slash - start);
+      if (is_vcs_metadata_name(part)) {
+        if (top_of_metadata.empty()) top_of_metadata = path.substr(0, slash);
+        renamed += "vcs-metadata";
+      } else {
+        renamed += part;
+      }
+      if (slash < path.size()) renamed += '/';
+      start = slash + 1;
+    }
+    if (!top_of_metadata.empty()) {
+      std::string problem = name_problem(renamed);
+      if (!problem.empty()) refuse_member(archive, member.name, problem);
+      if (dropped && std::find(dropped->begin(), dropped->end(), top_of_metadata) == dropped->end())
+        dropped->push_back(top_of_metadata);
+      continue;
+    }
     std::string problem = name_problem(path);
     if (!problem.empty()) refuse_member(archive, member.name, problem);
     if (auto it = nodes.find(path); it != nodes.end()) {

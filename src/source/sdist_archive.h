@@ -51,14 +51,18 @@ struct SdistTreeEntry {
 
 // The tree of `members`, checked: every name is relative and normalised
 // (a leading "./" and a directory's trailing '/' aside) with no '..', no
-// backslash or control character and no `.git` component; no path appears twice (directories
+// backslash or control character; a member under VCS metadata (a `.git`,
+// `.hg`, `.svn` or `.bzr` component: the `.git` file a submodule leaves in
+// a vendored directory) is left out, and its topmost path added to
+// `dropped`; no path appears twice (directories
 // aside) or lies inside a file or a symlink of the archive; a symlink's
 // target is relative, stays inside the tree read lexically from its own
 // directory, and passes through no other symlink; a hardlink names an
 // earlier regular file; devices and fifos are refused. The sdist's single
 // top-level directory (NAME-VERSION/) is stripped. Throws UserError(bad_input)
 // "sdist NAME: member 'M' ...", naming the first refused member.
-std::vector<SdistTreeEntry> sdist_tree(const std::vector<ArchiveMember>& members, const std::string& archive_name);
+std::vector<SdistTreeEntry> sdist_tree(const std::vector<ArchiveMember>& members, const std::string& archive_name,
+                                       std::vector<std::string>* dropped = nullptr);
 
 // Writes the checked tree into `repo` (blobs and trees, nothing on disk) and
 // returns the tree's id. Reads the archive again, which must still hold

@@ -10,6 +10,7 @@
 #include "recipe/repository_url.h"
 #include "source/git_session.h"
 #include "source/local_head.h"
+#include "source/pip_vcs_url.h"
 #include "source/pypi_sdist.h"
 
 namespace archbuild {
@@ -35,18 +36,95 @@ std::string origin_remote_url(const std::filesystem::path& dir) {
   return url ? url : "";
 }
 
+std::filesystem::path without_trailing_slash(std::filesystem::path path) {
+  path = path.lexically_normal();
+  if (path.filename().empty() && path.has_parent_path()) path = path.parent_path();
+  return path;
+}
+
+// Where a local directory lies: the top of the git repository it belongs
+// to and its place inside it, or no repository. A directory inside a
+// repository that tracks nothing under it (an unpacked tarball in a home
+// directory kept in git) is a plain directory.
+struct LocalPlace {
+  std::filesystem::path root;  // the repository's top (a bare repository: itself)
+  std::string inside;          // "" at the top
+  bool repository = false;
+};
+
+LocalPlace place_of(const std::filesystem::path& dir) {
+  ensure_libgit2();
+  LocalPlace place{dir, "", false};
+  if (std::filesystem::exists(dir / "HEAD") && std::filesystem::is_directory(dir / "objects")) {
+    place.repository = true;  // a bare repository: its commits, no working tree
+    return place;
+  }
+  git_buf found = GIT_BUF_INIT;
+  if (git_repository_discover(&found, dir.c_str(), 0, nullptr) != 0) return place;
+  std::string git_dir(found.ptr, found.size);
+  git_buf_dispose(&found);
+  git_repository* raw = nullptr;
+  if (git_repository_open(&raw, git_dir.c_str()) != 0) return place;
+  Repository repo(raw);
+  const char* workdir = git_repository_workdir(repo.get());
+  if (!workdir) return place;
+  const auto root = without_trailing_slash(workdir);
+  const auto inside = dir.lexically_relative(root).generic_string();
+  if (inside.empty() || inside.starts_with("..")) return place;
+  if (inside != ".") {
+    git_index* raw_index = nullptr;
+    if (git_repository_index(&raw_index, repo.get()) != 0) return place;
+    GitIndex index(raw_index);
+    size_t position = 0;
+    if (git_index_find_prefix(&position, index.get(), (inside + "/").c_str()) != 0) return place;  // nothing tracked
+  }
+  return {root, inside == "." ? "" : inside, true};
+}
+
+std::string join_subdirectory(const std::string& outer, const std::string& inner) {
+  if (outer.empty()) return inner;
+  if (inner.empty()) return outer;
+  return outer + "/" + inner;
+}
+
+// `name-1.0.tar.gz` -> ("name", "1.0"): the version is what follows the last '-'.
+std::pair<std::string, std::string> archive_name_and_version(const std::filesystem::path& archive) {
+  std::string stem = archive.filename().string();
+  for (const char* extension : {".tar.gz", ".tgz", ".tar", ".zip"})
+    if (stem.ends_with(extension)) {
+      stem.erase(stem.size() - std::string(extension).size());
+      break;
+    }
+  const auto dash = stem.rfind('-');
+  if (dash == std::string::npos || dash == 0 || dash + 1 == stem.size() || !valid_project_name(stem.substr(0, dash)))
+    fail_bad_input("'" + archive.string() +
+                   "': an sdist's file name is NAME-VERSION.tar.gz (or .zip), and this one does not say its name "
+                   "and version");
+  return {canonical_project_name(stem.substr(0, dash)), stem.substr(dash + 1)};
+}
+
 }  // namespace
 
-SourceTarget resolve_source_target(const std::string& what, const std::string& ref_option, const RecipeBook& book,
-                                   const MirrorCache& mirrors, bool offline, const std::string& recipe_option,
-                                   const SdistFetcher* sdists, const UrlRewriter* rewriter) {
+std::string SourceTarget::identity() const {
+  std::string base = sdist ? std::string(kPypiPrefix) + sdist->project : repository_identity(url);
+  if (base.empty()) base = url;  // a local path
+  return subdirectory.empty() ? base : base + "#subdirectory=" + subdirectory;
+}
+
+SourceTarget resolve_source_target(const SourceQuery& query, const RecipeBook& book, const MirrorCache& mirrors,
+                                   bool offline, const SdistFetcher* sdists, const UrlRewriter* rewriter) {
+  const std::string& what = query.what;
+  std::string ref_option = query.ref;
   SourceTarget target;
   std::optional<LocalHead> local;
+  std::optional<LocalPlace> place;
   std::optional<PypiSpec> pypi;
+  std::optional<std::filesystem::path> archive;
+  std::string subdirectory = checked_subdirectory(query.subdirectory, "--subdirectory");
   const Recipe* named = nullptr;
-  if (!recipe_option.empty()) {
-    named = book.find(recipe_option);
-    if (!named) fail_bad_input("--recipe " + recipe_option + ": no such recipe (see `archbuild recipes`)");
+  if (!query.recipe.empty()) {
+    named = book.find(query.recipe);
+    if (!named) fail_bad_input("--recipe " + query.recipe + ": no such recipe (see `archbuild recipes`)");
     if (book.find(what))
       fail_bad_input("--recipe goes with a PATH, URL or pypi:NAME==VERSION, not with the recipe name '" + what + "'");
   }
@@ -59,6 +137,7 @@ SourceTarget resolve_source_target(const std::string& what, const std::string& r
                              matched->repository + "; --recipe picks another)");
     return matched;
   };
+  std::error_code ec;
   if (const Recipe* recipe = book.find(what); recipe && recipe->repository.empty())
     fail_bad_input("recipe " + what + " has no repository of its own: give a PATH or URL and --recipe " + what);
   if (const Recipe* recipe = book.find(what); recipe && !recipe->repository.empty()) {
@@ -77,23 +156,42 @@ SourceTarget resolve_source_target(const std::string& what, const std::string& r
     const Recipe* matched = by_repository(target.url);
     target.name = matched ? matched->name : pypi->name;
     target.recipe = named ? named : matched ? matched : book.find("cpp-extension");
+  } else if (std::filesystem::is_regular_file(what, ec) && is_sdist_file_name(what)) {
+    archive = std::filesystem::absolute(what).lexically_normal();
+    auto [project, version] = archive_name_and_version(*archive);
+    if (!ref_option.empty()) fail_bad_input("--ref does not go with the sdist " + what + ": its version is " + version);
+    pypi = PypiSpec{project, version};
+    const Recipe* matched = by_repository(std::string(kPypiPrefix) + project);
+    target.name = matched ? matched->name : project;
+    target.recipe = named ? named : matched ? matched : book.find("cpp-extension");
   } else {
-    std::error_code ec;
     const Recipe* matched = nullptr;
     if (std::filesystem::is_directory(what, ec)) {
-      auto dir = std::filesystem::absolute(what).lexically_normal();
-      if (!std::filesystem::exists(dir / ".git", ec) && !std::filesystem::exists(dir / "HEAD", ec))
-        fail_bad_input("'" + what +
-                       "' is a directory but not a git repository (archbuild checks out commits, "
-                       "so a source tree needs its history; run `git init && git add -A && git commit` there)");
-      target.url = dir.string();
-      if (ref_option.empty()) local = read_local_head(dir);
+      const auto dir = without_trailing_slash(std::filesystem::absolute(what));
+      place = place_of(dir);
+      if (!place->repository && !ref_option.empty())
+        fail_bad_input("--ref " + ref_option + " names a commit, and " + what +
+                       " is no git repository: it is built as it is on disk, without --ref");
+      target.url = place->root.string();
+      subdirectory = join_subdirectory(place->inside, subdirectory);
       // A local tree is often a fork with build needs of its own: its origin
       // remote suggests a recipe, it does not pick one.
-      if (!named)
-        if (const Recipe* suggested = book.find_by_repository(origin_remote_url(dir)))
+      if (!named && place->repository)
+        if (const Recipe* suggested = book.find_by_repository(origin_remote_url(place->root)))
           target.notes.push_back("its origin remote is the repository of recipe " + suggested->name + ": --recipe " +
                                  suggested->name + " builds it with that recipe");
+      if (place->repository && ref_option.empty()) local = read_local_head(place->root);
+    } else if (is_pip_vcs_url(what)) {
+      auto pip_url = parse_pip_vcs_url(what);
+      if (!pip_url.ref.empty() && !ref_option.empty() && pip_url.ref != ref_option)
+        fail_bad_input("'" + what + "' names the ref " + pip_url.ref + " and --ref names " + ref_option + ": give one");
+      if (!pip_url.subdirectory.empty() && !subdirectory.empty() && pip_url.subdirectory != subdirectory)
+        fail_bad_input("'" + what + "' names #subdirectory=" + pip_url.subdirectory + " and --subdirectory " +
+                       subdirectory + ": give one");
+      if (!pip_url.ref.empty()) ref_option = pip_url.ref;
+      if (!pip_url.subdirectory.empty()) subdirectory = pip_url.subdirectory;
+      target.url = pip_url.url;
+      matched = by_repository(target.url);
     } else if (looks_like_url(what)) {
       target.url = what;
       matched = by_repository(what);
@@ -102,25 +200,35 @@ SourceTarget resolve_source_target(const std::string& what, const std::string& r
       for (const auto& recipe : book.all())
         if (!recipe.repository.empty()) names.push_back(recipe.name);
       fail_bad_input("'" + what + "' is not a recipe (" + join(names, ", ") +
-                     "), a directory, a git URL (https://..., file://..., git@host:path) or pypi:NAME==VERSION");
+                     "), a directory, an sdist file (.tar.gz, .zip), a git URL (https://..., "
+                     "git+https://...@REF#subdirectory=DIR, file://..., git@host:path) or pypi:NAME[==VERSION]");
     }
-    target.name = matched ? matched->name : path_safe(repository_short_name(target.url));
+    const auto base_name = path_safe(repository_short_name(target.url));
+    target.name = matched ? matched->name : base_name;
     target.recipe = named ? named : matched ? matched : book.find("cpp-extension");
     if (named || matched) target.submodules = target.recipe->submodules;
   }
   const bool recipe_repository = target.recipe && same_repository(target.recipe->repository, target.url);
+  if (subdirectory.empty() && recipe_repository) subdirectory = target.recipe->subdirectory;
+  target.subdirectory = subdirectory;
+  // Two projects of one repository are two names: their work trees, build
+  // dirs and histories stay apart.
+  if (!subdirectory.empty() && !recipe_repository)
+    target.name += "-" + path_safe(std::filesystem::path(subdirectory).filename().string());
+
   if (pypi) {
-    // The version: the spec's, --ref, or the default_ref of the recipe whose repository it is.
-    std::string version = pypi->version;
-    if (version.empty())
-      version = !ref_option.empty() ? ref_option : recipe_repository ? target.recipe->default_ref : "";
-    if (version.empty())
-      fail_bad_input(what +
-                     " needs an exact version: pypi:NAME==VERSION (one sdist, so that the build can be "
-                     "repeated)");
-    check_pypi_version(version, what);
     if (!sdists) throw std::logic_error("resolve_source_target: an sdist needs an SdistFetcher");
-    auto sdist = sdists->prepare({pypi->name, version}, mirrors);
+    SdistSource sdist;
+    if (archive) {
+      sdist = sdists->prepare_local(*archive, *pypi, mirrors);
+    } else {
+      // The version: the spec's, --ref, the default_ref of the recipe whose repository it is, or the newest.
+      std::string version = pypi->version;
+      if (version.empty())
+        version = !ref_option.empty() ? ref_option : recipe_repository ? target.recipe->default_ref : "";
+      if (!version.empty()) check_pypi_version(version, what);
+      sdist = sdists->prepare({pypi->name, version}, mirrors);
+    }
     target.url = sdist.repository;
     target.ref = sdist.ref;
     target.sdist = sdist.origin;
@@ -134,21 +242,39 @@ SourceTarget resolve_source_target(const std::string& what, const std::string& r
         ref_option.starts_with("-"))
       fail_bad_input("--ref '" + ref_option + "' is not a valid git ref name (a tag, branch or commit)");
     target.ref = ref_option;
+  } else if (place && !place->repository) {
+    target.snapshot = snapshot_directory(place->root, mirrors.path_for(target.url));
+    target.ref = target.snapshot->commit;
+    target.work_tree_name = "local";
+    target.submodules = false;
+    target.notes.push_back(
+        "building the directory " + target.url + " as it is on disk: " + std::to_string(target.snapshot->files) +
+        " files, snapshot " + target.snapshot->commit.substr(0, 12) +
+        (target.snapshot->dropped.empty() ? "" : "; left out VCS metadata: " + join(target.snapshot->dropped, ", ")));
   } else if (local) {
-    target.ref = local->ref;
-    target.notes.push_back("building " + target.url + "'s " + local->description + " (--ref picks another)");
-    if (!local->uncommitted.empty()) {
-      std::vector<std::string> shown(local->uncommitted.begin(),
-                                     local->uncommitted.begin() + std::min<size_t>(5, local->uncommitted.size()));
-      target.notes.push_back(std::to_string(local->uncommitted.size()) + " uncommitted change" +
-                             (local->uncommitted.size() == 1 ? "" : "s") + " not built (" + join(shown, ", ") +
-                             (local->uncommitted.size() > 5 ? ", ..." : "") +
-                             "): archbuild builds commits; commit them, or pass them as --patch");
+    // The exact commit, never a branch name a mirror may hold an older commit of.
+    // A local path is no network access: offline or not, the mirror takes what it lacks.
+    const auto head = mirrors.ensure({target.url, local->commit, std::nullopt, false, false});
+    target.ref = head.commit;
+    target.work_tree_name = path_safe(local->ref);
+    target.snapshot = snapshot_working_tree(place->root, mirrors.path_for(target.url));
+    if (!target.snapshot) {
+      target.notes.push_back("building " + target.url + "'s " + local->description + " (--ref picks a commit)");
+    } else {
+      target.snapshot->base_description = local->description;
+      target.ref = target.snapshot->commit;
+      const auto& edited = target.snapshot->edited;
+      std::vector<std::string> shown(edited.begin(), edited.begin() + std::min<size_t>(5, edited.size()));
+      target.notes.push_back("building " + target.url + " as it is on disk: " + local->description + " and " +
+                             std::to_string(edited.size()) + " edited path" + (edited.size() == 1 ? "" : "s") + " (" +
+                             join(shown, ", ") + (edited.size() > 5 ? ", ..." : "") + "), snapshot " +
+                             target.snapshot->commit.substr(0, 12) + " (--ref builds a commit exactly)");
     }
   } else if (recipe_repository && !target.recipe->default_ref.empty())
     target.ref = target.recipe->default_ref;
   else
     target.ref = mirrors.default_branch(rewriter ? rewriter->apply(target.url) : target.url, offline);
+  if (target.work_tree_name.empty()) target.work_tree_name = target.ref;
   if (target.recipe)
     for (const auto& file : book.resolve(*target.recipe, target.ref).patch_files)
       target.patches.push_back({file, "recipe"});

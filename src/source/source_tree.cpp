@@ -9,6 +9,7 @@
 #include "core/log.h"
 #include "core/regular_file.h"
 #include "source/git_session.h"
+#include "source/project_dirs.h"
 
 namespace archbuild {
 
@@ -37,6 +38,8 @@ nlohmann::json SourceTree::to_json() const {
                         {"ref_kind", ref_kind}, {"commit", commit}, {"submodules", subs},     {"patches", applied},
                         {"fetched", fetched},   {"reused", reused}};
   if (sdist) out["sdist"] = sdist->to_json();
+  if (snapshot) out["snapshot"] = snapshot->to_json();
+  if (!subdirectory.empty()) out["subdirectory"] = subdirectory;
   return out;
 }
 
@@ -54,10 +57,16 @@ SourceTree SourceTree::from_json(const nlohmann::json& json) {
     tree.patches.push_back({patch.value("file", ""), patch.value("origin", ""), patch.value("sha256", ""),
                             patch.value("created", std::vector<std::string>{})});
   if (json.contains("sdist") && json["sdist"].is_object()) tree.sdist = SdistOrigin::from_json(json["sdist"]);
+  if (json.contains("snapshot") && json["snapshot"].is_object())
+    tree.snapshot = LocalSnapshot::from_json(json["snapshot"]);
+  tree.subdirectory = json.value("subdirectory", "");
   return tree;
 }
 
 std::string source_manifest_problem(const SourceTree& manifest) {
+  if (!manifest.subdirectory.empty())
+    if (std::string problem = relative_path_problem(manifest.subdirectory); !problem.empty())
+      return "subdirectory '" + manifest.subdirectory + "' " + problem;
   for (const auto& sub : manifest.submodules) {
     std::string problem = relative_path_problem(sub.path);
     if (!problem.empty()) return "submodule path '" + sub.path + "' " + problem;
@@ -256,6 +265,8 @@ SourceTree checkout_source(const CheckoutRequest& request, const MirrorCache& mi
   tree.fetch_url = request.rewriter.apply(request.url);
   tree.ref = request.ref;
   tree.sdist = request.sdist;
+  tree.snapshot = request.snapshot;
+  tree.subdirectory = request.subdirectory;
 
   std::optional<SourceTree> previous;
   std::error_code ec;
@@ -309,6 +320,27 @@ SourceTree checkout_source(const CheckoutRequest& request, const MirrorCache& mi
 }
 
 namespace {
+
+// The subdirectory a build runs in is a real directory of the tree, and a
+// Python project (pip's rule for #subdirectory=).
+void check_project_subdirectory(const SourceTree& tree, TreeFiles& files) {
+  if (tree.subdirectory.empty()) return;
+  const std::string blocked = files.blocked_prefix(tree.subdirectory);
+  const auto kind = files.kind(tree.subdirectory);
+  const std::string where = "subdirectory '" + tree.subdirectory + "' of " + tree.url + " " + tree.ref;
+  auto others = [&] {
+    const auto listed = describe_project_dirs(find_project_dirs(tree.dir), tree.subdirectory);
+    return listed.empty() ? std::string(" (no directory of the tree holds a setup.py or pyproject.toml)")
+                          : "; the tree's projects: " + listed;
+  };
+  if (!blocked.empty() || kind == TreeFiles::Kind::symlink)
+    fail_bad_input(where + ": '" + (blocked.empty() ? tree.subdirectory : blocked) +
+                   "' is a symlink or a file; archbuild builds only a real directory of the tree");
+  if (kind != TreeFiles::Kind::directory) fail_bad_input(where + " does not exist" + others());
+  if (files.kind(tree.subdirectory + "/setup.py") != TreeFiles::Kind::file &&
+      files.kind(tree.subdirectory + "/pyproject.toml") != TreeFiles::Kind::file)
+    fail_bad_input(where + " holds neither a setup.py nor a pyproject.toml" + others());
+}
 
 SourceTree checkout_into(SourceTree tree, const std::optional<SourceTree>& previous, const CheckoutRequest& request,
                          const MirrorCache& mirrors) {
@@ -399,6 +431,7 @@ SourceTree checkout_into(SourceTree tree, const std::optional<SourceTree>& previ
   }
 
   tree.patches = apply_patches(repo.get(), request.patches);
+  check_project_subdirectory(tree, files);
 
   files.write_file(".git/archbuild-source.json", json_text(tree.to_json()) + "\n");
   return tree;

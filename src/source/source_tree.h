@@ -9,6 +9,7 @@
 
 #include "source/mirror_cache.h"
 #include "source/patch_apply.h"
+#include "source/tree_snapshot.h"
 #include "source/url_rewrite.h"
 
 namespace archbuild {
@@ -44,10 +45,14 @@ struct SourceTree {
   std::string commit;
   std::vector<SubmoduleCheckout> submodules;
   std::vector<AppliedPatch> patches;
-  std::optional<SdistOrigin> sdist;  // the source is this sdist's files
-  bool fetched = false;              // false: everything came from the mirrors (works offline)
-  bool reused = false;               // an existing work tree was updated in place
+  std::optional<SdistOrigin> sdist;       // the source is this sdist's files
+  std::optional<LocalSnapshot> snapshot;  // the source is a local directory as it was on disk
+  std::string subdirectory;               // the project's directory inside the tree; "" for its root
+  bool fetched = false;                   // false: everything came from the mirrors (works offline)
+  bool reused = false;                    // an existing work tree was updated in place
 
+  // Where the project is built: `dir`, or its subdirectory.
+  std::filesystem::path project_dir() const { return subdirectory.empty() ? dir : dir / subdirectory; }
   nlohmann::json to_json() const;
   static SourceTree from_json(const nlohmann::json& json);
 };
@@ -61,16 +66,20 @@ struct CheckoutRequest {
   bool refresh = false;
   UrlRewriter rewriter;
   std::vector<PatchFile> patches;
-  std::optional<SdistOrigin> sdist;  // recorded in the manifest
-  unsigned threads = 8;              // submodule fetches/checkouts in parallel
+  std::optional<SdistOrigin> sdist;       // recorded in the manifest
+  std::optional<LocalSnapshot> snapshot;  // recorded in the manifest
+  std::string subdirectory;               // checked to be a directory of the tree
+  unsigned threads = 8;                   // submodule fetches/checkouts in parallel
 };
 
 // Mirror -> work tree at the commit -> recursive submodules, each from its own
 // mirror -> patches. `dest` must be absent, empty, or a work tree archbuild
 // made before (then it is updated in place, keeping untracked build output);
 // a symlink, or a tree whose manifest names a path outside it, is refused.
-// Nothing is written or removed through a symlink. The manifest is written
-// to <dest>/.git/archbuild-source.json.
+// Nothing is written or removed through a symlink. A subdirectory must be
+// a real directory of the tree (no symlink on the way); one without a
+// setup.py or pyproject.toml is refused, naming the directories that have
+// one. The manifest is written to <dest>/.git/archbuild-source.json.
 SourceTree checkout_source(const CheckoutRequest& request, const MirrorCache& mirrors);
 
 std::filesystem::path source_manifest_path(const std::filesystem::path& dest);

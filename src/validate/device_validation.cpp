@@ -62,10 +62,12 @@ constexpr const char* kLoadPtxLog = "load-ptx.log";
 constexpr const char* kPipLog = "pip-install.log";
 constexpr const char* kKernelNativeLog = "kernel-test-native.log";
 constexpr const char* kKernelPtxLog = "kernel-test-ptx.log";
+constexpr const char* kTorchPtxProbeLog = "torch-ptx-probe.log";
 constexpr const char* kProjectTestsLog = "project-tests.log";
 constexpr const char* kProjectTestsReport = "project-tests.jsonl";
-constexpr std::array kOwnNames = {kVenvName,        kLoadNativeLog, kLoadPtxLog,      kPipLog,
-                                  kKernelNativeLog, kKernelPtxLog,  kProjectTestsLog, kProjectTestsReport};
+constexpr std::array kOwnNames = {kVenvName,         kLoadNativeLog,   kLoadPtxLog,
+                                  kPipLog,           kKernelNativeLog, kKernelPtxLog,
+                                  kTorchPtxProbeLog, kProjectTestsLog, kProjectTestsReport};
 
 bool own_name(const std::string& name) {
   return name == kValidationWorkMarker ||
@@ -112,6 +114,22 @@ struct Step {
   DeviceCheck check;
   ProcessResult result;
 };
+
+Step run_step(const std::string& name, const std::vector<std::string>& argv, const Env& env,
+              const std::filesystem::path& work_dir, const std::string& log_name);
+
+// Whether `python`'s torch imports but cannot run a kernel of its own in
+// `env` (exit 4): a torch without usable PTX under CUDA_FORCE_PTX_JIT=1.
+// No torch (exit 3), or torch running fine, is false.
+bool torch_fails_under_forced_jit(const std::string& python, const Env& env, const std::filesystem::path& work_dir) {
+  static constexpr const char* kProbe =
+      "import sys\n"
+      "try:\n    import torch\nexcept Exception:\n    sys.exit(3)\n"
+      "try:\n    float((torch.ones(8, device='cuda') * 2).sum().item())\nexcept Exception as error:\n"
+      "    print(error)\n    sys.exit(4)\n";
+  auto probe = run_step("torch under forced PTX JIT", {python, "-c", kProbe}, env, work_dir, kTorchPtxProbeLog);
+  return !probe.result.timed_out && !probe.result.status.signaled && probe.result.status.code == 4;
+}
 
 Step run_step(const std::string& name, const std::vector<std::string>& argv, const Env& env,
               const std::filesystem::path& work_dir, const std::string& log_name) {
@@ -259,6 +277,19 @@ DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
       auto ptx = run_step("kernel test (CUDA_FORCE_PTX_JIT=1)", argv, on_targets(kPtxOnly), request.work_dir,
                           kKernelPtxLog);
       if (ptx.check.ok) ptx.check.detail = last_lines(ptx.result.out, 1);
+      // CUDA_FORCE_PTX_JIT holds for the whole process: a kernel test that
+      // uses torch runs torch's own kernels from PTX too, and a torch wheel
+      // whose PTX is only for a newer CC (cu130: compute_120) cannot run
+      // that way on this GPU. Then the test cannot judge the wheel's PTX
+      // (the fatbin load from PTX above did), and says so.
+      if (!ptx.check.ok && torch_fails_under_forced_jit(venv_python, on_targets(kPtxOnly), request.work_dir)) {
+        ptx.check.ok = true;
+        ptx.check.failure = FailureKind::none;
+        ptx.check.detail =
+            "not judged: torch's own kernels do not run under CUDA_FORCE_PTX_JIT=1 on this GPU (its "
+            "wheel carries no PTX this GPU can JIT), so a torch kernel test cannot run from PTX; the "
+            "wheel's own PTX was proven by the fatbin load from PTX";
+      }
       checks.push_back(ptx.check);
     }
   }

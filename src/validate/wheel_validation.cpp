@@ -4,11 +4,56 @@
 
 #include "arch/compat.h"
 #include "builder/project_switches.h"
+#include "core/data_dir.h"
 #include "core/regular_file.h"
 #include "gpu/visible_devices.h"
+#include "process/run_process.h"
+#include "source/project_dirs.h"
 #include "wheel/wheel_archive.h"
 
 namespace archbuild {
+
+namespace {
+// A wheel with no CUDA code from a tree whose CUDA project is elsewhere
+// (a pure-Python package at the root, the extension in a subdirectory).
+std::string other_cuda_projects_hint(const std::filesystem::path& tree, const std::filesystem::path& built) {
+  std::string current = built.lexically_relative(tree).generic_string();
+  if (current == ".") current.clear();
+  std::vector<ProjectDir> with_cuda;
+  for (const auto& dir : find_project_dirs(tree))
+    if (dir.cuda_sources && !dir.path.empty() && dir.path != current) with_cuda.push_back(dir);
+  if (with_cuda.empty()) return "";
+  return "this wheel was built from " + (current.empty() ? std::string("the tree's top") : current + "/") +
+         ", and other projects of the tree hold the CUDA sources: build one with " +
+         describe_project_dirs(with_cuda, current) + " (pip's git+URL#subdirectory=DIR)";
+}
+
+// What gates the CUDA extension of `setup_py`, read by archbuild's script
+// with the build's interpreter (its syntax tree only: nothing of it runs).
+ExtensionGates read_extension_gates(const std::string& python, const std::filesystem::path& setup_py) {
+  ExtensionGates gates;
+  if (python.empty() || !std::filesystem::is_regular_file(setup_py)) return gates;
+  ProcessOptions options;
+  options.timeout = std::chrono::seconds(60);
+  auto result = run_process({python, (data_dir() / "recipes" / "frontends" / "extension_gates.py").string(),
+                             setup_py.string()},
+                            options);
+  if (!result.succeeded()) return gates;
+  try {
+    auto answer = nlohmann::json::parse(result.out);
+    gates.extensions = answer.value("extensions", size_t{0});
+    for (const auto& gate : answer.value("gates", nlohmann::json::array()))
+      if (gate.contains("name") && gate["name"].is_string())
+        gates.gates.push_back(
+            {gate["name"].get<std::string>(),
+             gate.contains("value") && gate["value"].is_string() ? gate["value"].get<std::string>() : std::string(),
+             gate.value("unset", false)});
+    gates.read = true;
+  } catch (const nlohmann::json::exception&) {
+  }
+  return gates;
+}
+}  // namespace
 
 std::string WheelValidation::scope() const {
   if (device.ran) return "static + device";
@@ -30,7 +75,14 @@ WheelValidation validate_wheel(const WheelValidationRequest& request) {
   if (checked.libraries.empty() && checked.unreadable.empty()) {
     std::string setup_py;
     if (!request.source_dir.empty()) (void)read_regular_file(request.source_dir / "setup.py", 1 << 20, setup_py);
-    checked.no_cuda_hint = cpu_only_build_hint(setup_py);
+    checked.no_cuda_hint = cpu_only_build_hint(setup_py, request.source_dir.empty()
+                                                             ? ExtensionGates{}
+                                                             : read_extension_gates(request.python,
+                                                                                    request.source_dir / "setup.py"));
+    if (!request.tree_dir.empty()) {
+      const auto others = other_cuda_projects_hint(request.tree_dir, request.source_dir);
+      if (!others.empty()) checked.no_cuda_hint = others + "; or else " + checked.no_cuda_hint;
+    }
   }
   if (!checked.ok()) {
     validation.device.skipped_reason = "the static checks failed";

@@ -26,6 +26,7 @@ struct WheelValidationRequest {
   std::optional<ProjectTests> tests;
   std::string tests_origin;
   std::filesystem::path source_dir;
+  std::filesystem::path tree_dir;  // the whole work tree: its other projects are named when no CUDA code was built
 };
 
 // Static checks always; the device checks when a GPU is present and the

@@ -6,7 +6,11 @@ extensions that do not simply honour TORCH_CUDA_ARCH_LIST:
   CUDA_ARCHITECTURES (75;80) whatever CUDAARCHS says, with separable
   compilation (two units and CMake's device-link step);
 - `cpu-only`: setup.py builds its CUDA code only when it sees a GPU or
-  FORCE_CUDA=1, as PyG-style packages do.
+  FORCE_CUDA=1, as PyG-style packages do;
+- `path-nvcc`: setup.py calls plain `nvcc` from PATH with its own
+  `-gencode` list (built with a CMake-dialect recipe, no cpp_extension);
+- `gated`: the CUDA code only behind DEMO_BUILD_LEGACY_CUDA=1, FORCE_CUDA
+  mattering only inside it.
 
 Each builds a wheel with setuptools (no torch needed)."""
 import pathlib
@@ -18,7 +22,10 @@ from gitrepos import git
 KERNEL_CU = NVCC_KERNEL_CU
 MODULE_C = NVCC_MODULE_C.replace("nvcc_setuptools_demo", "NAME")
 
-# setuptools with an nvcc step of its own; FLAGS and the CUDA condition vary.
+# $CUDA_HOME/bin/nvcc, as most setup.py files call it
+CUDA_HOME_NVCC = 'f"{CUDA}/bin/nvcc"'
+
+# setuptools with an nvcc step of its own; FLAGS, the nvcc it calls and the CUDA condition vary.
 NVCC_SETUP_PY = '''\
 import os
 from setuptools import Extension, setup
@@ -35,7 +42,7 @@ class NvccBuildExt(build_ext):
 
         def compile_one(obj, src, ext, cc_args, extra_postargs, pp_opts):
             if src.endswith(".cu"):
-                self.spawn([f"{{CUDA}}/bin/nvcc", "-c", src, "-o", obj, "-Xcompiler", "-fPIC", {flags}])
+                self.spawn([{nvcc}, "-c", src, "-o", obj, "-Xcompiler", "-fPIC", {flags}])
             else:
                 default_compile(obj, src, ext, cc_args, extra_postargs, pp_opts)
 
@@ -102,7 +109,7 @@ HELPER_CU = "__device__ float helper_add_one(float v) { return v + 1.0f; }\n"
 PATTERNS = {
     "arch-flag": {
         "setup.py": NVCC_SETUP_PY.format(with_cuda="True", flags='"-arch=sm_80"', name="arch-flag-demo",
-                                         module="arch_flag_demo"),
+                                         module="arch_flag_demo", nvcc=CUDA_HOME_NVCC),
         "module.c": MODULE_C.replace("NAME", "arch_flag_demo"),
         "kernel.cu": KERNEL_CU,
     },
@@ -114,8 +121,25 @@ PATTERNS = {
             with_cuda='os.path.exists("/dev/nvidiactl") or os.getenv("FORCE_CUDA", "0") == "1"',
             flags='*[f"-gencode=arch=compute_{n},code=sm_{n}" for n in (i.replace(".", "") for i in '
             'os.environ["TORCH_CUDA_ARCH_LIST"].split(";"))]',
-            name="cpu-only-demo", module="cpu_only_demo"),
+            name="cpu-only-demo", module="cpu_only_demo", nvcc=CUDA_HOME_NVCC),
         "module.c": MODULE_C.replace("NAME", "cpu_only_demo"),
+        "kernel.cu": KERNEL_CU,
+    },
+    "path-nvcc": {
+        # plain `nvcc` from PATH with its own -gencode list, built by a recipe of the CMake dialect
+        "setup.py": NVCC_SETUP_PY.format(with_cuda="True", flags='"-gencode=arch=compute_80,code=sm_80", '
+                                         '"-gencode=arch=compute_86,code=sm_86"', name="path-nvcc-demo",
+                                         module="path_nvcc_demo", nvcc='"nvcc"'),
+        "module.c": MODULE_C.replace("NAME", "path_nvcc_demo"),
+        "kernel.cu": KERNEL_CU,
+    },
+    "gated": {
+        # CUDA only behind a legacy switch, FORCE_CUDA mattering only inside it
+        "setup.py": NVCC_SETUP_PY.format(
+            with_cuda='os.getenv("DEMO_BUILD_LEGACY_CUDA", "0") == "1" and '
+            '(os.path.exists("/dev/nvidiactl") or os.getenv("FORCE_CUDA", "0") == "1")',
+            flags='"-arch=sm_80"', name="gated-demo", module="gated_demo", nvcc=CUDA_HOME_NVCC),
+        "module.c": MODULE_C.replace("NAME", "gated_demo"),
         "kernel.cu": KERNEL_CU,
     },
 }

@@ -21,9 +21,10 @@ class ArchPatterns(unittest.TestCase):
         cls.python = str(torch_build_python())
         cls.cache = cls.root / "cache"
 
-    def build(self, repo, *args):
+    def build(self, repo, *args, torch=True):
         result = run("build", str(repo), "--cache-dir", str(self.cache), "--python", self.python,
-                     "--use-installed-torch", "--json", *args, env={"ARCHBUILD_FAKE_GPUS": None}, timeout=900)
+                     *(["--use-installed-torch"] if torch else []), "--json", *args, env={"ARCHBUILD_FAKE_GPUS": None},
+                     timeout=900)
         return result, (json.loads(result.stdout) if result.stdout.strip() else None)
 
     def wheel_code(self, report):
@@ -73,7 +74,9 @@ class ArchPatterns(unittest.TestCase):
         (validation,) = report["validation"]
         self.assertEqual(validation["cuda_libraries"], [])
         self.assertIn("CPU-only variant", validation["no_cuda_hint"])
-        self.assertIn("its setup.py reads FORCE_CUDA: build with --env FORCE_CUDA=1", validation["no_cuda_hint"])
+        # the lookups that gate the .cu source, read from setup.py's syntax tree
+        self.assertIn("constructs its CUDA extension only when FORCE_CUDA=1", validation["no_cuda_hint"])
+        self.assertIn("build with --env FORCE_CUDA=1", validation["no_cuda_hint"])
         self.assertFalse(report["published"])
         self.assertFalse(list((self.cache / "store").glob("*/cpu_only_demo*")) if (self.cache / "store").exists()
                          else [])
@@ -81,6 +84,25 @@ class ArchPatterns(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr[-3000:])
         self.assertEqual(self.wheel_code(report), (["sm_90"], []))
         self.assertEqual(report["plan"]["key_inputs"]["env.FORCE_CUDA"], "1")
+
+    def test_the_hint_names_the_outer_switch_first(self):
+        repo = make_pattern_repo(self.root, "gated")
+        result, report = self.build(repo, "--arch", "9.0", "--env", "FORCE_CUDA=1")  # not enough
+        self.assertEqual(result.returncode, 1, result.stderr[-3000:])
+        hint = report["validation"][0]["no_cuda_hint"]
+        self.assertIn("only when DEMO_BUILD_LEGACY_CUDA=1, then FORCE_CUDA=1", hint)
+        self.assertIn("--env DEMO_BUILD_LEGACY_CUDA=1 --env FORCE_CUDA=1", hint)
+        result, report = self.build(repo, "--arch", "9.0", "--env", "FORCE_CUDA=1", "--env", "DEMO_BUILD_LEGACY_CUDA=1")
+        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        self.assertEqual(self.wheel_code(report), (["sm_90"], []))
+
+    def test_nvcc_from_path_in_a_recipe_of_the_cmake_dialect_is_enforced(self):
+        # CUDA_HOME and PATH lead to the launcher toolkit in every dialect: plain `nvcc` is rewritten too
+        repo = make_pattern_repo(self.root, "path-nvcc")
+        result, report = self.build(repo, "--arch", "9.0", "--recipe", "cuda-demo", torch=False)
+        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        self.assertTrue(report["plan"]["env"]["PATH"].startswith(report["plan"]["env"]["CUDA_HOME"] + "/bin:"))
+        self.assert_rewritten(report, "sm_80;sm_86")
 
 
 if __name__ == "__main__":

@@ -68,7 +68,9 @@ class Build(unittest.TestCase):
         env = plan["env"]
         self.assertEqual(env["TORCH_CUDA_ARCH_LIST"], "8.0;9.0+PTX")
         self.assertEqual(env["MAX_JOBS"], "3")
-        self.assertEqual(env["CUDA_HOME"], "/usr/local/cuda")
+        # the launcher toolkit over /usr/local/cuda, first on PATH too: every nvcc call goes through the step launcher
+        self.assertTrue(env["CUDA_HOME"].startswith(str(self.cache / "launcher-cuda")), env["CUDA_HOME"])
+        self.assertTrue(env["PATH"].startswith(env["CUDA_HOME"] + "/bin:"), env["PATH"])
         self.assertTrue(env["CUDAHOSTCXX"])
         self.assertEqual(env["USE_NINJA"], "1")
         self.assertTrue(env["TMPDIR"].startswith(str(self.cache)))

@@ -76,7 +76,9 @@ wheel_env = {{ EXTRA_REQUIREMENTS = "{{requirement}}" }}
         report = json.loads((self.dir / "out" / "report.json").read_text())
         venv_python = self.dir / "out" / "build-requirements" / "bin" / "python"
         self.assertEqual(report["plan"]["python"], str(venv_python))
-        self.assertTrue(report["plan"]["env"]["PATH"].startswith(f"{venv_python.parent}:"))  # pip's cmake, ninja first
+        # pip's cmake and ninja before the machine's; only the launcher toolkit's bin/ (nvcc) comes first
+        path = report["plan"]["env"]["PATH"].split(":")
+        self.assertEqual(path[:2], [report["plan"]["env"]["CUDA_HOME"] + "/bin", str(venv_python.parent)], path)
         # the libraries the machine lacks, from their wheels: linked unversioned, named as requirements
         env = report["plan"]["env"]
         links = self.dir / "out" / "library-links" / "FAKELIB"

@@ -151,7 +151,6 @@ class PypiSource(unittest.TestCase):
         cases = [
             ("pypi:demo-pkg==9.9", [], 2, "versions with an sdist there: 1.0"),
             ("pypi:no-such-project==1.0", [], 2, "no sdist of no-such-project"),
-            ("pypi:demo-pkg", [], 2, "needs an exact version: pypi:NAME==VERSION"),
             ("pypi:demo-pkg>=1.0", [], 2, "only an exact version"),
             ("pypi:", [], 2, "no project name"),
             ("pypi:demo-pkg==1.0", ["--ref", "2.0"], 2, "--ref does not go with pypi:demo-pkg==1.0"),
@@ -171,6 +170,67 @@ class PypiSource(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(report["sdist"]["version"], "1.0")
         self.assertFalse(list((self.cache / "worktrees").glob("*-9.9")))
+
+    def test_vcs_leftovers_are_left_out_with_a_note(self):
+        # A vendored submodule's 69-byte .git file, and a whole .hg/ of the checkout the sdist came from.
+        extra = [lambda top: member(f"{top}/third_party/glm/.git", b"gitdir: ../../.git/modules/third_party/glm\n"),
+                 lambda top: member(f"{top}/third_party/glm/glm.hpp", b"// glm\n"),
+                 lambda top: member(f"{top}/.hg/store/00changelog.i", b"hg")]
+        sdist = make_sdist(self.dir, "vcs-pkg", "1.0", DEMO_FILES, extra)
+        self.index.add("vcs-pkg", sdist)
+        result, report = self.source("pypi:vcs-pkg==1.0", "--dest", str(self.dir / "tree"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("left out of vcs_pkg-1.0.tar.gz the VCS metadata", result.stderr)
+        self.assertIn("vcs_pkg-1.0/third_party/glm/.git", result.stderr)
+        self.assertIn("vcs_pkg-1.0/.hg", result.stderr)
+        tree = self.dir / "tree"
+        self.assertTrue((tree / "third_party/glm/glm.hpp").exists())
+        self.assertFalse((tree / "third_party/glm/.git").exists())
+        self.assertFalse((tree / ".hg").exists())
+        # the note comes back on reuse too (the commit records what it left out)
+        again, _ = self.source("pypi:vcs-pkg==1.0")
+        self.assertIn("left out of vcs_pkg-1.0.tar.gz", again.stderr)
+
+    def test_newest_release_local_archives_and_a_mirrored_index(self):
+        for version in ("1.1", "2.0rc1"):
+            files = dict(DEMO_FILES, **{"setup.py": f"from setuptools import setup\nsetup(name='new-pkg', version='{version}')\n"})
+            self.index.add("new-pkg", make_sdist(self.dir, "new-pkg", version, files))
+        self.index.add("new-pkg", make_sdist(self.dir, "new-pkg", "1.0", DEMO_FILES))
+        result, report = self.source("pypi:new-pkg")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(report["sdist"]["version"], "1.1")  # the newest final release, as pip picks it
+        self.assertIn("the newest release with an sdist on", result.stderr)
+        result, _ = self.source("pypi:new-pkg", env={"ARCHBUILD_OFFLINE": "1"})
+        self.assertEqual(result.returncode, 3, result.stderr)
+        self.assertIn("names no version", result.stderr)
+        self.assertIn("the cache holds 1.1", result.stderr)
+
+        # a local sdist file is built like a downloaded one: its sha256 recorded, its name and version from its file name
+        local = make_sdist(self.dir, "local-pkg", "3.1", DEMO_FILES,
+                           [lambda top: member(f"{top}/vendor/.git", b"gitdir: x\n")])
+        result, report = self.source(str(local), "--dest", str(self.dir / "local"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual((report["ref"], report["sdist"]["project"], report["sdist"]["sha256"]),
+                         ("3.1", "local-pkg", sha256_of(local)))
+        self.assertIn("building the sdist", result.stderr)
+        self.assertIn("left out of local_pkg-3.1.tar.gz the VCS metadata local_pkg-3.1/vendor/.git", result.stderr)
+        result, _ = self.source(str(local), "--ref", "9.9")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("--ref does not go with the sdist", result.stderr)
+        odd = self.dir / "noversion.tar.gz"
+        odd.write_bytes(local.read_bytes())
+        result, _ = self.source(str(odd))
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("does not say its name and version", result.stderr)
+
+        # the index only a mirror reaches: the configured host does not resolve, every URL is rewritten
+        unresolvable = "https://pypi.archbuild.invalid/simple/"
+        result, report = self.source("pypi:demo-pkg==1.0", "--mirror", f"{unresolvable}={self.index.url}",
+                                     cache=self.dir / "mirrored", env={"PIP_INDEX_URL": unresolvable})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(report["sdist"]["sha256"], sha256_of(self.demo))
+        result, _ = self.source("pypi:demo-pkg==1.0", cache=self.dir / "unmirrored", env={"PIP_INDEX_URL": unresolvable})
+        self.assertEqual(result.returncode, 3, result.stderr)
 
     def test_a_hash_mismatch_keeps_nothing(self):
         sdist = make_sdist(self.dir, "mismatch-pkg", "1.0", DEMO_FILES)
@@ -201,8 +261,8 @@ class PypiSource(unittest.TestCase):
                          "not an earlier file of the archive"),
             "device": ([lambda top: member(f"{top}/dev", kind=tarfile.CHRTYPE)], "is a character device"),
             "fifo": ([lambda top: member(f"{top}/pipe", kind=tarfile.FIFOTYPE)], "is a fifo"),
-            "git-dir": ([lambda top: member(f"{top}/.git/hooks/post-checkout", b"#!/bin/sh\n", mode=0o755)],
-                        "goes into .git"),
+            "git-dir-climbing": ([lambda top: member(f"{top}/../.git/hooks/post-checkout", b"#!/bin/sh\n")],
+                                 "climbs out with '..'"),
         }
         before = sorted(str(p) for p in sentinel.rglob("*"))
         for label, (extra, message) in cases.items():

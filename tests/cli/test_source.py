@@ -229,7 +229,7 @@ class Patches(unittest.TestCase):
 
 
 class LocalPath(unittest.TestCase):
-    """A local clone without --ref builds what it has checked out."""
+    """A local clone without --ref builds what it has checked out, as it is on disk."""
 
     def setUp(self):
         self.dir = scratch_dir(self)
@@ -260,14 +260,93 @@ class LocalPath(unittest.TestCase):
         self.assertEqual(report["commit"], local)
         self.assertIn("branch feature", result.stderr)
 
-    def test_uncommitted_changes_are_named_not_built(self):
+    def test_a_working_tree_is_built_as_it_is_on_disk(self):
+        (self.repo / ".gitignore").write_text("*.o\n")
         (self.repo / "src/a.c").write_text("int a = 3;\n")
-        (self.repo / "untracked.o").write_text("build output\n")  # untracked files are not changes
+        (self.repo / "src/new.c").write_text("int b;\n")  # untracked, not ignored: built, as pip would
+        (self.repo / "untracked.o").write_text("build output\n")  # ignored: left out
         result, report = self.source()
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertEqual(report["commit"], self.v2)
-        self.assertIn("1 uncommitted change not built (src/a.c)", result.stderr)
-        self.assertEqual(pathlib.Path(report["dir"], "src/a.c").read_text(), "int a;\n")
+        snapshot = report["snapshot"]
+        self.assertEqual((snapshot["kind"], snapshot["base_commit"]), ("working tree", self.v2))
+        self.assertEqual(snapshot["edited"], [".gitignore", "src/a.c", "src/new.c"])
+        self.assertNotEqual(report["commit"], self.v2)
+        self.assertIn("as it is on disk", result.stderr)
+        self.assertIn("3 edited paths (.gitignore, src/a.c, src/new.c)", result.stderr)
+        tree = pathlib.Path(report["dir"])
+        self.assertEqual((tree / "src/a.c").read_text(), "int a = 3;\n")
+        self.assertEqual((tree / "src/new.c").read_text(), "int b;\n")
+        self.assertFalse((tree / "untracked.o").exists())
+        # the same edits are the same snapshot, in the same work tree; the user's repository is untouched
+        again = self.source()[1]
+        self.assertEqual((again["commit"], again["dir"]), (report["commit"], report["dir"]))
+        self.assertEqual(git(self.repo, "rev-parse", "HEAD"), self.v2)
+        self.assertIn("src/a.c", git(self.repo, "status", "--porcelain"))
+        # another edit is another commit; --ref builds the commit exactly
+        (self.repo / "src/a.c").write_text("int a = 4;\n")
+        self.assertNotEqual(self.source()[1]["commit"], report["commit"])
+        result, exact = self.source("--ref", self.v2)
+        self.assertEqual((result.returncode, exact["commit"]), (0, self.v2), result.stderr)
+        self.assertNotIn("snapshot", exact)
+
+    def test_a_directory_inside_the_repository_is_its_subdirectory(self):
+        commit_files(self.repo, {"lib/setup.py": "from setuptools import setup\nsetup()\n",
+                                 "tools/cuda/setup.py": "", "tools/cuda/k.cu": ""}, "projects")
+        result, report = self.source_of(self.repo / "lib")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(report["subdirectory"], "lib")
+        self.assertEqual(report["url"], str(self.repo))
+        self.assertTrue(pathlib.Path(report["dir"], "lib", "setup.py").exists())
+        # --subdirectory says the same from the top; one without a project names those there are
+        result, report = self.source("--subdirectory", "lib")
+        self.assertEqual((result.returncode, report["subdirectory"]), (0, "lib"), result.stderr)
+        result, _ = self.source("--subdirectory", "src")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("subdirectory 'src' of", result.stderr)
+        self.assertIn("holds neither a setup.py nor a pyproject.toml", result.stderr)
+        self.assertIn("--subdirectory tools/cuda (CUDA sources), --subdirectory lib", result.stderr)
+        for bad, why in [("../x", "climbs out"), ("/etc", "absolute"), ("nope", "does not exist")]:
+            result, _ = self.source("--subdirectory", bad)
+            self.assertEqual(result.returncode, 2, (bad, result.stderr))
+            self.assertIn(why, result.stderr, bad)
+
+    def test_a_plain_directory_is_snapshotted(self):
+        plain = self.dir / "pkg-1.0"
+        (plain / "pkg").mkdir(parents=True)
+        (plain / "setup.py").write_text("from setuptools import setup\nsetup()\n")
+        (plain / "pkg" / "__init__.py").write_text("")
+        (plain / "vendor" / "glm").mkdir(parents=True)
+        (plain / "vendor" / "glm" / ".git").write_text("gitdir: ../../.git/modules/glm\n")  # a submodule's leftover
+        result, report = self.source_of(plain)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(report["snapshot"]["kind"], "directory")
+        self.assertEqual(report["snapshot"]["files"], 2)
+        self.assertEqual(report["snapshot"]["dropped"], ["vendor/glm/.git"])
+        self.assertIn("building the directory", result.stderr)
+        self.assertTrue(pathlib.Path(report["dir"], "pkg", "__init__.py").exists())
+        self.assertFalse((plain / ".git").exists())  # the user's directory is only read
+        result, _ = self.source_of(plain, "--ref", "v1")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("is no git repository", result.stderr)
+
+    def test_pip_url_with_ref_and_subdirectory(self):
+        commit_files(self.repo, {"python/setup.py": "from setuptools import setup\nsetup()\n"}, "python")
+        git(self.repo, "tag", "v3.0")
+        result, report = self.source_of(f"git+file://{self.repo}@v3.0#egg=demo&subdirectory=python")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual((report["ref"], report["subdirectory"], report["url"]),
+                         ("v3.0", "python", f"file://{self.repo}"))
+        result, _ = self.source_of(f"git+file://{self.repo}@v3.0", "--ref", "v1.0")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("give one", result.stderr)
+        result, _ = self.source_of(f"hg+file://{self.repo}")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("another version control system", result.stderr)
+
+    def source_of(self, what, *args):
+        result = run("source", str(what), "--cache-dir", str(self.cache), "--json", *args,
+                     env={"GIT_CONFIG_GLOBAL": os.devnull})
+        return result, json.loads(result.stdout) if result.returncode == 0 else None
 
 
 class Recipes(unittest.TestCase):

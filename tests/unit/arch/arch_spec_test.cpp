@@ -28,7 +28,7 @@ INSTANTIATE_TEST_SUITE_P(
                       GoodSpec{"8.6+PTX", "8.6+PTX"}, GoodSpec{"8.6+ptx", "8.6+PTX"}, GoodSpec{"9.0a", "9.0a"},
                       GoodSpec{"sm_90a", "9.0a"}, GoodSpec{"10.0f", "10.0f"}, GoodSpec{"sm_100f", "10.0f"},
                       GoodSpec{"120", "12.0"}, GoodSpec{"Hopper", "9.0"}, GoodSpec{"ampere", "8.0;8.6"},
-                      GoodSpec{"Ampere+PTX", "8.0;8.6+PTX"}, GoodSpec{"Blackwell", "10.0;12.0"},
+                      GoodSpec{"Ampere+PTX", "8.0+PTX;8.6+PTX"}, GoodSpec{"Blackwell", "10.0;12.0"},
                       GoodSpec{"Turing", "7.5"}, GoodSpec{"Ada", "8.9"},
                       // separators, duplicates merged, sorted
                       GoodSpec{"9.0;8.0,8.6 9.0", "8.0;8.6;9.0"}, GoodSpec{"9.0 9.0+PTX", "9.0+PTX"},

@@ -67,8 +67,13 @@ TEST(Plan, IsAPureFunctionOfInputsAndFacts) {
   EXPECT_EQ(plan.argv, (std::vector<std::string>{"/usr/bin/python3", "setup.py", "bdist_wheel", "--dist-dir",
                                                  "/work/out/wheels"}));
   EXPECT_EQ(plan.env.at("USE_CUDA"), "1");
-  EXPECT_EQ(plan.env.at("CUDA_HOME"), "/opt/cuda");
-  EXPECT_EQ(plan.env.at("PATH"), "/opt/cuda/bin:/usr/bin:/bin");  // the caller's PATH from the facts
+  // A setup.py or Makefile calling $CUDA_HOME/bin/nvcc or `nvcc` from PATH
+  // reaches the step launcher through the launcher toolkit, in any dialect.
+  const auto& toolkit = plan.env.at("CUDA_HOME");
+  EXPECT_EQ(toolkit.rfind("/work/cache/launcher-cuda/", 0), 0u) << toolkit;
+  EXPECT_EQ(plan.env.at("CUDA_PATH"), toolkit);
+  EXPECT_EQ(plan.env.at("PATH"), toolkit + "/bin:/opt/cuda/bin:/usr/bin:/bin");  // then the caller's PATH
+  EXPECT_EQ(plan.env.at("CMAKE_CUDA_COMPILER"), toolkit + "/bin/nvcc");
   EXPECT_EQ(plan.env.at("MAX_JOBS"), std::to_string(plan.jobs.jobs));
   EXPECT_EQ(plan.jobs.jobs, 16u);  // 16 cores, 64 GiB at 2 GiB a job
   EXPECT_EQ(plan.key_inputs().at("python_tag"), "cp311");
@@ -135,10 +140,13 @@ TEST(Plan, ExtensionLauncherGoesThroughShimsNamedByTheFacts) {
   fixture.facts.cxx = "/usr/lib/gcc12/bin/g++";
   auto plan = make_plan(fixture.inputs, fixture.facts);
   EXPECT_EQ(plan.env.at("CXX"), "/work/cache/ccache-bin/g++");
-  EXPECT_EQ(plan.env.at("PATH"), "/work/cache/ccache-bin:/usr/lib/gcc12/bin:/opt/cuda/bin:/usr/bin:/bin");
-  EXPECT_EQ(plan.env.at("CUDA_HOME").rfind("/work/cache/launcher-cuda/ccache-", 0), 0u) << plan.env.at("CUDA_HOME");
+  const auto& toolkit = plan.env.at("CUDA_HOME");
+  EXPECT_EQ(toolkit.rfind("/work/cache/launcher-cuda/ccache-", 0), 0u) << toolkit;
+  EXPECT_EQ(plan.env.at("PATH"),
+            toolkit + "/bin:/work/cache/ccache-bin:/usr/lib/gcc12/bin:/opt/cuda/bin:/usr/bin:/bin");
   // the script a user pastes extends their own PATH
-  EXPECT_NE(plan.shell_script().find("export PATH=/work/cache/ccache-bin:/usr/lib/gcc12/bin:/opt/cuda/bin:\"$PATH\"\n"),
+  EXPECT_NE(plan.shell_script().find("export PATH=" + toolkit +
+                                     "/bin:/work/cache/ccache-bin:/usr/lib/gcc12/bin:/opt/cuda/bin:\"$PATH\"\n"),
             std::string::npos)
       << plan.shell_script();
 }
@@ -170,6 +178,8 @@ TEST(Plan, TheLauncherPartNamesTheShimsTheEnvironmentUses) {
   auto bare = make_plan(plain.inputs, plain.facts);
   EXPECT_TRUE(bare.launchers.toolkits.empty());
   EXPECT_FALSE(bare.launchers.ccache_masquerade);
+  EXPECT_EQ(bare.env.at("CUDA_HOME"), "/opt/cuda");  // the real toolkit: nothing to enforce
+  EXPECT_EQ(bare.env.at("PATH"), "/opt/cuda/bin:/usr/bin:/bin");
   EXPECT_EQ(bare.env.count(kNvccTargetsVariable), 0u);
 }
 

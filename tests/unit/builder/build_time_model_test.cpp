@@ -125,3 +125,18 @@ TEST(BuildTimeModel, IncrementalBuildsAreScaledFromOnlyWithoutACleanOne) {
   request.clean = false;
   EXPECT_NE(forecast_build_time({clean}, request).basis.find("may take less"), std::string::npos);
 }
+
+TEST(BuildTimeModel, OnlyBuildsOfTheSameSourceCount) {
+  // The generic recipe builds many projects: one's history says nothing of another's.
+  auto other = cold_build(2, 8);
+  other.source = "github.com/org/other";
+  other.ref = "master";
+  auto request = request_for(2, 8);
+  request.source = "github.com/org/this#subdirectory=ops";
+  EXPECT_FALSE(forecast_build_time({other}, request).seconds);
+  auto same = other;
+  same.source = request.source;
+  auto forecast = forecast_build_time({other, same}, request);
+  ASSERT_TRUE(forecast.seconds);
+  EXPECT_NE(forecast.basis.find("demo master"), std::string::npos) << forecast.basis;
+}

@@ -51,3 +51,20 @@ TEST(ProjectSwitches, TheCpuOnlyHintNamesTheSwitchOrSaysWhereToLook) {
   EXPECT_NE(unknown.find("find the switch in its setup.py"), std::string::npos) << unknown;
   EXPECT_EQ(unknown.find("its setup.py reads"), std::string::npos) << unknown;
 }
+
+TEST(ProjectSwitches, TheCpuOnlyHintNamesTheGatesOfTheExtensionOutermostFirst) {
+  // FORCE_CUDA is read too, but only inside the branch TLA_BUILD_LEGACY_CUDA opens.
+  const std::string setup_py = "FORCE_CUDA = os.getenv('FORCE_CUDA')\nif os.getenv('TLA_BUILD_LEGACY_CUDA') == '1':\n";
+  ExtensionGates gates{true, 1, {{"TLA_BUILD_LEGACY_CUDA", "1", false}, {"FORCE_CUDA", "", false}}};
+  auto hint = cpu_only_build_hint(setup_py, gates);
+  EXPECT_NE(hint.find("only when TLA_BUILD_LEGACY_CUDA=1, then FORCE_CUDA is set"), std::string::npos) << hint;
+  EXPECT_NE(hint.find("--env TLA_BUILD_LEGACY_CUDA=1 --env FORCE_CUDA=1"), std::string::npos) << hint;
+  // A switch that turns CUDA off is named as one to leave unset, never proposed.
+  auto off = cpu_only_build_hint("", ExtensionGates{true, 1, {{"BUILD_NO_CUDA", "", true}}});
+  EXPECT_NE(off.find("only when BUILD_NO_CUDA is not set"), std::string::npos) << off;
+  EXPECT_EQ(off.find("--env BUILD_NO_CUDA"), std::string::npos) << off;
+  // No CUDA extension found: it says it cannot tell, then names what the text reads.
+  auto unknown = cpu_only_build_hint(setup_py, ExtensionGates{true, 0, {}});
+  EXPECT_NE(unknown.find("cannot tell from its setup.py"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("its setup.py reads FORCE_CUDA"), std::string::npos) << unknown;
+}

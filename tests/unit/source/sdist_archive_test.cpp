@@ -201,7 +201,7 @@ TEST(SdistTree, RefusesPathsThatLeaveTheTree) {
   const std::vector<std::pair<ArchiveMember, std::string>> cases = {
       {file("demo-1.0/../x"), "member 'demo-1.0/../x' climbs out with '..'"},
       {file("/etc/passwd"), "member '/etc/passwd' is an absolute path"},
-      {file("demo-1.0/.git/config"), "goes into .git"},
+      {file("demo-1.0/../.git/config"), "climbs out with '..'"},
       {file("demo-1.0/a\\b"), "holds a backslash"},
       {file("demo-1.0//a"), "is not normalised"},
       {file(std::string("demo-1.0/a\nb")), "member 'demo-1.0/a\\x0ab'"},
@@ -211,6 +211,28 @@ TEST(SdistTree, RefusesPathsThatLeaveTheTree) {
     EXPECT_NE(why.find(expected), std::string::npos) << why;
     EXPECT_NE(why.find("sdist demo-1.0.tar.gz"), std::string::npos) << why;
   }
+}
+
+TEST(SdistTree, LeavesOutVcsMetadataAndNamesIt) {
+  // A vendored submodule leaves a 69-byte .git file; an sdist made from an hg
+  // checkout may carry .hg/. Both are dropped, every other member kept.
+  std::vector<std::string> dropped;
+  auto tree = sdist_tree({file("demo-1.0/setup.py"), file("demo-1.0/third_party/glm/.git"),
+                          file("demo-1.0/third_party/glm/glm.hpp"), directory("demo-1.0/.hg/"),
+                          file("demo-1.0/.hg/store/data"), file("demo-1.0/.SVN/entries")},
+                         "demo-1.0.tar.gz", &dropped);
+  std::vector<std::string> paths;
+  for (const auto& entry : tree) paths.push_back(entry.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{"setup.py", "third_party/glm/glm.hpp"}));
+  EXPECT_EQ(dropped, (std::vector<std::string>{"demo-1.0/third_party/glm/.git", "demo-1.0/.hg", "demo-1.0/.SVN"}));
+  // What is dangerous stays refused, VCS metadata or not.
+  auto why = error_of([&] { sdist_tree({file("demo-1.0/setup.py"), file("/abs/.git")}, "demo-1.0.tar.gz"); });
+  EXPECT_NE(why.find("is an absolute path"), std::string::npos) << why;
+  ArchiveMember device = file("demo-1.0/.git/dev");
+  device.kind = MemberKind::unsupported;
+  device.type = "character device";
+  why = error_of([&] { sdist_tree({file("demo-1.0/setup.py"), device}, "demo-1.0.tar.gz"); });
+  EXPECT_NE(why.find("character device"), std::string::npos) << why;
 }
 
 TEST(SdistTree, RefusesSymlinksThatLeadOut) {

@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Which environment variables decide whether a setup.py builds its CUDA
+extension: read from its syntax tree, never run.
+
+A setup.py often builds its CUDA code only inside a branch:
+
+    if os.getenv("TLA_BUILD_LEGACY_CUDA") == "1":
+        if FORCE_CUDA or torch.cuda.is_available():
+            ext_modules.append(CUDAExtension(...))
+
+and FORCE_CUDA matters only inside the first. For every CUDA extension it
+constructs (CUDAExtension, or an Extension with .cu sources), this walks the
+branches that enclose it, outermost first, and the early returns before it
+in its function, and names the environment lookups their conditions make
+(directly, or through a variable assigned from one), with the value a
+comparison asks for.
+
+Usage: extension_gates.py SETUP_PY
+Prints one JSON object: {"gates": [{"name": "TLA_BUILD_LEGACY_CUDA", "value": "1",
+"unset": false}, ...], "extensions": N}; "unset" marks a switch the
+condition needs off (`if not BUILD_NO_CUDA`); gates is empty when nothing
+gates them, extensions 0 when no CUDA extension was found (then nothing
+can be told).
+"""
+import ast
+import json
+import sys
+
+CUDA_CONSTRUCTORS = {"CUDAExtension", "CUDAExtensionWithNvcc"}
+
+
+def called_name(call):
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return ""
+
+
+def string_value(node):
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def env_lookup(node):
+    """The variable name an os.getenv / os.environ.get / os.environ[...] / "X" in os.environ reads."""
+    if isinstance(node, ast.Call):
+        name = called_name(node)
+        target = node.func.value if isinstance(node.func, ast.Attribute) else None
+        if name == "getenv" and node.args:
+            return string_value(node.args[0])
+        if name == "get" and node.args and isinstance(target, (ast.Attribute, ast.Name)) and \
+                getattr(target, "attr", getattr(target, "id", "")) == "environ":
+            return string_value(node.args[0])
+    if isinstance(node, ast.Subscript) and getattr(node.value, "attr", getattr(node.value, "id", "")) == "environ":
+        return string_value(node.slice)
+    return None
+
+
+class Analysis:
+    def __init__(self, tree):
+        self.tree = tree
+        self.parents = {}
+        for parent in ast.walk(tree):
+            for child in ast.iter_child_nodes(parent):
+                self.parents[child] = parent
+        self.derived = {}  # variable -> the expression it was assigned
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        self.derived.setdefault(target.id, node.value)
+
+    def lookups(self, expression, positive=True, seen=None):
+        """[(env name, value that turns it on or None, positive)] that `expression` reads; positive is False
+        for a lookup the condition needs false (`not BUILD_NO_CUDA`, `X != "1"`)."""
+        seen = set() if seen is None else seen
+        if isinstance(expression, ast.UnaryOp) and isinstance(expression.op, ast.Not):
+            return self.lookups(expression.operand, not positive, seen)
+        if isinstance(expression, ast.BoolOp):
+            return [found for value in expression.values for found in self.lookups(value, positive, seen)]
+        if isinstance(expression, ast.Compare) and expression.comparators:
+            negated = isinstance(expression.ops[0], (ast.NotEq, ast.NotIn, ast.IsNot))
+            found = []
+            for side in [expression.left] + expression.comparators:
+                found += self.lookups(side, positive != negated, seen)
+            return found
+        name = env_lookup(expression)
+        if name:
+            return [(name, self.compared_value(expression), positive)]
+        if isinstance(expression, ast.Name) and expression.id in self.derived and expression.id not in seen:
+            seen.add(expression.id)
+            return self.lookups(self.derived[expression.id], positive, seen)
+        found = []
+        for child in ast.iter_child_nodes(expression):  # calls around a lookup: .lower(), int(...)
+            found += self.lookups(child, positive, seen)
+        return found
+
+    def compared_value(self, lookup):
+        parent = self.parents.get(lookup)
+        while isinstance(parent, (ast.Call, ast.Attribute)):  # .lower(), .strip() around the lookup
+            parent = self.parents.get(parent)
+        if isinstance(parent, ast.Compare) and parent.comparators:
+            other = parent.comparators[0]
+            if isinstance(other, (ast.Tuple, ast.List, ast.Set)) and other.elts:
+                other = other.elts[0]
+            value = string_value(other)
+            # The value that turns it on: a compared string, unless it reads as "off"
+            # (`!= "0"` asks for anything else; `not in ("1", "true")` before a return asks for "1").
+            if value is not None and value.strip().lower() not in ("", "0", "false", "no", "off", "none"):
+                return value
+        return None
+
+    def gates(self, node, depth=0):
+        """(condition, positive) pairs that must hold for `node` to run, outermost first; a function's
+        gates include those around its calls (two levels deep)."""
+        chain = []
+        child, parent = node, self.parents.get(node)
+        while parent is not None:
+            if isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is not parent.test:
+                in_else = isinstance(parent, (ast.If, ast.While)) and child in parent.orelse or \
+                    isinstance(parent, ast.IfExp) and child is parent.orelse
+                chain.append((parent.test, not in_else))
+            body = getattr(parent, "body", None)
+            if isinstance(body, list) and child in body:
+                for earlier in body[:body.index(child)]:  # if not X: return / raise / sys.exit()
+                    if isinstance(earlier, ast.If) and any(
+                            isinstance(s, (ast.Return, ast.Raise)) or
+                            (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+                             and called_name(s.value) == "exit") for s in earlier.body):
+                        chain.append((earlier.test, False))
+            if isinstance(parent, ast.FunctionDef) and depth < 2:
+                callers = [call for call in ast.walk(self.tree)
+                           if isinstance(call, ast.Call) and called_name(call) == parent.name]
+                outer = [gate for call in callers[:1] for gate in self.gates(call, depth + 1)]
+                return outer + list(reversed(chain))
+            child, parent = parent, self.parents.get(parent)
+        return list(reversed(chain))
+
+
+def cuda_sources(call, analysis, seen=None):
+    """The ".cu" string constants an Extension(...) call's arguments hold, following variables
+    (sources = ["a.c"] + (["k.cu"] if WITH_CUDA else []))."""
+    seen = set() if seen is None else seen
+    found = []
+    for node in ast.walk(call):
+        value = string_value(node)
+        if value and value.endswith(".cu"):
+            found.append(node)
+        elif isinstance(node, ast.Name) and node.id in analysis.derived and node.id not in seen:
+            seen.add(node.id)
+            found += cuda_sources(analysis.derived[node.id], analysis, seen)
+    return found
+
+
+def cuda_constructs(call, analysis):
+    """The nodes whose running builds CUDA code: a CUDAExtension call, or the .cu sources of an
+    Extension (each gated where it is written, and where the call is)."""
+    name = called_name(call)
+    if name in CUDA_CONSTRUCTORS:
+        return [call]
+    if name == "Extension":
+        sources = cuda_sources(call, analysis)
+        return sources + [call] if sources else []
+    return []
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__.strip().splitlines()[-5])
+    try:
+        with open(sys.argv[1], "rb") as handle:
+            tree = ast.parse(handle.read(4 << 20))
+    except (OSError, SyntaxError, ValueError) as error:
+        print(json.dumps({"gates": [], "extensions": 0, "error": str(error)}))
+        return 0
+    analysis = Analysis(tree)
+    gates, count = [], 0
+    for node in ast.walk(tree):
+        constructs = cuda_constructs(node, analysis) if isinstance(node, ast.Call) else []
+        if constructs:
+            count += 1
+        for construct in constructs:
+            for test, holds in analysis.gates(construct):
+                for name, value, positive in analysis.lookups(test, holds):
+                    if all(gate["name"] != name for gate in gates):
+                        gates.append({"name": name, "value": value if positive else None, "unset": not positive})
+    print(json.dumps({"gates": gates, "extensions": count}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

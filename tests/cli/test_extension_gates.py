@@ -1,0 +1,69 @@
+"""recipes/frontends/extension_gates.py: which environment lookups gate a
+setup.py's CUDA extension, read from its syntax tree (nothing of it runs).
+The setup.py texts follow real projects' patterns: a legacy-CUDA switch
+around FORCE_CUDA, a BUILD_NO_CUDA that turns CUDA off around the call of
+the function that makes the extensions, an early return."""
+import json
+import pathlib
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from harness import SOURCE_DIR
+
+SCRIPT = SOURCE_DIR / "recipes" / "frontends" / "extension_gates.py"
+
+
+def gates_of(text):
+    with tempfile.TemporaryDirectory() as directory:
+        setup_py = pathlib.Path(directory) / "setup.py"
+        setup_py.write_text(text)
+        result = subprocess.run([sys.executable, str(SCRIPT), str(setup_py)], capture_output=True, text=True,
+                                check=True)
+        return json.loads(result.stdout)
+
+
+class ExtensionGates(unittest.TestCase):
+    def test_the_outer_switch_comes_first(self):
+        answer = gates_of('''import os, torch
+from torch.utils.cpp_extension import CUDAExtension
+FORCE_CUDA = os.getenv("FORCE_CUDA", "0") == "1"
+ext_modules = []
+if os.getenv("TLA_BUILD_LEGACY_CUDA", "0") == "1":
+    if FORCE_CUDA or torch.cuda.is_available():
+        ext_modules.append(CUDAExtension("tla._C", ["csrc/a.cu"]))
+''')
+        self.assertEqual(answer["extensions"], 1)
+        self.assertEqual([(g["name"], g["value"], g["unset"]) for g in answer["gates"]],
+                         [("TLA_BUILD_LEGACY_CUDA", "1", False), ("FORCE_CUDA", "1", False)])
+
+    def test_a_switch_that_turns_cuda_off_is_to_stay_unset(self):
+        answer = gates_of('''import os
+BUILD_NO_CUDA = os.getenv("BUILD_NO_CUDA", "0") == "1"
+def get_extensions():
+    from torch.utils.cpp_extension import CUDAExtension
+    return [CUDAExtension("g._C", ["ext.cpp"])]
+setup(ext_modules=get_extensions() if not BUILD_NO_CUDA else [])
+''')
+        self.assertEqual(answer["gates"], [{"name": "BUILD_NO_CUDA", "value": None, "unset": True}])
+
+    def test_an_early_return_and_plain_extensions_with_cu_sources(self):
+        answer = gates_of('''import os
+from setuptools import Extension
+def exts():
+    if os.environ.get("WITH_CUDA", "").lower() not in ("1", "true"):
+        return []
+    return [Extension("k", sources=["k.cu"])]
+setup(ext_modules=exts())
+''')
+        self.assertEqual(answer["gates"], [{"name": "WITH_CUDA", "value": "1", "unset": False}])
+
+    def test_nothing_to_tell(self):
+        self.assertEqual(gates_of("from setuptools import setup\nsetup(name='pure')\n"),
+                         {"gates": [], "extensions": 0})
+        self.assertEqual(gates_of("this is not python (")["extensions"], 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
