@@ -111,9 +111,8 @@ CppExtensionArchTable CppExtensionArchTable::load(const std::filesystem::path& f
     release.names.accepted = std::move(accepted);
     table.releases_.push_back(std::move(release));
   }
-  std::sort(table.releases_.begin(), table.releases_.end(), [](const Release& a, const Release& b) {
-    return std::tie(a.major, a.minor) > std::tie(b.major, b.minor);
-  });
+  std::sort(table.releases_.begin(), table.releases_.end(),
+            [](const Release& a, const Release& b) { return std::tie(a.major, a.minor) > std::tie(b.major, b.minor); });
   return table;
 }
 
@@ -138,7 +137,8 @@ ArchNames CppExtensionArchTable::for_torch(const std::string& torch_version) con
 
 std::vector<std::string> CppExtensionArchTable::releases() const {
   std::vector<std::string> out;
-  for (const auto& release : releases_) out.push_back(std::to_string(release.major) + "." + std::to_string(release.minor));
+  for (const auto& release : releases_)
+    out.push_back(std::to_string(release.major) + "." + std::to_string(release.minor));
   return out;
 }
 

@@ -38,7 +38,7 @@ DiskEntry read_disk_entry(git_repository* mirror, const std::filesystem::path& r
                           const std::string& what) {
   DiskEntry entry;
   const auto full = root / path;
-  struct stat info{};
+  struct stat info {};
   if (lstat(full.c_str(), &info) != 0) return entry;  // deleted
   if (S_ISLNK(info.st_mode)) {
     const std::string target = read_link(full);
@@ -183,8 +183,8 @@ std::optional<LocalSnapshot> snapshot_working_tree(const std::filesystem::path& 
   Repository mirror = open_or_create_mirror(mirror_path);
   FileLock lock(mirror_path.string() + ".lock");  // the lock MirrorCache takes for this mirror
   git_commit* raw_base = nullptr;
-  git_check(git_commit_lookup(&raw_base, mirror.get(), head_id), "the mirror " + mirror_path.string() +
-                                                                     " does not hold HEAD of " + repo_root.string());
+  git_check(git_commit_lookup(&raw_base, mirror.get(), head_id),
+            "the mirror " + mirror_path.string() + " does not hold HEAD of " + repo_root.string());
   GitCommit base(raw_base);
   git_tree* raw_base_tree = nullptr;
   git_check(git_commit_tree(&raw_base_tree, base.get()), "cannot read the tree of HEAD");
@@ -222,8 +222,8 @@ std::optional<LocalSnapshot> snapshot_working_tree(const std::filesystem::path& 
   if (git_oid_equal(&tree_id, git_tree_id(base_tree.get()))) return std::nullopt;  // only stat information differed
   snapshot.edits_sha256 = digest.hex();
   snapshot.commit = commit_snapshot(mirror.get(), tree_id, base.get(),
-                                    "archbuild: " + repo_root.filename().string() + " as it is on disk\n\nedits-sha256: " +
-                                        snapshot.edits_sha256 + "\n");
+                                    "archbuild: " + repo_root.filename().string() +
+                                        " as it is on disk\n\nedits-sha256: " + snapshot.edits_sha256 + "\n");
   return snapshot;
 }
 

@@ -16,13 +16,13 @@ namespace archbuild {
 struct LocalSnapshot {
   enum class Kind { working_tree, directory };
   Kind kind = Kind::directory;
-  std::string path;              // what was snapshotted (a machine path: manifest and report, never the key)
-  std::string commit;            // the snapshot: parent base_commit for a working tree, none for a directory
-  std::string base_commit;       // a working tree's HEAD; "" for a directory
-  std::string base_description;  // "branch main at 1a2b3c4d5e6f"
-  std::string edits_sha256;      // a working tree's: of every path that differs from HEAD, with its content
-  std::vector<std::string> edited;  // those paths (changed, untracked and not ignored, deleted), sorted
-  size_t files = 0;                 // a directory's: files and symlinks taken
+  std::string path;                  // what was snapshotted (a machine path: manifest and report, never the key)
+  std::string commit;                // the snapshot: parent base_commit for a working tree, none for a directory
+  std::string base_commit;           // a working tree's HEAD; "" for a directory
+  std::string base_description;      // "branch main at 1a2b3c4d5e6f"
+  std::string edits_sha256;          // a working tree's: of every path that differs from HEAD, with its content
+  std::vector<std::string> edited;   // those paths (changed, untracked and not ignored, deleted), sorted
+  size_t files = 0;                  // a directory's: files and symlinks taken
   std::vector<std::string> dropped;  // a directory's: VCS metadata left out (.hg, .svn, a .git file)
 
   std::string kind_name() const { return kind == Kind::working_tree ? "working tree" : "directory"; }

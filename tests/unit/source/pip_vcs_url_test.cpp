@@ -31,8 +31,7 @@ TEST(PipVcsUrl, RefusesWhatPipWouldNotBuildHere) {
             std::string::npos);
   EXPECT_NE(error_of([] { parse_pip_vcs_url("git+ftp://host/o/r"); }).find("not a scheme pip takes"),
             std::string::npos);
-  EXPECT_NE(error_of([] { parse_pip_vcs_url("git+https://host/o/r@"); }).find("nothing after '@'"),
-            std::string::npos);
+  EXPECT_NE(error_of([] { parse_pip_vcs_url("git+https://host/o/r@"); }).find("nothing after '@'"), std::string::npos);
   EXPECT_NE(error_of([] { parse_pip_vcs_url("git+https://host/o/r#subdirectory=../x"); }).find("climbs out"),
             std::string::npos);
   EXPECT_NE(error_of([] { parse_pip_vcs_url("git+https://host/o/r#subdirectory=/etc"); }).find("absolute"),

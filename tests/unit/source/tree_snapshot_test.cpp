@@ -13,8 +13,8 @@ using namespace archbuild;
 namespace {
 
 void run(const std::string& command) {
-  const std::string full =
-      "GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t " + command + " >/dev/null 2>&1";
+  const std::string full = "GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t " +
+                           command + " >/dev/null 2>&1";
   ASSERT_EQ(std::system(full.c_str()), 0) << command;
 }
 
