@@ -61,6 +61,37 @@ else
   echo "install-deps: all Debian packages present"
 fi
 
+# CUPTI's headers, for archbuild's kernel-launch recorder (it loads libcupti
+# at run time, so only the headers are needed to build). A toolkit that
+# carries extras/CUPTI has them; otherwise they come from NVIDIA's own CUPTI
+# wheel on PyPI (the version torch 2.11's cu130 wheels depend on), checked
+# against its sha256 and unpacked into $ARCHBUILD_DEPS_DIR.
+cupti_version=13.0.85
+cupti_sha256=4eb01c08e859bf924d222250d2e8f8b8ff6d3db4721288cf35d14252a4d933c8
+deps_dir=${ARCHBUILD_DEPS_DIR:-$HOME/.cache/archbuild-deps}
+cupti_dir="$deps_dir/cupti-$cupti_version"
+fetch_cupti_headers() {
+  local scratch
+  scratch=$(mktemp -d)
+  echo "nvidia-cuda-cupti==$cupti_version --hash=sha256:$cupti_sha256" >"$scratch/requirements.txt"
+  python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+    --require-hashes -r "$scratch/requirements.txt" -d "$scratch/wheel"
+  python3 -m zipfile -e "$scratch"/wheel/*.whl "$scratch/unpacked"
+  mkdir -p "$deps_dir"
+  rm -rf "$cupti_dir.partial"
+  mv "$scratch/unpacked/nvidia/cu13" "$cupti_dir.partial"
+  rm -rf "$cupti_dir.partial/lib"  # headers only
+  mv "$cupti_dir.partial" "$cupti_dir"
+  rm -rf "$scratch"
+}
+if [[ -f /usr/local/cuda/extras/CUPTI/include/cupti_callbacks.h ]]; then
+  echo "install-deps: CUPTI headers from /usr/local/cuda/extras/CUPTI"
+elif [[ -f $cupti_dir/include/cupti_callbacks.h ]]; then
+  echo "install-deps: CUPTI headers present ($cupti_dir)"
+else
+  step "CUPTI $cupti_version headers from PyPI into $cupti_dir" fetch_cupti_headers
+fi
+
 if [[ ! -x /usr/local/cuda/bin/nvcc ]]; then
   echo "install-deps: note: no CUDA toolkit at /usr/local/cuda; archbuild builds without it," \
        "but the tests that compile real kernels need nvcc" >&2

@@ -56,13 +56,15 @@ ElfFile read_elf(const ByteView& view) {
     uint32_t name;
     uint32_t type;
     uint64_t offset, size;
+    uint32_t link;
   };
   std::vector<Raw> raw;
   raw.reserve(count);
   for (uint64_t i = 0; i < count; ++i) {
     uint64_t at = section_table + i * entry_size;
     raw.push_back({view.read<uint32_t>(at, "sh_name"), view.read<uint32_t>(at + 4, "sh_type"),
-                   view.read<uint64_t>(at + 24, "sh_offset"), view.read<uint64_t>(at + 32, "sh_size")});
+                   view.read<uint64_t>(at + 24, "sh_offset"), view.read<uint64_t>(at + 32, "sh_size"),
+                   view.read<uint32_t>(at + 40, "sh_link")});
   }
   if (names_index == 0xffff) names_index = static_cast<uint16_t>(view.read<uint32_t>(section_table + 40, "sh_link"));
   if (names_index >= raw.size())
@@ -82,6 +84,7 @@ ElfFile read_elf(const ByteView& view) {
     section.type = raw[i].type;
     section.offset = raw[i].offset;
     section.size = raw[i].type == kSectionNoBits ? 0 : raw[i].size;
+    section.link = raw[i].link;
     if (section.size && !view.has(section.offset, section.size))
       throw ParseError(section_table + i * entry_size, "section '" + section.name + "' lies outside the file (offset " +
                                                            std::to_string(section.offset) + ", size " +

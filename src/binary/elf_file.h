@@ -18,6 +18,7 @@ struct ElfSection {
   uint32_t type = 0;
   uint64_t offset = 0;  // in the file
   uint64_t size = 0;
+  uint32_t link = 0;  // sh_link: for a symbol table, the index of its string table
 };
 
 // The parts of an ELF64 little-endian file that inspection needs.

@@ -14,9 +14,17 @@ namespace archbuild {
 std::vector<std::pair<std::string, std::string>> provenance_files(
     const std::string& key_hash, const KeyInputs& recorded_inputs, const BuildReport& report,
     const std::string& manifest, const std::vector<std::filesystem::path>& variants, const PublishOrigin& origin) {
-  ProvenanceInputs provenance{
-      key_hash,          recorded_inputs,     origin.repository, report.wheels, sha256_hex(manifest),
-      origin.started_at, report.published_at, ARCHBUILD_VERSION, origin.host};
+  ProvenanceInputs provenance{key_hash,
+                              recorded_inputs,
+                              origin.repository,
+                              report.wheels,
+                              sha256_hex(manifest),
+                              origin.started_at,
+                              report.published_at,
+                              ARCHBUILD_VERSION,
+                              origin.host,
+                              to_string(report.validation_level),
+                              report.kernel_census_summary()};
   for (const auto& variant : variants) provenance.wheels.push_back(ReportedWheel::of(variant));
   const auto statement = json_text(provenance_statement(provenance));
   return {{kProvenanceFile, json_text(dsse_envelope(statement, origin.signer)) + "\n"},

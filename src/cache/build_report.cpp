@@ -8,13 +8,15 @@ std::string to_string(ValidationLevel level) {
   switch (level) {
     case ValidationLevel::none: return "none";
     case ValidationLevel::static_only: return "static";
+    case ValidationLevel::loaded: return "loaded";
     case ValidationLevel::device: return "device";
   }
   return "none";
 }
 
 std::optional<ValidationLevel> parse_validation_level(const std::string& text) {
-  for (auto level : {ValidationLevel::none, ValidationLevel::static_only, ValidationLevel::device})
+  for (auto level :
+       {ValidationLevel::none, ValidationLevel::static_only, ValidationLevel::loaded, ValidationLevel::device})
     if (to_string(level) == text) return level;
   return std::nullopt;
 }
@@ -52,6 +54,35 @@ nlohmann::json BuildReport::to_json() const {
   if (store) json["store"] = store->string();
   if (index) json["index"] = index->string();
   return json;
+}
+
+namespace {
+
+const nlohmann::json* census_of(const nlohmann::json& finding) {
+  if (!finding.is_object() || !finding.contains("device") || !finding["device"].is_object()) return nullptr;
+  const auto& device = finding["device"];
+  if (!device.contains("kernel_census") || !device["kernel_census"].is_object()) return nullptr;
+  return &device["kernel_census"];
+}
+
+}  // namespace
+
+std::string BuildReport::kernel_census_summary() const {
+  std::string text;
+  for (const auto& finding : validation)
+    if (const auto* census = census_of(finding);
+        census && census->contains("summary") && (*census)["summary"].is_string())
+      text += (text.empty() ? "" : "; ") + (*census)["summary"].get<std::string>();
+  return text;
+}
+
+std::optional<size_t> BuildReport::kernels_launched() const {
+  std::optional<size_t> total;
+  for (const auto& finding : validation)
+    if (const auto* census = census_of(finding);
+        census && census->contains("launched_count") && (*census)["launched_count"].is_number_unsigned())
+      total = total.value_or(0) + (*census)["launched_count"].get<size_t>();
+  return total;
 }
 
 namespace {

@@ -14,9 +14,10 @@ namespace archbuild {
 enum class ValidationLevel {
   none,         // --no-validate
   static_only,  // fatbins and RECORD checked, no GPU (or none the targets serve)
-  device,       // also loaded by the driver and its kernels run
+  loaded,       // also loaded by the driver on a GPU, but no kernel of the wheel was seen to launch
+  device,       // also loaded by the driver, and its own kernels launched there
 };
-std::string to_string(ValidationLevel level);  // "none", "static", "device"
+std::string to_string(ValidationLevel level);  // "none", "static", "loaded", "device"
 std::optional<ValidationLevel> parse_validation_level(const std::string& text);
 
 struct ReportedWheel {
@@ -50,6 +51,10 @@ struct BuildReport {
   bool published = false;
 
   nlohmann::json to_json() const;
+  // The wheels' kernel census lines, "; "-joined ("" when none was taken).
+  std::string kernel_census_summary() const;
+  // Kernels of the wheels that launched in validation, summed (the index's metadata carries it).
+  std::optional<size_t> kernels_launched() const;
   // Lenient: a field that is missing or of another type keeps its default
   // (manifests written by older versions still list).
   static BuildReport from_json(const nlohmann::json& json);

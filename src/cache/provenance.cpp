@@ -80,6 +80,13 @@ nlohmann::json provenance_statement(const ProvenanceInputs& in) {
       {"runDetails",
        {{"builder", {{"id", "urn:archbuild:builder:" + in.host}, {"version", {{"archbuild", in.builder}}}}},
         {"metadata", {{"invocationId", in.key_hash}, {"startedOn", in.started_at}, {"finishedOn", in.finished_at}}}}}};
+  // What validation proved travels with the statement (the manifest, a subject, has the details).
+  if (!in.validation_level.empty()) {
+    nlohmann::json annotations = {{"level", in.validation_level}};
+    if (!in.kernel_census.empty()) annotations["kernels"] = in.kernel_census;
+    predicate["runDetails"]["byproducts"] = nlohmann::json::array(
+        {{{"name", "validation"}, {"annotations", annotations}}});
+  }
   return {{"_type", "https://in-toto.io/Statement/v1"},
           {"subject", subjects},
           {"predicateType", "https://slsa.dev/provenance/v1"},

@@ -30,6 +30,10 @@ struct ProvenanceInputs {
   std::string started_at, finished_at;
   std::string builder;  // "archbuild 0.1.0"
   std::string host;
+  // How far the wheels were proven: "device", "loaded", "static", "none", and
+  // the kernel census line ("launched 3 of 4 kernels of this wheel, on 1 GPU").
+  std::string validation_level;
+  std::string kernel_census;
 };
 
 nlohmann::json provenance_statement(const ProvenanceInputs& inputs);

@@ -75,7 +75,7 @@ std::string short_time(const StoreEntry& entry) {
   return text.size() >= 16 ? text.substr(0, 10) + " " + text.substr(11, 5) : "?";
 }
 
-// "device", "static", "none", or "?" for an entry without a readable manifest.
+// "device", "loaded", "static", "none", or "?" for an entry without a readable manifest.
 std::string validation_word(const StoreEntry& entry) {
   return entry.manifest ? to_string(entry.manifest->validation_level) : "?";
 }
@@ -98,7 +98,29 @@ nlohmann::json entry_json(const StoreEntry& entry) {
           {"wheels", wheels},
           {"bytes", entry_wheel_bytes(entry)},
           {"published_at", entry.manifest ? entry.manifest->published_at : ""},
-          {"validation", validation_word(entry)}};
+          {"validation", validation_word(entry)},
+          {"kernels_launched", entry.manifest && entry.manifest->kernels_launched()
+                                   ? nlohmann::json(*entry.manifest->kernels_launched())
+                                   : nlohmann::json()},
+          {"kernel_census", entry.manifest ? entry.manifest->kernel_census_summary() : ""}};
+}
+
+// The kernels each wheel's device checks launched, demangled, as the manifest recorded them.
+void print_launched_kernels(const BuildReport& manifest) {
+  // A manifest is read leniently: a field of another type is left out, never thrown over.
+  auto text = [](const nlohmann::json& object, const char* key) {
+    return object.is_object() && object.contains(key) && object[key].is_string() ? object[key].get<std::string>()
+                                                                                 : std::string("?");
+  };
+  for (const auto& finding : manifest.validation) {
+    if (!finding.is_object() || !finding.contains("device") || !finding["device"].is_object()) continue;
+    const auto& device = finding["device"];
+    if (!device.contains("kernel_census") || !device["kernel_census"].is_object()) continue;
+    const auto& census = device["kernel_census"];
+    std::cout << paint("kernels", Style::bold) << "    " << text(census, "summary") << "\n";
+    if (!census.contains("launched") || !census["launched"].is_array()) continue;
+    for (const auto& kernel : census["launched"]) std::cout << "           " << text(kernel, "demangled") << "\n";
+  }
 }
 
 ExitCode run_ls(const CacheOptions& options) {
@@ -159,6 +181,7 @@ ExitCode run_show(const CacheOptions& options, const std::string& prefix) {
   for (const auto& wheel : manifest.wheels)
     std::cout << paint("wheel", Style::bold) << "      " << wheel.file << "\n           sha256 " << wheel.sha256
               << "\n";
+  print_launched_kernels(manifest);
   const auto keys = options.keys();
   std::cout << paint("provenance", Style::bold) << " " << describe_provenance(entry.dir, keys) << "\n";
   for (const auto& problem : entry_provenance_problems(entry, keys, false))

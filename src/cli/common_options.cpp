@@ -19,6 +19,12 @@ void add_offline_flag(CLI::App& app, bool& offline) {
   app.add_flag("--offline", offline, "Never fetch: use the mirrors as they are (the offline setting)");
 }
 
+void add_require_kernel_launch_flag(CLI::App& app, bool& required) {
+  app.add_flag("--require-kernel-launch", required,
+               "Refuse a CUDA wheel none of whose own kernels launched in the device checks (the "
+               "require_kernel_launch setting; default: such a wheel counts as `loaded`, not `device`)");
+}
+
 void add_recipe_path_option(CLI::App& app, std::string& recipe_path) {
   app.add_option("--recipe-path", recipe_path,
                  "':'-separated dirs of site recipes, searched before the built-in ones (the recipe_path setting)");
@@ -34,7 +40,8 @@ std::map<std::string, std::string> SettingFlags::by_key() const {
           {"compiler_cache_remote", compiler_cache_remote},
           {"recipe_path", recipe_path},
           {"signing_key", signing_key},
-          {"offline", offline ? "true" : ""}};
+          {"offline", offline ? "true" : ""},
+          {"require_kernel_launch", require_kernel_launch ? "true" : ""}};
 }
 
 void add_test_options(CLI::App& app, TestOptions& tests) {

@@ -16,6 +16,7 @@ void add_cache_dir_option(CLI::App& app, std::string& cache_dir);
 void add_python_option(CLI::App& app, std::string& python, const std::string& help);
 void add_mirror_option(CLI::App& app, std::vector<std::string>& mirrors);
 void add_offline_flag(CLI::App& app, bool& offline);
+void add_require_kernel_launch_flag(CLI::App& app, bool& required);
 void add_recipe_path_option(CLI::App& app, std::string& recipe_path);
 void add_json_flag(CLI::App& app, bool& json, const std::string& help = "Print JSON");
 
@@ -34,7 +35,7 @@ void add_test_options(CLI::App& app, TestOptions& tests);
 // means "not given", so commands pass their fields as they are).
 struct SettingFlags {
   std::string cache_dir, python, jobs, compiler_launcher, compiler_cache_remote, recipe_path, signing_key;
-  bool offline = false;
+  bool offline = false, require_kernel_launch = false;
   std::map<std::string, std::string> by_key() const;
 };
 

@@ -1,5 +1,6 @@
 #include "cli/inventory_output.h"
 
+#include <algorithm>
 #include <iostream>
 
 #include "cli/json_output.h"
@@ -67,13 +68,50 @@ nlohmann::json to_json(const BinaryInventory& inventory, const std::vector<Compu
   return out;
 }
 
-void InventoryPrinter::add(const BinaryInventory& inventory) {
+nlohmann::json to_json(const BinaryKernels& kernels) {
+  nlohmann::json by_arch = nlohmann::json::object();
+  for (const auto& arch : kernels.archs) {
+    auto list = nlohmann::json::array();
+    for (const auto& name : arch.names) list.push_back({{"name", name}, {"demangled", demangle(name)}});
+    by_arch[arch.arch] = list;
+  }
+  nlohmann::json out = {{"count", kernels.all_names().size()}, {"by_arch", by_arch}};
+  if (kernels.error) out["error"] = *kernels.error;
+  return out;
+}
+
+namespace {
+// Each kernel once, demangled, with the archs that have it when not all do.
+void print_kernels(const BinaryKernels& kernels) {
+  auto names = kernels.all_names();
+  std::string archs;
+  for (const auto& arch : kernels.archs) archs += (archs.empty() ? "" : ", ") + arch.arch;
+  std::cout << "  kernels: " << names.size() << (archs.empty() ? "" : " (" + archs + ")") << "\n";
+  for (const auto& name : names) {
+    std::vector<std::string> holding;
+    for (const auto& arch : kernels.archs)
+      if (std::binary_search(arch.names.begin(), arch.names.end(), name)) holding.push_back(arch.arch);
+    std::cout << "    " << demangle(name);
+    if (holding.size() != kernels.archs.size()) {
+      std::string only;
+      for (const auto& arch : holding) only += (only.empty() ? "" : " ") + arch;
+      std::cout << "  [" << only << " only]";
+    }
+    std::cout << "\n";
+  }
+  if (kernels.error) std::cout << "  kernels of one image could not be read: " << *kernels.error << "\n";
+}
+}  // namespace
+
+void InventoryPrinter::add(const BinaryInventory& inventory, const BinaryKernels* kernels) {
   if (!inventory.error && !inventory.has_cuda_code() && !all_files_) return;
   for (auto cc : devices_)
     if (!inventory.error && inventory.has_cuda_code() && inventory.verdict_for(cc) == RunVerdict::no_kernel_image)
       without_kernel_image_ = true;
   if (json_) {
-    files_.push_back(to_json(inventory, devices_));
+    auto file = to_json(inventory, devices_);
+    if (kernels && !inventory.error) file["kernels"] = to_json(*kernels);
+    files_.push_back(std::move(file));
     return;
   }
   if (inventory.error) {
@@ -107,6 +145,7 @@ void InventoryPrinter::add(const BinaryInventory& inventory) {
                                                    : Style::red;
     std::cout << "  on CC " << cc.dotted() << ": " << paint(to_string(verdict), style) << "\n";
   }
+  if (kernels) print_kernels(*kernels);
 }
 
 void InventoryPrinter::finish(const WalkStats& stats) {

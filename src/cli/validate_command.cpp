@@ -40,7 +40,7 @@ Command validate_command() {
             struct Options {
               std::string wheel, arch, cuda, recipe, python, work_dir, source;
               TestOptions tests;
-              bool json = false;
+              bool json = false, require_kernel_launch = false;
             };
             auto options = std::make_shared<Options>();
             app.add_option("wheel", options->wheel, "The wheel")->required();
@@ -52,6 +52,7 @@ Command validate_command() {
             add_test_options(app, options->tests);
             app.add_option("--source", options->source,
                            "The project's source tree the tests run from (needed for --test or a recipe's [tests])");
+            add_require_kernel_launch_flag(app, options->require_kernel_launch);
             add_json_flag(app, options->json);
             app.footer(
                 "Without a GPU only the static checks run, and the output says the device check was skipped. "
@@ -64,7 +65,8 @@ Command validate_command() {
                 fail_bad_input("no such wheel: " + options->wheel);
               auto context = HostContext::gather(options->cuda);
               auto targets = context.resolve(options->arch.empty() ? "native" : options->arch).list;
-              auto settings = Settings::load({{"python", options->python}});
+              auto settings = Settings::load({{"python", options->python},
+                                              {"require_kernel_launch", options->require_kernel_launch ? "true" : ""}});
               auto book = RecipeBook::load_for(settings);  // site recipes (recipe_path) too
               const auto python = settings.python();
               // The venv and logs go to a subdirectory archbuild makes its own: DIR/<wheel>/, or
@@ -86,12 +88,30 @@ Command validate_command() {
               const auto* recipe = kernel_test_recipe(book, options->recipe, options->wheel);
               WheelValidationRequest request{
                   std::filesystem::absolute(options->wheel), targets, recipe, python.string(), context.gpus, work};
+              request.require_kernel_launch = settings.require_kernel_launch();
               if (!options->source.empty()) {
                 if (!std::filesystem::is_directory(options->source, ec))
                   fail_bad_input("--source " + options->source + " is not a directory");
                 request.source_dir = std::filesystem::absolute(options->source);
-                request.tests = choose_project_tests(recipe, options->tests.command, options->tests.timeout(),
-                                                     options->tests.budget(), request.tests_origin);
+                const bool named = !options->tests.command.empty() || (recipe && recipe->tests);
+                request.tests = choose_project_tests(recipe, options->tests.command,
+                                                     named ? options->tests.timeout() : std::nullopt,
+                                                     named ? options->tests.budget() : std::nullopt,
+                                                     request.tests_origin);
+                if (!request.tests) {
+                  // The tree's own suite, report-only unless --max-failed-tests sets a budget.
+                  request.tests = find_project_tests(request.source_dir, request.tests_origin);
+                  if (request.tests && options->tests.timeout())
+                    request.tests->timeout_seconds = *options->tests.timeout();
+                  if (request.tests && options->tests.budget()) {
+                    request.tests->max_failed_tests = *options->tests.budget();
+                    request.tests->report_only = false;
+                  }
+                  if (!request.tests && (options->tests.timeout() || options->tests.budget()))
+                    fail_bad_input(std::string(options->tests.timeout() ? "--test-timeout" : "--max-failed-tests") +
+                                   " needs tests to run: --test 'COMMAND', a recipe with [tests], or a tests/ or "
+                                   "test/ dir of pytest files in --source");
+                }
               } else if (!options->tests.command.empty()) {
                 fail_bad_input("--test needs --source DIR: the tests run from the project's source tree");
               }

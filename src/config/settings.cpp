@@ -24,6 +24,9 @@ const std::vector<SettingSpec>& setting_specs() {
       {"offline", "ARCHBUILD_OFFLINE", "--offline", "never fetch: use the mirrors as they are"},
       {"signing_key", "ARCHBUILD_SIGNING_KEY", "--signing-key",
        "ed25519 private key (PEM) that signs each published build's provenance; empty: unsigned"},
+      {"require_kernel_launch", "ARCHBUILD_REQUIRE_KERNEL_LAUNCH", "--require-kernel-launch",
+       "refuse a CUDA wheel none of whose own kernels launched during device validation (default: publish it "
+       "as `loaded`)"},
       {"recipe_path", "ARCHBUILD_RECIPE_PATH", "--recipe-path",
        "':'-separated dirs of site recipes, searched before the built-in ones (first dir wins)"},
   };
@@ -51,7 +54,7 @@ std::string default_value(const std::string& key) {
     auto python = find_on_path("python3");
     return python ? python->string() : "python3";
   }
-  if (key == "offline") return "false";
+  if (key == "offline" || key == "require_kernel_launch") return "false";
   return "";
 }
 
@@ -119,12 +122,16 @@ std::optional<unsigned> Settings::jobs() const {
   return static_cast<unsigned>(jobs);
 }
 
-bool Settings::offline() const {
-  const auto& value = get("offline");
+bool Settings::flag(const std::string& key) const {
+  const auto& value = get(key);
   if (value.value == "true" || value.value == "1") return true;
   if (value.value == "false" || value.value == "0" || value.value.empty()) return false;
-  fail_bad_input("offline = '" + value.value + "' (from " + value.origin + ") is not true or false");
+  fail_bad_input(key + " = '" + value.value + "' (from " + value.origin + ") is not true or false");
 }
+
+bool Settings::offline() const { return flag("offline"); }
+
+bool Settings::require_kernel_launch() const { return flag("require_kernel_launch"); }
 
 std::vector<std::filesystem::path> Settings::recipe_dirs() const {
   const auto& value = get("recipe_path");

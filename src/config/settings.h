@@ -41,6 +41,7 @@ class Settings {
   // Typed accessors; throw UserError(bad_input) naming the key and its origin.
   std::optional<unsigned> jobs() const;
   bool offline() const;
+  bool require_kernel_launch() const;
   // The cache root, absolute.
   std::filesystem::path cache_dir() const;
   // The recipe_path dirs, absolute, in order; throws UserError(bad_input)
@@ -51,6 +52,7 @@ class Settings {
   std::filesystem::path python() const;
 
  private:
+  bool flag(const std::string& key) const;  // "true"/"1", "false"/"0"/"": else bad_input
   std::vector<SettingValue> values_;
   UserConfig config_;
 };

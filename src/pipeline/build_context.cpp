@@ -93,8 +93,12 @@ BuildContext BuildContext::resolve(const BuildRequest& request) {
     fail_environment("compiler launcher '" + launcher.value + "' is not on PATH (use --compiler-launcher none)");
   context.compiler_launcher = launcher.value == "none" ? "" : launcher.value;
   context.extra_env = request.env;
-  context.tests = choose_project_tests(context.target.recipe, request.test_command, request.test_timeout_seconds,
-                                       request.max_failed_tests, context.tests_origin);
+  // Without --test or a recipe's [tests], --test-timeout and --max-failed-tests
+  // apply to the suite validation may find in the source tree.
+  const bool named = !request.test_command.empty() || (context.target.recipe && context.target.recipe->tests);
+  context.tests = choose_project_tests(context.target.recipe, request.test_command,
+                                       named ? request.test_timeout_seconds : std::nullopt,
+                                       named ? request.max_failed_tests : std::nullopt, context.tests_origin);
   return context;
 }
 

@@ -25,6 +25,7 @@
 #include "pipeline/dependency_resolver.h"
 #include "process/run_process.h"
 #include "validate/build_verdict.h"
+#include "validate/project_tests.h"
 #include "validate/static_validation.h"
 #include "wheel/build_record.h"
 #include "wheel/wheel_labelling.h"
@@ -454,8 +455,20 @@ class BuildSession {
       checks.allow_extra_archs = !plan.enforcement.on;
       checks.tests = context_.tests;
       checks.tests_origin = context_.tests_origin;
+      if (!checks.tests) {
+        // The project's own suite, found in its tree: report-only unless --max-failed-tests sets a budget.
+        checks.tests = find_project_tests(plan.source_dir, checks.tests_origin);
+        if (checks.tests) {
+          if (const auto& timeout = context_.request.test_timeout_seconds) checks.tests->timeout_seconds = *timeout;
+          if (const auto& budget = context_.request.max_failed_tests) {
+            checks.tests->max_failed_tests = *budget;
+            checks.tests->report_only = false;
+          }
+        }
+      }
       checks.source_dir = plan.source_dir;
       checks.tree_dir = context_.source_dir;
+      checks.require_kernel_launch = context_.settings.require_kernel_launch();
       auto validation = services_.validate(checks);
       events_.validation(validation);
       tally.add(wheel, validation);
@@ -463,7 +476,9 @@ class BuildSession {
     const auto& verdict = tally.verdict();
     report.validation = verdict.findings;
     report.validation_scope = verdict.scope;
-    report.validation_level = verdict.device_ran ? ValidationLevel::device : ValidationLevel::static_only;
+    report.validation_level = !verdict.device_ran        ? ValidationLevel::static_only
+                              : verdict.kernels_launched ? ValidationLevel::device
+                                                         : ValidationLevel::loaded;
     return verdict.verdict;
   }
 

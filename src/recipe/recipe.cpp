@@ -284,7 +284,7 @@ class RecipeParser {
   ProjectTests project_tests(const toml::node& node) {
     auto* table = node.as_table();
     if (!table) bad(node.source(), "tests", "must be a table ([tests])");
-    only_keys(*table, {"command", "timeout_s", "max_failed_tests", "requires"}, "tests.");
+    only_keys(*table, {"command", "timeout_s", "max_failed_tests", "requires", "verified", "deselect"}, "tests.");
     ProjectTests tests;
     tests.command = strings(*table, "command", "tests.");
     if (tests.command.empty()) bad(table->source(), "tests.command", "must be a non-empty array of strings");
@@ -301,6 +301,21 @@ class RecipeParser {
       tests.max_failed_tests = static_cast<unsigned>(*value);
     }
     tests.required_modules = strings(*table, "requires", "tests.");
+    tests.verified = string(*table, "verified", false, "tests.");
+    if (auto* node = table->get("deselect")) {
+      auto* array = node->as_array();
+      if (!array) bad(node->source(), "tests.deselect", "must be an array of { test = \"ID\", reason = \"...\" }");
+      for (auto& element : *array) {
+        auto* entry = element.as_table();
+        if (!entry) bad(element.source(), "tests.deselect", "each entry must be { test = \"ID\", reason = \"...\" }");
+        only_keys(*entry, {"test", "reason"}, "tests.deselect.");
+        DeselectedTest deselected{string(*entry, "test", true, "tests.deselect."),
+                                  string(*entry, "reason", true, "tests.deselect.")};
+        if (deselected.test.empty() || deselected.reason.empty())
+          bad(entry->source(), "tests.deselect", "needs a test id and the reason it is left out");
+        tests.deselected.push_back(std::move(deselected));
+      }
+    }
     return tests;
   }
 

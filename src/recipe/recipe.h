@@ -48,11 +48,24 @@ struct DependencyPin {
 
 // A project's own test suite, run from the source tree against the
 // installed wheel during device validation (validate/project_tests.h).
+// A test a recipe leaves out of its suite, and why (a known upstream failure).
+struct DeselectedTest {
+  std::string test;  // pytest node id, "test/test_knn.py::test_nearest[dtype0-device0]"
+  std::string reason;
+};
+
 struct ProjectTests {
   std::vector<std::string> command;  // argv; {python}, {source_dir}; a leading "pytest" runs as "{python} -m pytest"
   double timeout_seconds = 1200;     // the time budget: the suite is stopped after it
   unsigned max_failed_tests = 0;     // the failure budget (kernel failures never count as tolerable)
   std::vector<std::string> required_modules;  // modules the command needs from the validating interpreter
+  std::vector<DeselectedTest> deselected;     // passed to pytest as --deselect, listed in the report
+  // Where and when the recipe's budget was tried on a GPU ("H200, torch
+  // 2.11.0+cu130, 2026-12-02: 126 passed"); "" when it never was.
+  std::string verified;
+  // Failures are listed and never fail validation: a suite archbuild found
+  // by itself, or a recipe budget nobody has tried on a GPU yet.
+  bool report_only = false;
 };
 
 // [[system_library]] in a recipe: a library the build should take from this

@@ -11,6 +11,7 @@ void VerdictTally::add(const std::filesystem::path& wheel, const WheelValidation
   verdict_.findings.push_back(std::move(finding));
   verdict_.scope = validation.scope();
   if (!validation.device.ran) verdict_.device_ran = false;
+  if (!validation.device.kernels_launched()) verdict_.kernels_launched = false;
 }
 
 }  // namespace archbuild

@@ -20,6 +20,7 @@ enum class Verdict {
 struct BuildVerdict {
   Verdict verdict = Verdict::valid;
   bool device_ran = true;                // every wheel's device checks ran (else static only)
+  bool kernels_launched = true;          // and in each, a kernel of the wheel launched (else `loaded`)
   std::vector<nlohmann::json> findings;  // WheelValidation::to_json per wheel, with "wheel"
   std::string scope;                     // the last wheel's scope sentence
 };

@@ -23,6 +23,10 @@ bool DeviceValidation::ok() const {
   return true;
 }
 
+bool DeviceValidation::kernels_launched() const {
+  return ran && census && (census->wheel_kernels == 0 || census->any_launched());
+}
+
 bool DeviceValidation::failed_by_environment() const {
   if (!ran || ok()) return false;
   for (const auto& check : checks)
@@ -50,6 +54,10 @@ nlohmann::json DeviceValidation::to_json() const {
                              {"failed_by_environment", failed_by_environment()},
                              {"checks", list}};
   if (project_tests) json["project_tests"] = project_tests->to_json();
+  if (census) json["kernel_census"] = census->to_json();
+  if (exercise) json["op_exercise"] = exercise->to_json();
+  if (exercise_ptx) json["op_exercise_ptx"] = exercise_ptx->to_json();
+  json["kernels_launched"] = kernels_launched();
   return json;
 }
 
@@ -65,9 +73,16 @@ constexpr const char* kKernelPtxLog = "kernel-test-ptx.log";
 constexpr const char* kTorchPtxProbeLog = "torch-ptx-probe.log";
 constexpr const char* kProjectTestsLog = "project-tests.log";
 constexpr const char* kProjectTestsReport = "project-tests.jsonl";
-constexpr std::array kOwnNames = {kVenvName,         kLoadNativeLog,   kLoadPtxLog,
-                                  kPipLog,           kKernelNativeLog, kKernelPtxLog,
-                                  kTorchPtxProbeLog, kProjectTestsLog, kProjectTestsReport};
+constexpr const char* kLaunchDir = "launches";
+constexpr const char* kExerciseLog = "exercise-native.log";
+constexpr const char* kExerciseResult = "exercise-native.json";
+constexpr const char* kExercisePtxLog = "exercise-ptx.log";
+constexpr const char* kExercisePtxResult = "exercise-ptx.json";
+constexpr const char* kExerciseOutputs = "exercise-outputs.pt";
+constexpr std::array kOwnNames = {kVenvName,           kLoadNativeLog,     kLoadPtxLog,       kPipLog,
+                                  kKernelNativeLog,    kKernelPtxLog,      kTorchPtxProbeLog, kProjectTestsLog,
+                                  kProjectTestsReport, kLaunchDir,         kExerciseLog,      kExerciseResult,
+                                  kExercisePtxLog,     kExercisePtxResult, kExerciseOutputs};
 
 bool own_name(const std::string& name) {
   return name == kValidationWorkMarker ||
@@ -121,6 +136,10 @@ Step run_step(const std::string& name, const std::vector<std::string>& argv, con
 // Whether `python`'s torch imports but cannot run a kernel of its own in
 // `env` (exit 4): a torch without usable PTX under CUDA_FORCE_PTX_JIT=1.
 // No torch (exit 3), or torch running fine, is false.
+constexpr const char* kTorchCannotJit =
+    "not judged: torch's own kernels do not run under CUDA_FORCE_PTX_JIT=1 on this GPU (its wheel carries no PTX "
+    "this GPU can JIT), so nothing that uses torch can run from PTX";
+
 bool torch_fails_under_forced_jit(const std::string& python, const Env& env, const std::filesystem::path& work_dir) {
   static constexpr const char* kProbe =
       "import sys\n"
@@ -259,6 +278,23 @@ DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
   checks.push_back(install.check);
   if (!install.check.ok) return validation;
 
+  // Every process from here on carries the launch recorder: the census
+  // counts what the kernel test, the exerciser and the project's tests launched.
+  const auto launch_dir = request.work_dir / kLaunchDir;
+  std::string recorder_missing;
+  const auto recorder = launch_recorder_env(launch_dir, request.python, recorder_missing);
+  auto recorded = [&](Env env) {
+    for (const auto& [key, value] : recorder) env[key] = value;
+    return env;
+  };
+  // Asked at most once: whether torch's own kernels can run from PTX here.
+  std::optional<bool> torch_without_ptx;
+  auto torch_cannot_jit = [&] {
+    if (!torch_without_ptx)
+      torch_without_ptx = torch_fails_under_forced_jit(venv_python, on_targets(kPtxOnly), request.work_dir);
+    return *torch_without_ptx;
+  };
+
   if (request.kernel_test.empty()) {
     checks.push_back({"kernel test",
                       false,
@@ -270,11 +306,11 @@ DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
     std::vector<std::string> argv = {venv_python, request.kernel_test.string()};
     argv.insert(argv.end(), request.packages.begin(), request.packages.end());
     auto native = run_step("kernel test (CUDA_DISABLE_PTX_JIT=1, CUDA_LAUNCH_BLOCKING=1)", argv,
-                           on_targets(kNativeOnly), request.work_dir, kKernelNativeLog);
+                           recorded(on_targets(kNativeOnly)), request.work_dir, kKernelNativeLog);
     if (native.check.ok) native.check.detail = last_lines(native.result.out, 1);
     checks.push_back(native.check);
     if (request.ptx_requested) {
-      auto ptx = run_step("kernel test (CUDA_FORCE_PTX_JIT=1)", argv, on_targets(kPtxOnly), request.work_dir,
+      auto ptx = run_step("kernel test (CUDA_FORCE_PTX_JIT=1)", argv, recorded(on_targets(kPtxOnly)), request.work_dir,
                           kKernelPtxLog);
       if (ptx.check.ok) ptx.check.detail = last_lines(ptx.result.out, 1);
       // CUDA_FORCE_PTX_JIT holds for the whole process: a kernel test that
@@ -282,17 +318,61 @@ DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
       // whose PTX is only for a newer CC (cu130: compute_120) cannot run
       // that way on this GPU. Then the test cannot judge the wheel's PTX
       // (the fatbin load from PTX above did), and says so.
-      if (!ptx.check.ok && torch_fails_under_forced_jit(venv_python, on_targets(kPtxOnly), request.work_dir)) {
+      if (!ptx.check.ok && torch_cannot_jit()) {
         ptx.check.ok = true;
         ptx.check.failure = FailureKind::none;
-        ptx.check.detail =
-            "not judged: torch's own kernels do not run under CUDA_FORCE_PTX_JIT=1 on this GPU (its "
-            "wheel carries no PTX this GPU can JIT), so a torch kernel test cannot run from PTX; the "
-            "wheel's own PTX was proven by the fatbin load from PTX";
+        ptx.check.detail = kTorchCannotJit +
+                           std::string("; the wheel's own PTX was proven by the fatbin load from PTX");
       }
       checks.push_back(ptx.check);
     }
   }
+
+  if (request.exercise_ops) {
+    OpExerciseRequest exercise{venv_python,
+                               request.packages,
+                               data_dir() / "recipes" / "tests" / "exercise_ops.py",
+                               request.work_dir / kExerciseResult,
+                               request.work_dir / kExerciseLog,
+                               request.work_dir / kExerciseOutputs,
+                               false,
+                               "native",
+                               request.exercise_budget_seconds,
+                               recorded(on_targets(kNativeOnly)),
+                               request.work_dir};
+    auto native = run_op_exercise(exercise);
+    if (!native.no_torch) {
+      checks.push_back({"op exerciser (CPU against each GPU, CUDA_DISABLE_PTX_JIT=1)", native.ok(), native.summary,
+                        native.log, native.seconds,
+                        native.ok()             ? FailureKind::none
+                        : native.exit_code == 2 ? FailureKind::test
+                                                : FailureKind::kernel});
+      // SASS against PTX: the same inputs again, the PTX JIT-compiled, compared with the native results.
+      if (request.ptx_requested && native.ran && native.exercised > 0) {
+        exercise.compare_with_saved = true;
+        exercise.label = "ptx";
+        exercise.result_file = request.work_dir / kExercisePtxResult;
+        exercise.log_file = request.work_dir / kExercisePtxLog;
+        exercise.env = recorded(on_targets(kPtxOnly));
+        auto ptx = run_op_exercise(exercise);
+        DeviceCheck check{"op exerciser (CUDA_FORCE_PTX_JIT=1 against the native results)",
+                          ptx.ok(),
+                          ptx.summary,
+                          ptx.log,
+                          ptx.seconds,
+                          ptx.ok() ? FailureKind::none : FailureKind::kernel};
+        if (!ptx.ok() && torch_cannot_jit()) {
+          check.ok = true;
+          check.failure = FailureKind::none;
+          check.detail = kTorchCannotJit + std::string(" (") + ptx.summary + ")";
+        }
+        checks.push_back(check);
+        validation.exercise_ptx = std::move(ptx);
+      }
+    }
+    validation.exercise = std::move(native);
+  }
+
   if (request.tests && !request.source_dir.empty()) {
     ProjectTestRequest tests{*request.tests,
                              request.tests_origin,
@@ -302,12 +382,31 @@ DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
                              data_dir() / "recipes" / "tests" / "pytest",
                              request.work_dir / kProjectTestsReport,
                              request.work_dir / kProjectTestsLog,
-                             on_targets(kNativeOnly)};
+                             recorded(on_targets(kNativeOnly))};
     auto result = run_project_tests(tests);
     checks.push_back({"project tests (" + request.tests_origin + ": " + join(request.tests->command, " ") + ")",
                       result.ok, result.summary, tests.log_file, result.seconds, result.failure});
     validation.project_tests = std::move(result);
   }
+
+  // The census: the wheel's kernels in the images these GPUs run, against what launched.
+  std::vector<ComputeCapability> ccs;
+  for (const auto& gpu : request.gpus.devices) ccs.push_back(gpu.cc);
+  auto wheel_kernels = wheel_kernels_for(request.wheel, ccs, request.ptx_requested);
+  LaunchRecords records;
+  if (recorder.empty())
+    records.not_recorded = recorder_missing;
+  else
+    records = read_launch_records(launch_dir);
+  validation.census = take_census(wheel_kernels, records);
+  if (request.require_kernel_launch && !validation.kernels_launched())
+    checks.push_back(
+        {"a kernel of the wheel launched (require_kernel_launch)",
+         false,
+         validation.census->summary() + ": the wheel's modules load, but nothing proved a kernel of it runs",
+         {},
+         0,
+         validation.census->recorded ? FailureKind::test : FailureKind::environment});
   return validation;
 }
 

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "gpu/gpu_probe.h"
+#include "validate/kernel_census.h"
+#include "validate/op_exercise.h"
 #include "validate/project_tests.h"
 
 namespace archbuild {
@@ -24,6 +26,9 @@ struct DeviceValidationRequest {
   std::optional<ProjectTests> tests;
   std::string tests_origin;          // "recipe NAME", "--test"
   std::filesystem::path source_dir;  // where the tests run; empty: no tests
+  bool exercise_ops = true;          // run the generic op exerciser (torch.library ops, CPU vs GPU)
+  double exercise_budget_seconds = 120;
+  bool require_kernel_launch = false;  // a CUDA wheel none of whose kernels launched fails
 };
 
 struct DeviceCheck {
@@ -43,7 +48,13 @@ struct DeviceValidation {
   std::string user_visible_devices;  // the user's own CUDA_VISIBLE_DEVICES, when set
   std::vector<DeviceCheck> checks;
   std::optional<ProjectTestResult> project_tests;
-  bool ok() const;  // ran and every check passed
+  std::optional<KernelCensus> census;      // which of the wheel's kernels launched
+  std::optional<OpExercise> exercise;      // the op exerciser, native SASS, CPU as reference
+  std::optional<OpExercise> exercise_ptx;  // again under CUDA_FORCE_PTX_JIT=1, native results as reference
+  bool ok() const;                         // ran and every check passed
+  // Ran, and at least one of the wheel's own kernels launched (or the wheel
+  // has none): what `device` means; a CUDA wheel without it is only `loaded`.
+  bool kernels_launched() const;
   // Failed, and every failed check failed because of this machine (a
   // missing test dependency, a broken interpreter): the wheel is not known bad.
   bool failed_by_environment() const;
@@ -68,8 +79,13 @@ void check_validation_work_dir(const std::filesystem::path& work_dir);
 // 3. the recipe's kernel test runs there with CUDA_DISABLE_PTX_JIT=1 and
 //    CUDA_LAUNCH_BLOCKING=1 (a failure points at its kernel), and again with
 //    CUDA_FORCE_PTX_JIT=1 when +PTX was asked;
-// 4. the project's own tests, when named, run from its source tree against
-//    the installed wheel, natively (validate/project_tests.h).
+// 4. the op exerciser: the torch.library ops the packages register, on
+//    the CPU and on each GPU, compared (validate/op_exercise.h); with +PTX
+//    again under CUDA_FORCE_PTX_JIT=1, compared with the native results;
+// 5. the project's own tests, when named or found, run from its source tree
+//    against the installed wheel, natively (validate/project_tests.h).
+// Steps 3-5 run with archbuild's launch recorder loaded, and the census
+// says which of the wheel's own kernels launched (validate/kernel_census.h).
 // The work dir is made validation's (check_validation_work_dir, then the
 // marker); of a previous run's files only its venv and logs are removed.
 // Without a GPU nothing runs and `skipped_reason` says so (`gpus.unavailable_reason`).

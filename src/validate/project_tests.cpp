@@ -70,6 +70,8 @@ FailureKind classify_failure(const std::string& message, const std::vector<std::
 }
 
 nlohmann::json ProjectTestResult::to_json() const {
+  auto deselected_json = nlohmann::json::array();
+  for (const auto& test : deselected) deselected_json.push_back({{"test", test.test}, {"reason", test.reason}});
   auto list = nlohmann::json::array();
   for (const auto& failure : failures)
     list.push_back({{"test", failure.test}, {"kind", to_string(failure.kind)}, {"message", failure.message}});
@@ -84,7 +86,10 @@ nlohmann::json ProjectTestResult::to_json() const {
           {"failures", list},
           {"seconds", seconds},
           {"timeout_seconds", timeout_seconds},
-          {"max_failed_tests", max_failed_tests}};
+          {"max_failed_tests", max_failed_tests},
+          {"report_only", report_only},
+          {"missing_modules", missing_modules},
+          {"deselected", deselected_json}};
 }
 
 std::optional<ProjectTests> choose_project_tests(const Recipe* recipe, const std::string& command,
@@ -103,6 +108,8 @@ std::optional<ProjectTests> choose_project_tests(const Recipe* recipe, const std
   } else if (recipe && recipe->tests) {
     tests = recipe->tests;
     origin = "recipe " + recipe->name;
+    // A budget nobody has tried on a GPU is not trusted to quarantine a wheel.
+    tests->report_only = tests->verified.empty() && !budget;
   }
   if ((timeout || budget) && !tests)
     fail_bad_input(std::string(timeout ? "--test-timeout" : "--max-failed-tests") +
@@ -114,6 +121,35 @@ std::optional<ProjectTests> choose_project_tests(const Recipe* recipe, const std
   }
   if (budget) tests->max_failed_tests = *budget;
   return tests;
+}
+
+std::optional<ProjectTests> find_project_tests(const std::filesystem::path& source_dir, std::string& origin) {
+  std::error_code ec;
+  for (const char* name : {"tests", "test"}) {
+    const auto dir = source_dir / name;
+    if (std::filesystem::is_symlink(dir, ec) || !std::filesystem::is_directory(dir, ec)) continue;
+    bool has_tests = false;
+    // The top and one level down (tests/unit/test_x.py): enough to tell a suite from a data dir.
+    for (auto it = std::filesystem::recursive_directory_iterator(
+             dir, std::filesystem::directory_options::skip_permission_denied, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator() && !has_tests; it.increment(ec)) {
+      if (it.depth() > 1) {
+        it.disable_recursion_pending();
+        continue;
+      }
+      const auto file = it->path().filename().string();
+      has_tests = it->is_regular_file(ec) && file.ends_with(".py") &&
+                  (file.rfind("test_", 0) == 0 || file.ends_with("_test.py"));
+    }
+    if (!has_tests) continue;
+    ProjectTests tests;
+    tests.command = {"pytest", name, "-q"};
+    tests.timeout_seconds = 600;
+    tests.report_only = true;
+    origin = std::string("found ") + name + "/";
+    return tests;
+  }
+  return std::nullopt;
 }
 
 std::vector<std::string> project_test_argv(const ProjectTests& tests, const std::string& venv_python,
@@ -130,6 +166,8 @@ std::vector<std::string> project_test_argv(const ProjectTests& tests, const std:
     argv.front() = "pytest";
     argv.insert(argv.begin(), {venv_python, "-m"});
   }
+  if (argv.size() > 2 && argv[1] == "-m" && argv[2] == "pytest")
+    for (const auto& test : tests.deselected) argv.insert(argv.end(), {"--deselect", test.test});
   return argv;
 }
 
@@ -207,7 +245,34 @@ bool read_plugin_report(const std::filesystem::path& file, const std::vector<std
 
 }  // namespace
 
+namespace {
+ProjectTestResult run_and_judge(const ProjectTestRequest& request);
+}  // namespace
+
 ProjectTestResult run_project_tests(const ProjectTestRequest& request) {
+  auto result = run_and_judge(request);
+  result.deselected = request.tests.deselected;
+  // What the suite could not run for: modules the venv lacks are not failures of the wheel.
+  std::set<std::string> missing;
+  for (const auto& failure : result.failures)
+    if (failure.kind == FailureKind::environment)
+      if (auto name = missing_module(failure.message); !name.empty()) missing.insert(name);
+  for (const auto& name : result.missing_modules) missing.insert(name);
+  result.missing_modules.assign(missing.begin(), missing.end());
+  if (!request.tests.report_only) return result;
+  result.report_only = true;
+  std::string why = request.origin.rfind("found ", 0) == 0
+                        ? "report only: a suite archbuild found (--max-failed-tests sets a budget)"
+                        : "report only: the recipe's failure budget has not been tried on a GPU";
+  result.summary = why + "; " + result.summary;
+  if (!result.missing_modules.empty()) result.summary += "; not run: missing " + join(result.missing_modules, ", ");
+  result.ok = true;
+  result.failure = FailureKind::none;
+  return result;
+}
+
+namespace {
+ProjectTestResult run_and_judge(const ProjectTestRequest& request) {
   ProjectTestResult result;
   result.origin = request.origin;
   result.timeout_seconds = request.tests.timeout_seconds;
@@ -220,6 +285,7 @@ ProjectTestResult run_project_tests(const ProjectTestRequest& request) {
     needed.insert(needed.begin(), "pytest");
   if (auto missing = missing_modules(request.venv_python, needed, request.source_dir); !missing.empty()) {
     result.failure = FailureKind::environment;
+    result.missing_modules = missing;
     result.summary = "the tests need " + join(missing, ", ") +
                      ", which the validating interpreter does not have (validation never downloads): install " +
                      (missing.size() == 1 ? "it" : "them") + " into the interpreter the build uses";
@@ -314,5 +380,7 @@ ProjectTestResult run_project_tests(const ProjectTestRequest& request) {
   }
   return result;
 }
+
+}  // namespace
 
 }  // namespace archbuild

@@ -57,6 +57,9 @@ struct ProjectTestResult {
   double seconds = 0;
   double timeout_seconds = 0;
   unsigned max_failed_tests = 0;
+  bool report_only = false;                  // listed, never failing validation
+  std::vector<std::string> missing_modules;  // what tests could not run for ("scipy")
+  std::vector<DeselectedTest> deselected;
   nlohmann::json to_json() const;
 };
 
@@ -67,6 +70,12 @@ struct ProjectTestResult {
 std::optional<ProjectTests> choose_project_tests(const Recipe* recipe, const std::string& command,
                                                  std::optional<double> timeout, std::optional<unsigned> budget,
                                                  std::string& origin);
+
+// A suite the project carries without anyone naming it: `tests/` or `test/`
+// in `source_dir` holding pytest files (test_*.py, *_test.py). Run with
+// pytest, report-only (no budget), within 600 s. Sets `origin` to "found
+// tests/". None when there is no such directory.
+std::optional<ProjectTests> find_project_tests(const std::filesystem::path& source_dir, std::string& origin);
 
 // The command's argv as it runs: {python} and {source_dir} substituted, a
 // leading "pytest" run as the venv's `python -m pytest`.

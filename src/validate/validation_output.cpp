@@ -37,6 +37,11 @@ void print_validation(const WheelValidation& validation, const std::function<voi
          (check.detail.empty() ? "" : ": " + check.detail) + seconds);
     if (!check.ok && !check.log.empty()) line("     log: " + check.log.string());
   }
+  if (const auto& census = validation.device.census) {
+    const bool launched = validation.device.kernels_launched();
+    line(verdict_label(launched ? Verdict::ok : Verdict::warn, stream) + " device: kernel census: " +
+         census->summary() + (launched ? "" : "; the wheel counts as `loaded`, not `device`"));
+  }
 }
 
 }  // namespace archbuild

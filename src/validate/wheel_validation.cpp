@@ -56,7 +56,11 @@ ExtensionGates read_extension_gates(const std::string& python, const std::filesy
 }  // namespace
 
 std::string WheelValidation::scope() const {
-  if (device.ran) return "static + device";
+  if (device.ran) {
+    const std::string census = device.census ? ": " + device.census->summary() : "";
+    return device.kernels_launched() ? "static + device" + census
+                                     : "static + loaded (its modules load natively; no kernel of it launched)" + census;
+  }
   return "static only: device check skipped, " + device.skipped_reason;
 }
 
@@ -64,6 +68,8 @@ nlohmann::json WheelValidation::to_json() const {
   auto json = static_checks.to_json();
   json["ok"] = ok();
   json["scope"] = scope();
+  // The level this one wheel reached (a build's `validation_level` is the lowest of its wheels').
+  json["level"] = !device.ran ? "static" : device.kernels_launched() ? "device" : "loaded";
   json["device"] = device.to_json();
   return json;
 }
@@ -131,6 +137,7 @@ WheelValidation validate_wheel(const WheelValidationRequest& request) {
     device.visible_devices = visible_devices_for(ordinals, user ? user : "");
   }
   device.work_dir = request.work_dir;
+  device.require_kernel_launch = request.require_kernel_launch;
   validation.device = validate_on_device(device);
   // Which GPUs it was proven on, and through which CUDA_VISIBLE_DEVICES.
   validation.device.gpus = device.gpus.devices;

@@ -26,7 +26,8 @@ struct WheelValidationRequest {
   std::optional<ProjectTests> tests;
   std::string tests_origin;
   std::filesystem::path source_dir;
-  std::filesystem::path tree_dir;  // the whole work tree: its other projects are named when no CUDA code was built
+  std::filesystem::path tree_dir;      // the whole work tree: its other projects are named when no CUDA code was built
+  bool require_kernel_launch = false;  // the require_kernel_launch setting
 };
 
 // Static checks always; the device checks when a GPU is present and the
@@ -35,7 +36,8 @@ struct WheelValidation {
   StaticValidation static_checks;
   DeviceValidation device;
   bool ok() const { return static_checks.ok() && (!device.ran || device.ok()); }
-  // "static + device (1 GPU)", "static only: no GPU (...)"
+  // "static + device: launched 3 of 4 kernels of this wheel, on 1 GPU",
+  // "static + loaded: ...", "static only: device check skipped, no GPU (...)"
   std::string scope() const;
   nlohmann::json to_json() const;
 };

@@ -21,6 +21,37 @@ extern "C" void launch_scale(float* x, float a, int n) { scale<<<(n + 255) / 256
 """
 
 
+CENSUS_KERNELS = r"""
+namespace census {
+template <typename T> __global__ void scale(T* x, T a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= a;
+}
+template __global__ void scale<float>(float*, float, int);
+template __global__ void scale<double>(double*, double, int);
+namespace { __global__ void hidden_fill(int* p) { p[threadIdx.x] = 7; } }
+void launch_hidden(int* p) { hidden_fill<<<1, 32>>>(p); }
+}
+extern "C" __global__ void plain_c(int* p) { p[0] = 1; }
+"""
+
+
+def by_arch_from_cuobjdump(cuobjdump, path):
+    """{"sm_90": {mangled entry names}} from `cuobjdump -symbols` (ENTRY symbols of each cubin)."""
+    listing = subprocess.run([str(cuobjdump), "-symbols", str(path)], capture_output=True, text=True, check=True).stdout
+    found, arch, in_elf = {}, None, False
+    for line in listing.splitlines():
+        if line.startswith("Fatbin "):
+            in_elf = line.startswith("Fatbin elf")
+        elif line.startswith("arch = "):
+            arch = line.split("=", 1)[1].strip()
+            if in_elf:
+                found.setdefault(arch, set())
+        elif in_elf and arch and " ENTRY " in f" {line} ":
+            found[arch].add(line.split()[-1])
+    return found
+
+
 def gencode(arch, code):
     return ["-gencode", f"arch={arch},code={code}"]
 
@@ -173,6 +204,37 @@ class RealKernels(unittest.TestCase):
         result, report = run_json("inspect", str(broken / "truncated.so"))
         self.assertEqual(result.returncode, 2)
         self.assertIn("offset", report["files"][0]["error"])
+
+    def test_kernels_per_arch_match_cuobjdump_symbols(self):
+        """`inspect --kernels`: the entry functions of every SASS and PTX image,
+        demangled, equal to the ENTRY symbols `cuobjdump -symbols` lists, in
+        plain and compressed fatbins, C++ templates, internal linkage and extern "C"."""
+        source = self.dir / "census.cu"
+        source.write_text(CENSUS_KERNELS)
+        archs = [*gencode("compute_80", "sm_80"), *gencode("compute_90", "[sm_90,compute_90]")]
+        for name, compress in (("census_plain.so", ["-Xfatbin", "-compress-mode=none"]),
+                               ("census_zstd.so", ["-Xfatbin", "-compress-all"])):
+            with self.subTest(name):
+                nvcc("-shared", "-Xcompiler", "-fPIC", *archs, *compress, "-o", str(self.dir / name), str(source))
+                _, report = run_json("inspect", "--kernels", str(self.dir / name))
+                kernels = report["files"][0]["kernels"]
+                by_arch = {arch: {k["name"] for k in listed} for arch, listed in kernels["by_arch"].items()}
+                # nvcc names the anonymous namespace after the file and a hash: matched by its tail
+                hidden = {n for n in by_arch.get("sm_90", ()) if n.endswith("11hidden_fillEPi")}
+                self.assertEqual(len(hidden), 1, by_arch)
+                expected = {"_ZN6census5scaleIfEEvPT_S1_i", "_ZN6census5scaleIdEEvPT_S1_i", "plain_c", *hidden}
+                self.assertEqual(by_arch, {"sm_80": expected, "sm_90": expected, "compute_90": expected})
+                self.assertEqual(kernels["count"], 4)
+                demangled = {k["demangled"] for k in kernels["by_arch"]["sm_90"]}
+                self.assertIn("void census::scale<double>(double*, double, int)", demangled)
+                self.assertIn("plain_c", demangled)
+                self.assertTrue(any(d.endswith("::hidden_fill(int*)") and "(anonymous namespace)" in d
+                                    for d in demangled), demangled)
+                self.assertEqual(by_arch_from_cuobjdump(pypi_cuobjdump(), self.dir / name),
+                                 {arch: names for arch, names in by_arch.items() if arch.startswith("sm_")})
+        text = run("inspect", "--kernels", str(self.dir / "census_plain.so")).stdout
+        self.assertIn("kernels: 4 (sm_80, compute_90, sm_90)", text)
+        self.assertIn("    void census::scale<float>(float*, float, int)", text)
 
     def test_bad_device_cc_is_usage_error(self):
         self.assertEqual(run("inspect", str(self.dir / "object.o"), "--device-cc", "nine").returncode, 2)

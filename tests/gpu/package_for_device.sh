@@ -8,6 +8,8 @@ cd "$(dirname "$0")/../.."
 rm -rf .device && mkdir -p .device/bin .device/lib
 cp build/src/archbuild .device/bin/
 strip .device/bin/archbuild
+# The kernel-launch recorder device validation loads into its checks: archbuild looks beside its binary.
+cp build/src/libarchbuild_launch_recorder.so .device/bin/
 ldd build/src/archbuild | awk '/=> \// {print $3}' | while read -r lib; do
   case "$(basename "$lib")" in
     libc.so.*|libm.so.*|libgcc_s.so.*|libstdc++.so.*|ld-linux*|libpthread.so.*|libdl.so.*) ;;

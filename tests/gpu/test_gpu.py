@@ -4,6 +4,7 @@ inspection against cuobjdump on every CUDA library of the installed torch,
 torchvision and torchaudio, doctor on the real torch, and kernel launches that
 prove doctor's verdicts. Exits 77 (ctest: Skipped) with the reason when there
 is no GPU."""
+import base64
 import ctypes
 import json
 import os
@@ -232,7 +233,13 @@ class DeviceValidation(unittest.TestCase):
             print_checks(validation)
             self.assertTrue(validation["device"]["ran"])
             self.assertTrue(validation["device"]["ok"], validation["device"])
-            self.assertEqual(report["validation_scope"], "static + device")
+            # a non-torch CUDA library: the launch recorder saw its kernel test launch the wheel's own kernels
+            census = validation["device"]["kernel_census"]
+            print(f"  census: {census['summary']}")
+            self.assertTrue(census["recorded"], census)
+            self.assertGreater(census["launched_count"], 0, census)
+            self.assertEqual(report["validation_level"], "device")
+            self.assertTrue(report["validation_scope"].startswith("static + device: launched "), report)
             self.assertIn("kernel test passed", checks["kernel test"]["detail"])
             self.assertTrue(report["published"])
             if arch.endswith("+PTX"):
@@ -249,7 +256,7 @@ class DeviceValidation(unittest.TestCase):
                            PYTHON, "--signing-key", str(key), env={"ARCHBUILD_DATA_DIR": str(self.data)})
         self.assertEqual(result.returncode, 0, result.stderr)
         report = json.loads(result.stdout)
-        self.assertEqual(report["validation_scope"], "static + device")
+        self.assertEqual(report["validation_level"], "device")
         self.assertEqual(len(report["install"]), 2)  # pip and uv
         verify = archbuild("cache", "verify", "--cache-dir", str(cache), "--trusted-key", f"{key}.pub",
                            "--require-signature")
@@ -257,8 +264,16 @@ class DeviceValidation(unittest.TestCase):
         shown = archbuild("cache", "show", report["key"][:12], "--cache-dir", str(cache), "--trusted-key",
                           f"{key}.pub").stdout
         print("\n  " + "\n  ".join(line for line in shown.splitlines() if line.startswith(("provenance", "sbom",
-                                                                                             "validation"))))
+                                                                                             "validation", "kernels"))))
         self.assertIn("(verified)", shown)
+        self.assertRegex(shown, r"kernels\s+launched [1-9]")
+        listed = json.loads(archbuild("cache", "ls", "--cache-dir", str(cache), "--json").stdout)["entries"]
+        self.assertEqual(listed[0]["validation"], "device")
+        self.assertGreater(listed[0]["kernels_launched"], 0)
+        statement = json.loads(base64.b64decode(json.loads(
+            (pathlib.Path(report["store"]) / "provenance.intoto.json").read_text())["payload"]))
+        (byproduct,) = statement["predicate"]["runDetails"]["byproducts"]
+        self.assertEqual(byproduct["annotations"]["level"], "device")
 
     def test_enforcement_fixes_a_project_that_ignores_the_list(self):
         # its own arch list, so that the other tests' `native` builds do not find its wheel in the cache
@@ -312,6 +327,7 @@ class DeviceValidation(unittest.TestCase):
         print_checks(validation)
         self.assertTrue(validation["device"]["ok"], validation["device"])
         self.assertIn("kernel test passed", checks["kernel test"]["detail"])
+        self.assertGreater(validation["device"]["kernel_census"]["launched_count"], 0, validation["device"])
         log = pathlib.Path(checks["kernel test"]["log"]).read_text()
         self.assertIn("archbuild_demo_ext: device 0 ok", log)
         self.assertTrue(report["published"])
@@ -338,6 +354,11 @@ class DeviceValidation(unittest.TestCase):
         print(f"\n  dualops --arch native: build {report['build']['seconds']:.1f} s")
         print_checks(validation)
         self.assertIn("kernel test passed: archbuild_kernel_test of dualops", checks["kernel test"]["detail"])
+        # the exerciser found dualops::twice (a CPU and a CUDA kernel) and compared them
+        exercise = validation["device"]["op_exercise"]
+        print("  op exerciser:", exercise["summary"])
+        self.assertIn("dualops::twice", [op["op"].split(".")[0] for op in exercise["exercised"]], exercise)
+        self.assertEqual(exercise["failed"], [], exercise)
         tests = validation["device"]["project_tests"]
         self.assertEqual((tests["passed"], tests["failed"]), (8, 1), tests)
         (failure,) = tests["failures"]
@@ -355,6 +376,38 @@ class DeviceValidation(unittest.TestCase):
         self.assertEqual((tests["passed"], tests["failed"], tests["max_failed_tests"]), (8, 1, 1), tests)
         self.assertTrue(report["published"])
         print(f"  with --max-failed-tests 1: published, build {report['build']['seconds']:.1f} s (the tree reused)")
+
+
+class KernelProofTest(unittest.TestCase):
+    """Validation proves the wheel's own kernels ran and computed right: a
+    planted defect (a CUDA op wrong only in its sm_90 code) is caught by the
+    op exerciser, and a suite found in the tree runs report-only."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.work = pathlib.Path(tempfile.mkdtemp(prefix="archbuild-gpu-proof-"))
+        cls.addClassCleanup(shutil.rmtree, cls.work, True)
+
+    def test_planted_defect_is_caught_by_the_exerciser(self):
+        source = self.work / "planted_defect"
+        shutil.copytree(ROOT / "tests" / "gpu" / "planted_defect", source)
+        result = archbuild("build", str(source), "--arch", "native", "--use-installed-torch", "--json",
+                           "--cache-dir", str(self.work / "cache"), "--python", PYTHON)
+        report = json.loads(result.stdout)
+        (validation,) = report["validation"]
+        print_checks(validation)
+        exercise = validation["device"]["op_exercise"]
+        print("  op exerciser:", exercise["summary"])
+        print("  census:", validation["device"]["kernel_census"]["summary"])
+        self.assertEqual(result.returncode, 1, result.stderr[-3000:])
+        self.assertFalse(report["published"])
+        failed = {entry["op"].split(".")[0]: entry for entry in exercise["failed"]}
+        self.assertIn("planted_defect::scale_add", failed, exercise)
+        self.assertAlmostEqual(failed["planted_defect::scale_add"]["max_abs_diff"], 1.0, places=3)
+        exercised = [entry["op"].split(".")[0] for entry in exercise["exercised"]]
+        self.assertIn("planted_defect::scale", exercised, exercise)
+        self.assertNotIn("planted_defect::scale", failed)
+        self.assertGreater(validation["device"]["kernel_census"]["launched_count"], 0)
 
 
 if __name__ == "__main__":

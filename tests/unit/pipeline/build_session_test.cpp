@@ -99,11 +99,21 @@ class FakeServices : public SessionServices {
     DeviceCheck check{"kernel test (native SASS)", verdict == "valid", verdict, {}, 0, FailureKind::none};
     if (verdict == "untestable") check.failure = FailureKind::environment;
     validation.device.checks.push_back(check);
+    // What the launch recorder saw: one of the wheel's two kernels, or none.
+    KernelCensus census;
+    census.recorded = true;
+    census.wheel_kernels = 2;
+    if (kernels_launched) {
+      census.launched = {"_Z6muladdPKfS0_fPfi"};
+      census.devices = {0};
+    }
+    validation.device.census = census;
     return validation;
   }
 
   FakeBuildStep step;
   std::string verdict = "valid";  // what validation finds: valid, invalid, untestable
+  bool kernels_launched = true;   // whether a kernel of the wheel launched in its device checks
   std::vector<std::string> checkouts;
   std::vector<std::filesystem::path> dependency_wheels, validated;
 };
@@ -164,6 +174,25 @@ class BuildSessionTest : public ::testing::Test {
 
 }  // namespace
 
+TEST_F(BuildSessionTest, AWheelNoneOfWhoseKernelsLaunchedIsPublishedAsLoaded) {
+  services_.kernels_launched = false;
+  auto outcome = build(request("fixture"));
+  ASSERT_EQ(outcome.exit, ExitCode::success) << outcome.report.to_json().dump(2);
+  EXPECT_TRUE(outcome.report.published);
+  EXPECT_EQ(outcome.report.validation_level, ValidationLevel::loaded);
+  EXPECT_EQ(outcome.report.kernel_census_summary(), "launched 0 of 2 kernels of this wheel");
+  EXPECT_EQ(outcome.report.kernels_launched(), 0u);
+  // The manifest reads back the same level, and the provenance statement says it.
+  auto manifest = BuildReport::from_json(outcome.report.to_json());
+  EXPECT_EQ(manifest.validation_level, ValidationLevel::loaded);
+  const auto envelope = nlohmann::json::parse(read(*outcome.report.store / "provenance.intoto.json"));
+  const auto statement = nlohmann::json::parse(base64_decode(envelope.at("payload").get<std::string>()));
+  const auto& validation = statement["predicate"]["runDetails"]["byproducts"][0];
+  EXPECT_EQ(validation["name"], "validation");
+  EXPECT_EQ(validation["annotations"]["level"], "loaded");
+  EXPECT_EQ(validation["annotations"]["kernels"], "launched 0 of 2 kernels of this wheel");
+}
+
 TEST_F(BuildSessionTest, AMissBuildsValidatesAndPublishes) {
   auto outcome = build(request("fixture"));
   ASSERT_EQ(outcome.exit, ExitCode::success) << outcome.report.to_json().dump(2);
@@ -171,6 +200,7 @@ TEST_F(BuildSessionTest, AMissBuildsValidatesAndPublishes) {
   EXPECT_EQ(services_.validated.size(), 1u);
   EXPECT_TRUE(outcome.report.published);
   EXPECT_EQ(outcome.report.validation_level, ValidationLevel::device);
+  EXPECT_EQ(outcome.report.kernel_census_summary(), "launched 1 of 2 kernels of this wheel, on 1 GPU");
   EXPECT_EQ(outcome.report.local_version_label, "cu130.sm90");
   EXPECT_EQ(outcome.report.published_at, "2026-12-01T00:00:00Z");  // the session's clock
   ASSERT_TRUE(outcome.report.store);

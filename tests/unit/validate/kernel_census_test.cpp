@@ -1,0 +1,67 @@
+#include "validate/kernel_census.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+using namespace archbuild;
+
+namespace {
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    char name[] = "/tmp/archbuild-census-XXXXXX";
+    path = mkdtemp(name);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  void write(const std::string& file, const std::string& text) const { std::ofstream(path / file) << text; }
+};
+}  // namespace
+
+TEST(KernelCensus, CountsOnlyTheWheelsOwnKernels) {
+  TempDir dir;
+  dir.write("launches-100.tsv",
+            "# archbuild launch recorder 1: cupti libcupti.so.13\n"
+            "0\t_Z6muladdPKfS0_fPfi\n"
+            "0\t_ZN2at6native29vectorized_elementwise_kernel\n"
+            "1\t_Z6muladdPKfS0_fPfi\n");
+  dir.write("launches-101.tsv", "# archbuild launch recorder 1: cupti libcupti.so.13\n0\tplain_c\nnot a line\n-3\tx\n");
+  dir.write("unrelated.txt", "0\t_Z5otherv\n");
+  auto records = read_launch_records(dir.path);
+  ASSERT_TRUE(records.recorded);
+  auto census = take_census({"_Z6muladdPKfS0_fPfi", "plain_c", "_Z5otherv", "_Z6unusedv"}, records);
+  EXPECT_EQ(census.wheel_kernels, 4u);
+  EXPECT_EQ(census.launched, (std::vector<std::string>{"_Z6muladdPKfS0_fPfi", "plain_c"}));
+  EXPECT_EQ(census.devices, (std::set<int>{0, 1}));
+  EXPECT_EQ(census.other_kernels, 1u);  // torch's own
+  EXPECT_EQ(census.summary(), "launched 2 of 4 kernels of this wheel, on 2 GPUs");
+  EXPECT_EQ(census.to_json()["launched"][0]["demangled"], "muladd(float const*, float const*, float, float*, int)");
+}
+
+TEST(KernelCensus, NothingLaunchedSaysSoWithoutAGpuCount) {
+  TempDir dir;
+  dir.write("launches-7.tsv", "# archbuild launch recorder 1: cupti libcupti.so.13\n");
+  auto census = take_census({"_Z1kv"}, read_launch_records(dir.path));
+  EXPECT_FALSE(census.any_launched());
+  EXPECT_EQ(census.summary(), "launched 0 of 1 kernel of this wheel");
+}
+
+TEST(KernelCensus, WhyNothingWasRecorded) {
+  TempDir dir;
+  auto none = read_launch_records(dir.path);
+  EXPECT_FALSE(none.recorded);
+  EXPECT_NE(none.not_recorded.find("no process"), std::string::npos);
+  dir.write("launches-8.tsv", "# unavailable: libcupti.so.13 not found by the loader\n");
+  auto unavailable = read_launch_records(dir.path);
+  EXPECT_FALSE(unavailable.recorded);
+  EXPECT_EQ(unavailable.not_recorded, "libcupti.so.13 not found by the loader");
+  auto census = take_census({"_Z1kv"}, unavailable);
+  EXPECT_EQ(census.summary(), "kernel launches not counted: libcupti.so.13 not found by the loader");
+}
+
+TEST(KernelCensus, TheRecorderIsBuiltBesideTheBinary) {
+  // The unit tests run from build/tests; the recorder lives in build/src beside archbuild.
+  auto library = std::filesystem::path(ARCHBUILD_TEST_BINARY).parent_path() / "libarchbuild_launch_recorder.so";
+  EXPECT_TRUE(std::filesystem::is_regular_file(library)) << library;
+}
