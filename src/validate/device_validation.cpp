@@ -344,8 +344,9 @@ DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
     if (!native.no_torch) {
       checks.push_back({"op exerciser (CPU against each GPU, CUDA_DISABLE_PTX_JIT=1)", native.ok(), native.summary,
                         native.log, native.seconds,
-                        native.ok()             ? FailureKind::none
-                        : native.exit_code == 2 ? FailureKind::test
+                        native.ok() ? FailureKind::none
+                        // a package that does not import for want of a module is this machine's fault
+                        : native.exit_code == 2 ? classify_failure(native.summary, request.packages)
                                                 : FailureKind::kernel});
       // SASS against PTX: the same inputs again, the PTX JIT-compiled, compared with the native results.
       if (request.ptx_requested && native.ran && native.exercised > 0) {
