@@ -241,11 +241,14 @@ LocalSnapshot snapshot_directory(const std::filesystem::path& dir, const std::fi
   uint64_t bytes = 0;
   std::error_code ec;
   std::filesystem::recursive_directory_iterator it(dir, std::filesystem::directory_options::none, ec), end;
+  const auto base = dir.has_filename() ? dir : dir.parent_path();  // "DIR/" as "DIR": entries are DIR/NAME
   if (ec) fail_bad_input("cannot read " + what + ": " + ec.message());
   std::vector<std::string> paths;
   for (; it != end; it.increment(ec)) {
     if (ec) fail_bad_input("cannot read " + what + ": " + ec.message());
-    const std::string path = std::filesystem::relative(it->path(), dir).generic_string();
+    // lexically: relative() would resolve a symlink to the directory it names, and
+    // store the link under its target's path
+    const std::string path = it->path().lexically_relative(base).generic_string();
     const std::string name = it->path().filename().string();
     if (is_vcs_metadata_name(name)) {
       snapshot.dropped.push_back(path);

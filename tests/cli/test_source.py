@@ -329,6 +329,20 @@ class LocalPath(unittest.TestCase):
         self.assertEqual(result.returncode, 2)
         self.assertIn("is no git repository", result.stderr)
 
+    def test_a_symlink_to_a_directory_of_the_tree_stays_a_symlink(self):
+        # torchmd-net's `scripts -> torchmdnet/scripts`: the link is kept as a link, its target as files
+        plain = self.dir / "linked-1.0"
+        (plain / "pkg" / "scripts").mkdir(parents=True)
+        (plain / "setup.py").write_text("from setuptools import setup\nsetup()\n")
+        (plain / "pkg" / "scripts" / "train.py").write_text("print('train')\n")
+        (plain / "scripts").symlink_to("pkg/scripts")
+        result, report = self.source_of(str(plain) + "/")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(report["snapshot"]["files"], 3)
+        tree = pathlib.Path(report["dir"])
+        self.assertEqual(os.readlink(tree / "scripts"), "pkg/scripts")
+        self.assertEqual((tree / "pkg" / "scripts" / "train.py").read_text(), "print('train')\n")
+
     def test_pip_url_with_ref_and_subdirectory(self):
         commit_files(self.repo, {"python/setup.py": "from setuptools import setup\nsetup()\n"}, "python")
         git(self.repo, "tag", "v3.0")
