@@ -3,6 +3,7 @@
 Usage:
     python exercise_ops.py PACKAGE [PACKAGE...] --out RESULT.json [--budget-s 120] [--devices cuda|cpu]
                            [--save OUTPUTS.pt] [--compare-with OUTPUTS.pt] [--label native|ptx]
+                           [--also-import MODULE]...
 
 The ops are found generically: the dispatcher's op names are listed before and after importing each
 PACKAGE (torch.library, TORCH_LIBRARY and legacy torch::RegisterOperators registrations all show up
@@ -40,6 +41,7 @@ RESULT.json (written atomically via RESULT.json.tmp in every case where --out is
     summary           one line; starts with "MISMATCH" when an op failed (also the last stdout line)
     skipped_reason    why PACKAGE torch was not exercised, else null
     import_errors     [{package, error}]
+    optional_import_errors  [{package, error}] of the --also-import modules (they never fail the run)
     ignored_namespaces  torch's own namespaces that appeared while importing (not exercised)
     torch_kernel_probe  null, or why one of torch's own CUDA kernels failed on the first GPU (e.g. under
                       CUDA_FORCE_PTX_JIT=1: torch wheels ship no PTX, so kernel errors may be torch's)
@@ -625,22 +627,26 @@ def resolve_op(qualified_name):
     return getattr(packet, overload or "default")
 
 
-def discover(packages, progress):
-    """Imports the packages; returns (ops [{op, package, category}], info dict)."""
+def discover(packages, progress, also_import=()):
+    """Imports the packages, then the `also_import` modules (best effort: the subpackages that hold
+    the wheel's native libraries, which a package may load only when a submodule is used); returns
+    (ops [{op, package, category}], info dict)."""
     t = _torch()
     all_names = t._C._dispatch_get_all_op_names
     before = set(all_names())
     baseline_namespaces = {name.split("::", 1)[0] for name in before}
     ops, import_errors, ignored, skipped_reason = [], [], set(), None
-    for package in packages:
-        if package == "torch":
+    optional_errors = []
+    for package in [*packages, *also_import]:
+        optional = package not in packages
+        if package == "torch" or package.startswith("torch."):
             skipped_reason = TORCH_SKIP_REASON
             continue
         progress.write(event="importing", package=package)
         try:
             importlib.import_module(package)
         except BaseException as error:  # noqa: BLE001 (SystemExit from a package counts as a failed import)
-            import_errors.append({"package": package, "error": error_text(error)})
+            (optional_errors if optional else import_errors).append({"package": package, "error": error_text(error)})
             continue
         after = set(all_names())
         for name in sorted(after - before):
@@ -650,8 +656,8 @@ def discover(packages, progress):
                 continue
             ops.append({"op": name, "package": package, "category": kernel_category(name)})
         before = after
-    return ops, {"import_errors": import_errors, "ignored_namespaces": sorted(ignored),
-                 "skipped_reason": skipped_reason}
+    return ops, {"import_errors": import_errors, "optional_import_errors": optional_errors,
+                 "ignored_namespaces": sorted(ignored), "skipped_reason": skipped_reason}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -917,7 +923,7 @@ def worker_main(options):
         progress.write(event="fatal", code=EXIT_NO_TORCH, message=f"torch is not importable: {error_text(error)}")
         return EXIT_NO_TORCH
     progress.write(event="torch", version=str(torch.__version__))
-    ops, info = discover(options.packages, progress)
+    ops, info = discover(options.packages, progress, options.also_import)
     devices = ["cpu"] if options.devices == "cpu" else [f"cuda:{i}" for i in range(torch.cuda.device_count())]
     worker = Worker(options, progress)
     try:
@@ -1070,6 +1076,8 @@ class Supervisor:
         command = [sys.executable, os.path.abspath(__file__), "--worker", "--progress", self.progress_path,
                    *self.options.packages, "--out", self.options.out, "--devices", self.options.devices,
                    "--label", self.options.label]
+        for module in self.options.also_import:
+            command += ["--also-import", module]
         if self.options.save:
             command += ["--save", self.options.save]
         if self.options.compare_with:
@@ -1194,7 +1202,8 @@ class Supervisor:
             "budget_exhausted": self.budget_exhausted, "worker_restarts": self.restarts,
             "skipped_reason": plan.get("skipped_reason",
                                        TORCH_SKIP_REASON if "torch" in options.packages else None),
-            "import_errors": import_errors, "ignored_namespaces": plan.get("ignored_namespaces", []),
+            "import_errors": import_errors, "optional_import_errors": plan.get("optional_import_errors", []),
+            "ignored_namespaces": plan.get("ignored_namespaces", []),
             "torch_kernel_probe": plan.get("torch_kernel_probe"),
         }
         code = EXIT_OK
@@ -1300,6 +1309,8 @@ def parse_arguments(argv):
     parser.add_argument("--save", metavar="OUTPUTS.pt")
     parser.add_argument("--compare-with", metavar="OUTPUTS.pt")
     parser.add_argument("--label", default="native")
+    parser.add_argument("--also-import", action="append", default=[], metavar="MODULE",
+                        help="import MODULE too, after the packages, and ignore it if it fails (repeatable)")
     parser.add_argument("--op-timeout-s", type=float, default=60.0,
                         help="kill the worker when one op runs longer (0: only the budget applies)")
     parser.add_argument("--max-restarts", type=int, default=DEFAULT_MAX_RESTARTS)

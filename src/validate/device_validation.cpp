@@ -331,6 +331,7 @@ DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
   if (request.exercise_ops) {
     OpExerciseRequest exercise{venv_python,
                                request.packages,
+                               request.extension_packages,
                                data_dir() / "recipes" / "tests" / "exercise_ops.py",
                                request.work_dir / kExerciseResult,
                                request.work_dir / kExerciseLog,

@@ -15,13 +15,14 @@ namespace archbuild {
 
 struct DeviceValidationRequest {
   std::filesystem::path wheel;
-  std::string python;                 // its site-packages lend the dependencies (offline machines)
-  std::filesystem::path kernel_test;  // the recipe's script; empty: none
-  std::vector<std::string> packages;  // top-level names the wheel installs, passed to the script
-  bool ptx_requested = false;         // some target asked for +PTX: run again with the JIT forced
-  GpuReport gpus;                     // the GPUs to prove it on
-  std::string visible_devices;        // CUDA_VISIBLE_DEVICES for the checks when only some GPUs are targets
-  std::filesystem::path work_dir;     // venv, logs (check_validation_work_dir)
+  std::string python;                           // its site-packages lend the dependencies (offline machines)
+  std::filesystem::path kernel_test;            // the recipe's script; empty: none
+  std::vector<std::string> packages;            // top-level names the wheel installs, passed to the script
+  std::vector<std::string> extension_packages;  // subpackages holding its native libraries (the exerciser imports them)
+  bool ptx_requested = false;                   // some target asked for +PTX: run again with the JIT forced
+  GpuReport gpus;                               // the GPUs to prove it on
+  std::string visible_devices;                  // CUDA_VISIBLE_DEVICES for the checks when only some GPUs are targets
+  std::filesystem::path work_dir;               // venv, logs (check_validation_work_dir)
   // The project's own suite (recipe [tests] or --test), run from its tree.
   std::optional<ProjectTests> tests;
   std::string tests_origin;          // "recipe NAME", "--test"

@@ -45,6 +45,7 @@ OpExercise run_op_exercise(const OpExerciseRequest& request) {
   std::snprintf(budget, sizeof budget, "%.0f", std::max(1.0, request.budget_seconds));
   argv.insert(argv.end(), {"--out", request.result_file.string(), "--budget-s", budget, "--label", request.label,
                            request.compare_with_saved ? "--compare-with" : "--save", request.outputs.string()});
+  for (const auto& module : request.also_import) argv.insert(argv.end(), {"--also-import", module});
   std::filesystem::remove(request.result_file);
   ProcessOptions options;
   options.working_dir = request.work_dir;

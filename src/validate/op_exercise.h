@@ -15,10 +15,11 @@ namespace archbuild {
 // their schemas, run on the CPU and on each GPU and compared (or, for SASS
 // against PTX, compared with the saved outputs of the native run).
 struct OpExerciseRequest {
-  std::string venv_python;            // the validation venv, the wheel installed in it
-  std::vector<std::string> packages;  // what to import
-  std::filesystem::path script;       // exercise_ops.py
-  std::filesystem::path result_file;  // the script's JSON
+  std::string venv_python;               // the validation venv, the wheel installed in it
+  std::vector<std::string> packages;     // what to import
+  std::vector<std::string> also_import;  // subpackages holding native libraries, imported best-effort after
+  std::filesystem::path script;          // exercise_ops.py
+  std::filesystem::path result_file;     // the script's JSON
   std::filesystem::path log_file;
   std::filesystem::path outputs;    // saved by the native run, compared with by the PTX run
   bool compare_with_saved = false;  // false: CPU reference, save outputs; true: compare with them

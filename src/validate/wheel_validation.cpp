@@ -100,6 +100,7 @@ WheelValidation validate_wheel(const WheelValidationRequest& request) {
   if (request.recipe && !request.recipe->kernel_test.empty())
     device.kernel_test = request.recipe->file.parent_path().parent_path() / request.recipe->kernel_test;
   device.packages = wheel_top_level_names(request.wheel);
+  device.extension_packages = wheel_extension_packages(request.wheel);
   device.tests = request.tests;
   device.tests_origin = request.tests_origin;
   device.source_dir = request.source_dir;

@@ -323,4 +323,24 @@ std::vector<std::string> wheel_top_level_names(const std::filesystem::path& whee
   return {names.begin(), names.end()};
 }
 
+std::vector<std::string> wheel_extension_packages(const std::filesystem::path& wheel) {
+  auto guard = open_wheel_for_reading(wheel);
+  zip_t* archive = guard.get();
+  std::set<std::string> members, packages;
+  for (zip_int64_t i = 0; i < zip_get_num_entries(archive, 0); ++i) members.insert(member_name(archive, i));
+  for (const auto& name : members) {
+    const auto file = name.substr(name.rfind('/') + 1);
+    if (!file.ends_with(".so") && file.find(".so.") == std::string::npos) continue;
+    // Its package, and each package above it up to the top level (already imported).
+    for (auto dir = name.substr(0, name.rfind('/') == std::string::npos ? 0 : name.rfind('/'));
+         dir.find('/') != std::string::npos; dir = dir.substr(0, dir.rfind('/'))) {
+      if (!members.count(dir + "/__init__.py")) break;  // not a package: a .libs dir, data
+      std::string dotted = dir;
+      std::replace(dotted.begin(), dotted.end(), '/', '.');
+      packages.insert(dotted);
+    }
+  }
+  return {packages.begin(), packages.end()};
+}
+
 }  // namespace archbuild

@@ -113,4 +113,9 @@ std::string record_row_text(const std::vector<std::string>& fields);
 // "_C" for a bare extension module): what a kernel test imports.
 std::vector<std::string> wheel_top_level_names(const std::filesystem::path& wheel);
 
+// The subpackages (dotted, below the top level) that hold the wheel's native
+// libraries: "torchmdnet.extensions" for torchmdnet/extensions/x.so. A
+// package may load its ops only when such a subpackage is imported.
+std::vector<std::string> wheel_extension_packages(const std::filesystem::path& wheel);
+
 }  // namespace archbuild

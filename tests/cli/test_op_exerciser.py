@@ -138,6 +138,14 @@ def write_test_packages(directory):
     (directory / "abtest.py").write_text(PACKAGE_SOURCE)
     (directory / "abslow.py").write_text(SLOW_PACKAGE_SOURCE.replace("{sleep_s}", str(BUDGET_S * 10)))
     (directory / "abbroken.py").write_text("raise ImportError('abbroken cannot be imported')\n")
+    # torchmd-net's shape: the package itself registers nothing; its ops come with a subpackage
+    (directory / "ablazy" / "ops").mkdir(parents=True, exist_ok=True)
+    (directory / "ablazy" / "__init__.py").write_text("")
+    (directory / "ablazy" / "ops" / "__init__.py").write_text(
+        "import torch\n"
+        "lib = torch.library.Library('ablazy', 'DEF')\n"
+        "lib.define('twice(Tensor x) -> Tensor')\n"
+        "lib.impl('twice', lambda x: x * 2, 'CPU')\n")
     return directory
 
 
@@ -279,6 +287,17 @@ class OpExerciser(unittest.TestCase):
         self.assertIn("abbroken cannot be imported", process.stderr)
         self.assertEqual(result["import_errors"][0]["package"], "abbroken")
         self.assertTrue(result["summary"].startswith("IMPORT FAILED: abbroken"), result["summary"])
+
+    def test_ops_of_a_subpackage_come_with_also_import(self):
+        process, result = self.exercise("ablazy", name="lazy-alone")
+        self.assertEqual(process.returncode, 0, process.stdout + process.stderr)
+        self.assertEqual(result["ops_found"], 0)
+        process, result = self.exercise("ablazy", "--also-import", "ablazy.ops", "--also-import", "abbroken",
+                                        name="lazy-also")
+        self.assertEqual(process.returncode, 0, process.stdout + process.stderr)  # a failed optional import is no failure
+        self.assertEqual([entry["op"] for entry in result["exercised"]], ["ablazy::twice"])
+        self.assertEqual([entry["package"] for entry in result["optional_import_errors"]], ["abbroken"])
+        self.assertEqual(result["import_errors"], [])
 
     def test_torch_itself_is_skipped(self):
         process, result = self.exercise("torch", name="torch")

@@ -161,3 +161,23 @@ TEST(ZipMemberStream, ReadIntoMemoryIsCapped) {
   }
   EXPECT_THROW(read_zip_member(zip.archive, -1, "METADATA"), ZipMemberError);
 }
+
+TEST(Wheel, ExtensionPackagesAreTheSubpackagesHoldingNativeLibraries) {
+  char name[] = "/tmp/archbuild-extpkg-XXXXXX";
+  const std::filesystem::path dir = mkdtemp(name);
+  const auto path = dir / "mixed-1.0-cp312-cp312-linux_x86_64.whl";
+  int error = 0;
+  zip_t* archive = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error);
+  for (const char* member :
+       {"torchmdnet/__init__.py", "torchmdnet/extensions/__init__.py", "torchmdnet/extensions/torchmdnet_extensions.so",
+        "torch_scatter/__init__.py", "torch_scatter/_scatter_cuda.so", "top_ext.cpython-312-x86_64-linux-gnu.so",
+        "mixed.libs/libgomp-a34b3233.so.1.0.0", "deep/__init__.py", "deep/a/__init__.py", "deep/a/b/__init__.py",
+        "deep/a/b/k.so", "nopkg/__init__.py", "nopkg/data/k.so"}) {
+    static const std::string empty;
+    zip_file_add(archive, member, zip_source_buffer(archive, empty.data(), 0, 0), 0);
+  }
+  ASSERT_EQ(zip_close(archive), 0);
+  // Top-level packages (imported anyway), .libs dirs and data dirs without __init__.py are not listed.
+  EXPECT_EQ(wheel_extension_packages(path), (std::vector<std::string>{"deep.a", "deep.a.b", "torchmdnet.extensions"}));
+  std::filesystem::remove_all(dir);
+}
