@@ -1,9 +1,8 @@
 // planted_defect: a deliberately wrong-on-sm_90 fixture for archbuild's
 // validation tests. This file defines the ops and their CPU kernels (right);
 // ops_cuda.cu holds the CUDA kernels, of which scale_add is wrong on sm_90.
-#include <Python.h>
-
 #include <ATen/ATen.h>
+#include <Python.h>
 #include <torch/library.h>
 
 extern "C" {
