@@ -8,10 +8,34 @@
 namespace archbuild {
 
 namespace {
-// Values are single-line: newlines would break the text format.
-std::string one_line(const std::string& value) {
+// Values are single-line: a backslash, a newline and a carriage return are
+// escaped (\\, \n, \r), so that two different values never share a text
+// (format 1 escaped only the newline: `a\nb` typed and a real newline collided).
+std::string escape_value(const std::string& value) {
   std::string out;
-  for (char c : value) out += c == '\n' ? std::string("\\n") : std::string(1, c);
+  for (char c : value) {
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string unescape_value(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\\' || i + 1 == text.size()) {
+      out += text[i];
+      continue;
+    }
+    const char next = text[++i];
+    out += next == 'n' ? '\n' : next == 'r' ? '\r' : next;
+  }
   return out;
 }
 
@@ -24,7 +48,7 @@ std::map<std::string, std::string> parse_key_text(const std::string& text) {
   while (std::getline(lines, line)) {
     if (line.empty()) continue;
     auto space = line.find(' ');
-    values[line.substr(0, space)] = space == std::string::npos ? "" : line.substr(space + 1);
+    values[line.substr(0, space)] = space == std::string::npos ? "" : unescape_value(line.substr(space + 1));
   }
   return values;
 }
@@ -34,7 +58,7 @@ CacheKey CacheKey::compute(const std::map<std::string, std::string>& inputs) {
   key.text = "cache_format " + std::to_string(kCacheFormatVersion) + "\n";
   for (const auto& [name, value] : inputs) {  // std::map: sorted by key
     if (name == "cache_format") continue;
-    key.text += name + " " + one_line(value) + "\n";
+    key.text += name + " " + escape_value(value) + "\n";
   }
   key.hash = sha256_hex(key.text);
   return key;

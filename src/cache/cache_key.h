@@ -7,7 +7,8 @@
 namespace archbuild {
 
 // The cache format version: first line of every key text (ccache's habit).
-constexpr int kCacheFormatVersion = 1;
+// 2: values escape backslashes too (1 escaped only newlines, so two values could share a text).
+constexpr int kCacheFormatVersion = 2;
 
 // A build's cache key (vcpkg-tool's habit): its inputs, which only
 // KeyInputs::of (cache/key_inputs.h) spells, as sorted `key value` lines,

@@ -188,7 +188,7 @@ std::string read_envelope(const std::filesystem::path& file, ReadEnvelope& out) 
   std::string text;
   if (auto why = read_regular_file(file, kMaxProvenanceBytes, text); !why.empty()) return kProvenanceFile + (" " + why);
   auto envelope = nlohmann::json::parse(text, nullptr, false);
-  if (!envelope.is_object() || envelope.value("payloadType", "") != kInTotoPayloadType ||
+  if (!envelope.is_object() || json_string(envelope, "payloadType") != kInTotoPayloadType ||
       !envelope["payload"].is_string() || !envelope["signatures"].is_array())
     return std::string(kProvenanceFile) + ": not a DSSE envelope of an in-toto statement";
   try {
@@ -220,7 +220,7 @@ std::vector<std::string> provenance_problems(const std::filesystem::path& entry_
   std::map<std::string, std::string> subjects;
   for (const auto& subject : envelope.statement["subject"])
     if (subject.is_object() && subject["name"].is_string() && subject["digest"].is_object())
-      subjects[subject["name"].get<std::string>()] = subject["digest"].value("sha256", "");
+      subjects[subject["name"].get<std::string>()] = json_string(subject["digest"], "sha256");
   for (const auto& [name, digest] : sha256_by_file) {
     auto it = subjects.find(name);
     if (it == subjects.end())
@@ -256,7 +256,7 @@ std::string describe_provenance(const std::filesystem::path& entry_dir, const st
   ReadEnvelope envelope;
   if (auto why = read_envelope(entry_dir / kProvenanceFile, envelope); !why.empty()) return why;
   if (envelope.signatures.empty()) return "in-toto statement, SLSA provenance v1, unsigned";
-  std::string keyid = envelope.signatures[0].value("keyid", "?");
+  std::string keyid = json_string(envelope.signatures[0], "keyid", "?");
   std::string verdict = trusted.empty() ? "not checked: give --trusted-key" : "does not verify";
   if (!trusted.empty() && provenance_problems(entry_dir, {}, trusted, true).empty()) verdict = "verified";
   return "in-toto statement, SLSA provenance v1, signed by " + keyid.substr(0, 16) + " (" + verdict + ")";

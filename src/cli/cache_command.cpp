@@ -19,6 +19,7 @@
 #include "core/ed25519.h"
 #include "core/error.h"
 #include "core/file_lock.h"
+#include "core/json_text.h"
 #include "core/regular_file.h"
 #include "core/user_path.h"
 #include "ui/terminal.h"
@@ -173,10 +174,12 @@ ExitCode run_show(const CacheOptions& options, const std::string& prefix) {
             << (manifest.validation_scope.empty() ? validation_word(entry) : manifest.validation_scope) << "\n";
   if (manifest.build.is_object()) {
     const auto& build = manifest.build;
+    const auto& attempts = build.contains("attempts") && build["attempts"].is_array() && !build["attempts"].empty()
+                               ? build["attempts"][0]
+                               : nlohmann::json();
     std::cout << paint("build", Style::bold) << "      " << std::fixed << std::setprecision(1)
-              << build.value("seconds", 0.0) << " s, jobs "
-              << (build.contains("attempts") && !build["attempts"].empty() ? build["attempts"][0].value("jobs", 0) : 0)
-              << ", OOM retries " << build.value("oom_retries", 0) << "\n";
+              << json_number(build, "seconds") << " s, jobs " << std::setprecision(0) << json_number(attempts, "jobs")
+              << ", OOM retries " << json_number(build, "oom_retries") << "\n";
   }
   for (const auto& wheel : manifest.wheels)
     std::cout << paint("wheel", Style::bold) << "      " << wheel.file << "\n           sha256 " << wheel.sha256
@@ -198,6 +201,9 @@ ExitCode run_show(const CacheOptions& options, const std::string& prefix) {
 }
 
 ExitCode run_verify(const CacheOptions& options) {
+  // Without a key no signature can verify: every signed entry would read as changed.
+  if (options.require_signature && options.trusted_keys.empty())
+    fail_bad_input("--require-signature needs --trusted-key PUB: the public key whose signatures count");
   const auto keys = options.keys();
   auto cache_dir = options.resolve();
   std::error_code missing;
@@ -208,9 +214,15 @@ ExitCode run_verify(const CacheOptions& options) {
   nlohmann::json problems = nlohmann::json::object();
   size_t bad = 0;
   for (const auto& entry : entries) {
-    auto found = verify_store_entry(entry);
-    for (auto& problem : entry_provenance_problems(entry, keys, options.require_signature))
-      found.push_back(std::move(problem));
+    std::vector<std::string> found;
+    try {
+      found = verify_store_entry(entry);
+      for (auto& problem : entry_provenance_problems(entry, keys, options.require_signature))
+        found.push_back(std::move(problem));
+    } catch (const nlohmann::json::exception& error) {
+      // A field of another type somewhere in the entry's JSON: this entry is bad, the others are still checked.
+      found.push_back("a JSON file of the entry holds a field of the wrong type (" + std::string(error.what()) + ")");
+    }
     if (!found.empty()) ++bad;
     problems[entry.hash] = found;
     if (!options.json) {

@@ -9,6 +9,7 @@
 #include "core/strings.h"
 #include "recipe/recipe.h"
 #include "ui/terminal.h"
+#include "validate/project_tests.h"
 
 namespace archbuild {
 
@@ -41,7 +42,9 @@ nlohmann::json recipe_json(const Recipe& recipe) {
     tests = {{"command", recipe.tests->command},
              {"timeout_s", recipe.tests->timeout_seconds},
              {"max_failed_tests", recipe.tests->max_failed_tests},
-             {"requires", recipe.tests->required_modules}};
+             {"requires", recipe.tests->required_modules},
+             {"verified", recipe.tests->verified},
+             {"deselect", deselected_json(recipe.tests->deselected)}};
   return {{"name", recipe.name},
           {"description", recipe.description},
           {"repository", recipe.repository},
@@ -171,10 +174,18 @@ Command recipes_command() {
               for (const auto& library : recipe->system_libraries)
                 std::cout << "  library       " << library.name << " (" << library.header << ", " << library.library
                           << ") from this machine\n";
-              if (recipe->tests)
+              if (recipe->tests) {
                 std::cout << "  tests         " << join(recipe->tests->command, " ") << " (budget "
                           << recipe->tests->max_failed_tests << " failed, " << recipe->tests->timeout_seconds
                           << " s)\n";
+                // A budget is trusted once it has been tried on a GPU; until then the suite only reports.
+                std::cout << "  tests status  "
+                          << (recipe->tests->verified.empty() ? std::string("not yet run on a GPU: report-only")
+                                                              : "verified on " + recipe->tests->verified)
+                          << "\n";
+                for (const auto& test : recipe->tests->deselected)
+                  std::cout << "  deselected    " << test.test << ": " << test.reason << "\n";
+              }
               std::cout << "  patches       "
                         << (patch_files.empty() ? "none for this ref" : join(patch_files, "\n                "))
                         << "\n";

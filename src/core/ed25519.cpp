@@ -46,7 +46,21 @@ Ed25519Key::Ed25519Key(evp_pkey_st* key) : key_(key, EVP_PKEY_free) {}
 Ed25519Key Ed25519Key::load_private(const std::filesystem::path& file) {
   const auto pem = read_pem(file);
   std::unique_ptr<BIO, int (*)(BIO*)> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), BIO_free);
-  EVP_PKEY* key = PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr);
+  // OpenSSL would ask the terminal for the pass phrase of an encrypted key (and
+  // wait without one): archbuild never prompts, it says so.
+  bool encrypted = false;
+  auto no_prompt = [](char*, int, int, void* asked) -> int {
+    *static_cast<bool*>(asked) = true;
+    return -1;
+  };
+  EVP_PKEY* key = PEM_read_bio_PrivateKey(bio.get(), nullptr, no_prompt, &encrypted);
+  if (encrypted || pem.find("ENCRYPTED") != std::string::npos) {
+    if (key) EVP_PKEY_free(key);
+    fail_bad_input(file.string() +
+                   " is encrypted (protected by a pass phrase), and archbuild never prompts for one: "
+                   "give it an unencrypted key, kept private by its file mode 0600 (`openssl pkey -in " +
+                   file.string() + " -out PLAIN.key` writes one)");
+  }
   if (!key || EVP_PKEY_id(key) != EVP_PKEY_ED25519) {
     if (key) EVP_PKEY_free(key);
     fail_bad_input(file.string() + " is not an ed25519 private key in PEM (make one with `archbuild cache keygen " +

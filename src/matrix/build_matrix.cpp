@@ -6,6 +6,7 @@
 
 #include <toml++/toml.h>
 
+#include "config/toml_file.h"
 #include "core/error.h"
 #include "recipe/repository_url.h"
 #include "source/pypi_sdist.h"
@@ -61,7 +62,7 @@ const Recipe& matrix_cell_recipe(const MatrixCell& cell, const RecipeBook& book)
 BuildMatrix load_build_matrix(const std::filesystem::path& file, const RecipeBook& book) {
   toml::table root;
   try {
-    root = toml::parse_file(file.string());
+    root = parse_toml_file(file);  // bounded, a regular file only: a FIFO or /dev/zero is refused, never read
   } catch (const toml::parse_error& e) {
     fail_bad_input(file.string() + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
   }

@@ -49,11 +49,20 @@ std::string torch_version_of_wheel(const std::filesystem::path& wheel) {
 }
 }  // namespace
 
+OwnedDir build_out_dir(const std::filesystem::path& dir) {
+  return {dir,
+          ".archbuild-build",
+          {"wheels", "variants", "tmp", "validate", "build-env", "build-requirements", "library-links", "build.log",
+           "nvcc.log", "steps.log", "trace.json", "report.json", "key.txt", "archbuild-debug.log", "archbuild.log"},
+          "the build output dir"};
+}
+
 BuildContext BuildContext::resolve(const BuildRequest& request) {
   auto settings = Settings::load(request.setting_flags);
   CacheLayout cache(settings.cache_dir());
   const auto out = request.out.empty() ? std::filesystem::path() : checked_user_path(request.out, "--out");
-  auto book = RecipeBook::load_for(settings);  // site recipes (recipe_path) before the built-in ones
+  if (!out.empty()) build_out_dir(out).check();  // a user's directory: refused before anything is fetched or written
+  auto book = RecipeBook::load_for(settings);    // site recipes (recipe_path) before the built-in ones
   BuildContext context{
       request, std::move(settings), HostContext::gather(request.cuda), std::move(book), cache, {}, {}, {}, {}, {}, {},
       {}};
@@ -85,6 +94,7 @@ BuildContext BuildContext::resolve(const BuildRequest& request) {
   }
   context.source_dir = cache.worktree(context.target.name, context.target.work_tree_name);
   context.out_dir = out.empty() ? cache.build_dir(context.target.name, context.target.work_tree_name) : out;
+  if (out.empty()) build_out_dir(context.out_dir).check();
   const auto& launcher = context.settings.get("compiler_launcher");
   if (launcher.value != "none" && launcher.value != "ccache" && launcher.value != "sccache")
     fail_bad_input("compiler_launcher '" + launcher.value + "' (from " + launcher.origin +

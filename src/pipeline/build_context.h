@@ -9,6 +9,8 @@
 #include "builder/dependency_env.h"
 #include "config/settings.h"
 #include "core/cache_layout.h"
+#include "core/ed25519.h"
+#include "core/owned_dir.h"
 #include "pipeline/build_request.h"
 #include "pipeline/host_context.h"
 #include "source/mirror_cache.h"
@@ -37,6 +39,9 @@ struct BuildContext {
   std::map<std::string, std::string> extra_env;  // --env, checked
   std::optional<ProjectTests> tests;             // the project's own suite validation runs
   std::string tests_origin;                      // "--test", "recipe NAME"
+  // The signing_key setting's key, loaded once before anything is built (a
+  // key removed or changed mid-build does not lose the build); run_build sets it.
+  std::optional<Ed25519Key> signer;
 
   // Throws UserError naming what is wrong (arch spec, recipe, ref, setting).
   static BuildContext resolve(const BuildRequest& request);
@@ -63,5 +68,10 @@ UrlRewriter make_url_rewriter(const Settings& settings, const std::vector<std::s
 CheckoutRequest make_checkout_request(const SourceTarget& target, const Settings& settings,
                                       const std::vector<std::string>& mirror_options,
                                       const std::vector<std::string>& extra_patches, const std::filesystem::path& dest);
+
+// A build's out dir (--out, or <cache>/builds/NAME-REF) as archbuild owns
+// it: the marker .archbuild-build and every name a build writes there. A
+// user's directory holding anything else is refused before the build starts.
+OwnedDir build_out_dir(const std::filesystem::path& dir);
 
 }  // namespace archbuild

@@ -14,6 +14,7 @@
 #include "cache/cache_index.h"
 #include "cache/cache_key.h"
 #include "cache/install_lines.h"
+#include "cache/provenance.h"
 #include "cache/wheel_store.h"
 #include "core/error.h"
 #include "core/file_lock.h"
@@ -170,7 +171,7 @@ class BuildSession {
   void lock_work_tree() {
     tree_lock_.emplace(context_.source_dir.string() + ".lock");
     if (tree_lock_->waited()) events_.stage("source", "waited for another build in " + context_.source_dir.string());
-    std::filesystem::create_directories(context_.out_dir);
+    build_out_dir(context_.out_dir).claim();
     debug_log_.emplace(context_.out_dir / "archbuild-debug.log", log::DebugLogFile::Threads::this_thread);
     log::verbose("build {} {} for {} in {}", context_.target.name, context_.target.ref, context_.archs.list.canonical(),
                  context_.out_dir.string());
@@ -253,6 +254,12 @@ class BuildSession {
     report.validation_level = published.validation_level;
     report.validation_scope = published.validation_scope;
     report.published = true;
+    // A reused entry keeps the provenance it was published with: a key given now signs nothing.
+    if (context_.signer && describe_provenance(hit.dir, {}).find(", signed by ") == std::string::npos)
+      events_.stage("cache",
+                    "--signing-key: the cached build was published unsigned and stays so (its provenance is "
+                    "not rewritten); --rebuild publishes it signed",
+                    Tone::warning);
     write_report(outcome_.plan, report);
     return std::move(outcome_);
   }
@@ -356,7 +363,15 @@ class BuildSession {
       result.interrupted = finished == Finish::interrupted;
     }
     write_report(outcome_.plan, report);
-    if (result.interrupted)
+    if (finished == Finish::published && pending_interrupt()) {
+      // The signal came while the publish held it: the entry and the index are
+      // consistent and stay published; the command still says it was stopped.
+      events_.stage("publish",
+                    "interrupted after the publish completed: the build is published and the index "
+                    "lists it",
+                    Tone::warning);
+      outcome_.exit = ExitCode::interrupted;
+    } else if (result.interrupted)
       outcome_.exit = ExitCode::interrupted;
     else if (finished == Finish::untestable_here)
       outcome_.exit = ExitCode::environment;
@@ -396,9 +411,7 @@ class BuildSession {
     }
     report.published_at = services_.utc_now();
     report.published = true;  // what the store's manifest says of itself
-    std::optional<Ed25519Key> signer;
-    if (const auto& path = context_.settings.get("signing_key").value; !path.empty())
-      signer = Ed25519Key::load_private(path);
+    const auto& signer = context_.signer;
     const PublishOrigin origin{context_.target.url, started_at_, services_.host_name(), signer ? &*signer : nullptr};
     auto entry = publish_build(context_.cache.root(), key, recorded_inputs(key), labelled.wheels, labelled.variants,
                                origin, report);
@@ -518,9 +531,11 @@ PlannedBuild plan_build(const BuildRequest& request) {
 }
 
 BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events, SessionServices& services) {
-  const auto context = BuildContext::resolve(request);
-  // A signing key that cannot sign is refused before anything is built.
-  if (const auto& key = context.settings.get("signing_key").value; !key.empty()) Ed25519Key::load_private(key);
+  auto context = BuildContext::resolve(request);
+  // A signing key that cannot sign is refused before anything is built; the
+  // publish signs with this copy, read once.
+  if (const auto& key = context.settings.get("signing_key").value; !key.empty())
+    context.signer = Ed25519Key::load_private(key);
   return BuildSession(context, events, services).run();
 }
 

@@ -141,7 +141,7 @@ std::vector<std::string> closest_names(const std::string& wanted, const std::vec
 }
 
 MirrorCache::MirrorCache(std::filesystem::path cache_dir, ProgressSink progress)
-    : root_(CacheLayout(cache_dir).mirrors()), progress_(std::move(progress)) {}
+    : cache_dir_(cache_dir), root_(CacheLayout(cache_dir).mirrors()), progress_(std::move(progress)) {}
 
 std::filesystem::path MirrorCache::path_for(const std::string& url) const {
   return root_ / (repository_short_name(url) + "-" + sha256_hex(url).substr(0, 12) + ".git");

@@ -42,8 +42,10 @@ class MirrorCache {
   // from the mirror when `offline`. Throws UserError when it cannot be told.
   std::string default_branch(const std::string& url, bool offline) const;
   std::filesystem::path path_for(const std::string& url) const;
+  const std::filesystem::path& cache_dir() const { return cache_dir_; }
 
  private:
+  std::filesystem::path cache_dir_;
   std::filesystem::path root_;
   ProgressSink progress_;
 };

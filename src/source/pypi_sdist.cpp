@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <regex>
 
 #include "config/settings.h"
 #include "core/cache_layout.h"
@@ -20,6 +19,7 @@
 #include "process/run_process.h"
 #include "recipe/repository_url.h"
 #include "source/git_session.h"
+#include "source/pep440_version.h"
 
 namespace archbuild {
 
@@ -148,12 +148,11 @@ std::string dropped_note(const std::string& file, const std::vector<std::string>
 }  // namespace
 
 void check_pypi_version(const std::string& version, const std::string& what) {
-  // PEP 440 (public version, optional local label), as pip accepts it.
-  static const std::regex pep440(
-      R"(v?([0-9]+!)?[0-9]+(\.[0-9]+)*([-_.]?(a|b|c|rc|alpha|beta|pre|preview)[-_.]?[0-9]*)?)"
-      R"(((-[0-9]+)|([-_.]?(post|rev|r)[-_.]?[0-9]*))?([-_.]?dev[-_.]?[0-9]*)?(\+[a-z0-9]+([-_.][a-z0-9]+)*)?)",
-      std::regex::icase);
-  if (!std::regex_match(version, pep440)) bad_spec(what, "'" + version + "' is not one exact version (PEP 440)");
+  // PEP 440 (public version, optional local label), as pip accepts it; long ones are refused first.
+  if (version.size() > kMaxVersionLength)
+    bad_spec(what, "a version of " + std::to_string(version.size()) + " characters is longer than the " +
+                       std::to_string(kMaxVersionLength) + " archbuild accepts");
+  if (!is_pep440_version(version)) bad_spec(what, "'" + version + "' is not one exact version (PEP 440)");
   ensure_libgit2();
   int valid = 0;
   if (git_reference_name_is_valid(&valid, ("refs/tags/" + version).c_str()) != 0 || !valid)

@@ -5,7 +5,9 @@
 #include <optional>
 #include <stdexcept>
 
+#include "core/cache_layout.h"
 #include "core/error.h"
+#include "core/sha256.h"
 #include "core/strings.h"
 #include "recipe/repository_url.h"
 #include "source/git_session.h"
@@ -110,6 +112,34 @@ std::string SourceTarget::identity() const {
   if (base.empty()) base = url;  // a local path
   return subdirectory.empty() ? base : base + "#subdirectory=" + subdirectory;
 }
+
+namespace {
+// The work tree (and build dir) of a name and ref belongs to one source: a
+// second source of the same name and ref (two forks both called `samename`,
+// `pypi:mixpkg==1.0` beside a git repository `mixpkg` at tag 1.0) gets its
+// URL's hash in the name instead of checking out over the first one's.
+std::string distinct_work_tree_name(const CacheLayout& cache, const SourceTarget& target) {
+  const auto dir = cache.worktree(target.name, target.work_tree_name);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir / ".git", ec)) return target.work_tree_name;
+  std::string origin;
+  try {
+    Repository repo = open_repository(dir.string());
+    git_remote* remote = nullptr;
+    if (git_remote_lookup(&remote, repo.get(), "origin") == 0) {
+      if (const char* url = git_remote_url(remote)) origin = url;
+      git_remote_free(remote);
+    }
+  } catch (const UserError&) {
+    // not readable as a repository: the checkout will say so
+  }
+  // The same repository however it is spelled (https or ssh, with or without .git) is the same source.
+  const auto identity = repository_identity(origin);
+  if (origin.empty() || origin == target.url || (!identity.empty() && identity == repository_identity(target.url)))
+    return target.work_tree_name;
+  return target.work_tree_name + "-" + sha256_hex(target.url).substr(0, 8);
+}
+}  // namespace
 
 SourceTarget resolve_source_target(const SourceQuery& query, const RecipeBook& book, const MirrorCache& mirrors,
                                    bool offline, const SdistFetcher* sdists, const UrlRewriter* rewriter) {
@@ -275,6 +305,7 @@ SourceTarget resolve_source_target(const SourceQuery& query, const RecipeBook& b
   else
     target.ref = mirrors.default_branch(rewriter ? rewriter->apply(target.url) : target.url, offline);
   if (target.work_tree_name.empty()) target.work_tree_name = target.ref;
+  target.work_tree_name = distinct_work_tree_name(CacheLayout(mirrors.cache_dir()), target);
   if (target.recipe)
     for (const auto& file : book.resolve(*target.recipe, target.ref).patch_files)
       target.patches.push_back({file, "recipe"});

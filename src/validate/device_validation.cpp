@@ -7,6 +7,7 @@
 
 #include "core/data_dir.h"
 #include "core/error.h"
+#include "core/owned_dir.h"
 #include "core/regular_file.h"
 #include "core/self_executable.h"
 #include "core/strings.h"
@@ -84,25 +85,17 @@ constexpr std::array kOwnNames = {kVenvName,           kLoadNativeLog,     kLoad
                                   kProjectTestsReport, kLaunchDir,         kExerciseLog,      kExerciseResult,
                                   kExercisePtxLog,     kExercisePtxResult, kExerciseOutputs};
 
-bool own_name(const std::string& name) {
-  return name == kValidationWorkMarker ||
-         std::find(kOwnNames.begin(), kOwnNames.end(), std::string_view(name)) != kOwnNames.end();
+OwnedDir validation_work_dir(const std::filesystem::path& work_dir) {
+  return {work_dir, kValidationWorkMarker, {kOwnNames.begin(), kOwnNames.end()}, "the validation work dir"};
 }
 
 // Clears the previous run's venv and logs, and nothing else.
 void prepare_work_dir(const std::filesystem::path& work_dir) {
-  check_validation_work_dir(work_dir);
+  const auto owned = validation_work_dir(work_dir);
+  owned.check();
   std::filesystem::create_directories(work_dir);
   for (const auto* name : kOwnNames) std::filesystem::remove_all(work_dir / name);  // a link is removed, not followed
-  const auto marker = work_dir / kValidationWorkMarker;
-  // Not written aside: its being there is what counts, and a temporary left
-  // by a crash would be a file check_validation_work_dir does not know.
-  try {
-    write_whole_file(marker, "archbuild validation work dir: it removes only " +
-                                 join(std::vector<std::string>(kOwnNames.begin(), kOwnNames.end()), ", ") + " here\n");
-  } catch (const std::filesystem::filesystem_error& error) {
-    fail_environment("cannot write " + marker.string() + ": " + error.code().message());
-  }
+  owned.claim();
 }
 
 using Env = std::map<std::string, std::optional<std::string>>;
@@ -209,23 +202,7 @@ DeviceCheck load_check(const std::string& name, const std::filesystem::path& whe
 
 }  // namespace
 
-void check_validation_work_dir(const std::filesystem::path& work_dir) {
-  std::error_code ec;
-  auto status = std::filesystem::symlink_status(work_dir, ec);
-  if (!std::filesystem::exists(status)) return;
-  auto refuse = [&](const std::string& why) {
-    fail_bad_input("refusing the validation work dir " + work_dir.string() + ": " + why +
-                   "; give a new or empty directory, or one archbuild made (it carries " + kValidationWorkMarker + ")");
-  };
-  if (std::filesystem::is_symlink(status)) refuse("it is a symbolic link");
-  if (!std::filesystem::is_directory(status)) refuse("it is not a directory");
-  auto marker = std::filesystem::symlink_status(work_dir / kValidationWorkMarker, ec);
-  if (std::filesystem::is_regular_file(marker)) return;
-  if (std::filesystem::exists(marker)) refuse(kValidationWorkMarker + std::string(" is not a regular file"));
-  for (const auto& entry : std::filesystem::directory_iterator(work_dir))
-    if (!own_name(entry.path().filename().string()))
-      refuse("it holds " + entry.path().string() + ", which archbuild did not write");
-}
+void check_validation_work_dir(const std::filesystem::path& work_dir) { validation_work_dir(work_dir).check(); }
 
 DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
   DeviceValidation validation;

@@ -69,9 +69,13 @@ FailureKind classify_failure(const std::string& message, const std::vector<std::
   return FailureKind::test;
 }
 
+nlohmann::json deselected_json(const std::vector<DeselectedTest>& tests) {
+  auto list = nlohmann::json::array();
+  for (const auto& test : tests) list.push_back({{"test", test.test}, {"reason", test.reason}});
+  return list;
+}
+
 nlohmann::json ProjectTestResult::to_json() const {
-  auto deselected_json = nlohmann::json::array();
-  for (const auto& test : deselected) deselected_json.push_back({{"test", test.test}, {"reason", test.reason}});
   auto list = nlohmann::json::array();
   for (const auto& failure : failures)
     list.push_back({{"test", failure.test}, {"kind", to_string(failure.kind)}, {"message", failure.message}});
@@ -89,7 +93,7 @@ nlohmann::json ProjectTestResult::to_json() const {
           {"max_failed_tests", max_failed_tests},
           {"report_only", report_only},
           {"missing_modules", missing_modules},
-          {"deselected", deselected_json}};
+          {"deselected", deselected_json(deselected)}};
 }
 
 std::optional<ProjectTests> choose_project_tests(const Recipe* recipe, const std::string& command,

@@ -71,6 +71,9 @@ std::optional<ProjectTests> choose_project_tests(const Recipe* recipe, const std
                                                  std::optional<double> timeout, std::optional<unsigned> budget,
                                                  std::string& origin);
 
+// [{"test": ID, "reason": WHY}]: a recipe's deselected tests, as reports and `recipes --json` list them.
+nlohmann::json deselected_json(const std::vector<DeselectedTest>& tests);
+
 // A suite the project carries without anyone naming it: `tests/` or `test/`
 // in `source_dir` holding pytest files (test_*.py, *_test.py). Run with
 // pytest, report-only (no budget), within 600 s. Sets `origin` to "found

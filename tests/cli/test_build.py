@@ -60,6 +60,36 @@ class Build(unittest.TestCase):
         for name, value in seen.items():
             self.assertEqual(value, built["env"].get(name, ""), name)
 
+    def test_out_dir_must_be_archbuilds(self):
+        def plan(out):
+            return run("plan", "fixture", "--arch", "9.0", "--cache-dir", str(self.cache), "--out", str(out),
+                       env=self.env)
+        # a user's directory (a wheel of theirs in wheels/, a file of theirs): refused, nothing touched
+        mine = self.dir / "mine"
+        (mine / "wheels").mkdir(parents=True)
+        (mine / "wheels" / "important.whl").write_text("keep me")
+        (mine / "notes.txt").write_text("mine")
+        result = plan(mine)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn(f"refusing the build output dir {mine}", result.stderr)
+        self.assertIn("notes.txt, which archbuild did not write", result.stderr)
+        result = self.build("--arch", "9.0", out="mine")
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertEqual((mine / "wheels" / "important.whl").read_text(), "keep me")
+        self.assertEqual(sorted(p.name for p in mine.rglob("*")), ["important.whl", "notes.txt", "wheels"])
+        self.assertFalse(self.cache.exists())  # refused before anything was written
+        # a symbolic link, even to an empty directory
+        (self.dir / "empty").mkdir()
+        (self.dir / "link").symlink_to(self.dir / "empty")
+        result = plan(self.dir / "link")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("is a symbolic link", result.stderr)
+        # an older archbuild's out dir (only names a build writes, no marker) is adopted
+        old = self.dir / "old"
+        (old / "wheels").mkdir(parents=True)
+        (old / "build.log").write_text("an earlier build\n")
+        self.assertEqual(plan(old).returncode, 0)
+
     def test_plan_prints_the_environment_and_command(self):
         result = run("plan", "fixture", "--arch", "8.0;9.0+PTX", "--cache-dir", str(self.cache), "--json",
                      "--jobs", "3", env=self.env)

@@ -97,6 +97,17 @@ class Matrix(unittest.TestCase):
                 result = run("matrix", str(matrix), env=self.env)
                 self.assertEqual(result.returncode, 2, result.stderr)
                 self.assertIn(expected, result.stderr)
+        # a FIFO is refused, never opened for reading (which would block forever); so is a huge file
+        fifo = self.root / "fifo.toml"
+        os.mkfifo(fifo)
+        result = run("matrix", str(fifo), env=self.env, timeout=60)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("fifo.toml", result.stderr)
+        huge = self.root / "huge.toml"
+        huge.write_text("# padding\n" * 350000)  # 3.5 MB
+        result = run("matrix", str(huge), env=self.env)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("huge.toml", result.stderr)
 
 
 if __name__ == "__main__":

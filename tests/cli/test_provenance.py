@@ -135,6 +135,25 @@ class Provenance(unittest.TestCase):
         result = run("cache", "keygen", str(self.key))
         self.assertEqual(result.returncode, 2)
         self.assertIn("it exists (archbuild never overwrites a key)", result.stderr)
+        # an encrypted key: refused at once, never a pass-phrase prompt (stdin is a terminal-less pipe here)
+        encrypted = self.dir / "encrypted.key"
+        subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-aes-256-cbc", "-pass", "pass:secret",
+                        "-out", str(encrypted)], check=True, capture_output=True)
+        result = run("build", "fixture", "--arch", "8.6", "--cache-dir", str(cache), "--signing-key", str(encrypted),
+                     env=self.env, timeout=120)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn(f"{encrypted} is encrypted (protected by a pass phrase), and archbuild never prompts",
+                      result.stderr)
+        self.assertNotIn("[compile", result.stderr)
+        # a key given to a cache hit of an unsigned entry: said, not silently ignored
+        result = run("build", "fixture", "--arch", "8.0", "--cache-dir", str(cache), "--signing-key", str(self.key),
+                     env=self.env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("the cached build was published unsigned and stays so", result.stderr)
+        # --require-signature without a key to check with is a usage error, not a verdict on the entries
+        result = self.verify(cache, "--require-signature")
+        self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
+        self.assertIn("--require-signature needs --trusted-key", result.stderr)
 
 
 if __name__ == "__main__":

@@ -329,6 +329,24 @@ class LocalPath(unittest.TestCase):
         self.assertEqual(result.returncode, 2)
         self.assertIn("is no git repository", result.stderr)
 
+    def test_two_sources_of_one_name_and_ref_get_their_own_work_trees(self):
+        # two forks both called `samename`, each at its own main
+        first = make_repo(self.dir / "a" / "samename", {"setup.py": "print('a')\n"})
+        second = make_repo(self.dir / "b" / "samename", {"setup.py": "print('b')\n"})
+        for repo in (first, second):
+            git(repo, "branch", "-M", "main")
+        trees = []
+        for repo, text in ((first, "print('a')\n"), (second, "print('b')\n"), (first, "print('a')\n")):
+            result = run("source", f"file://{repo}", "--ref", "main", "--cache-dir", str(self.cache), "--json")
+            self.assertEqual(result.returncode, 0, result.stderr)
+            report = json.loads(result.stdout)
+            self.assertEqual(pathlib.Path(report["dir"], "setup.py").read_text(), text)
+            trees.append(report["dir"])
+        self.assertTrue(trees[0].endswith("/worktrees/samename-main"), trees)
+        self.assertNotEqual(trees[1], trees[0])
+        self.assertRegex(trees[1], r"/worktrees/samename-main-[0-9a-f]{8}$")
+        self.assertEqual(trees[2], trees[0])  # the first keeps its tree
+
     def test_a_symlink_to_a_directory_of_the_tree_stays_a_symlink(self):
         # torchmd-net's `scripts -> torchmdnet/scripts`: the link is kept as a link, its target as files
         plain = self.dir / "linked-1.0"

@@ -12,16 +12,19 @@
 
 #include "binary/binary_inventory.h"
 #include "binary/binary_walker.h"
+#include "binary/kernel_names.h"
 #include "core/error.h"
 #include "fuzz_support.h"
 #include "wheel/wheel_archive.h"
 
 namespace archbuild::fuzz {
 
-// `archbuild inspect --verify-cubins` on one ELF file, cubin or fatbin.
+// `archbuild inspect --verify-cubins --kernels` on one ELF file, cubin or fatbin.
 inline void inspect_binary(std::span<const uint8_t> bytes) {
   ByteView view(bytes);
   auto inventory = inspect_bytes("fuzz", view, /*verify_cubins=*/true);
+  // The kernel census reads every image's symbol table or PTX text.
+  for (const auto& name : list_kernels(inventory, view).all_names()) (void)demangle(name);
   // Touch everything a printer would.
   (void)inventory.sass_counts();
   (void)inventory.ptx_counts();

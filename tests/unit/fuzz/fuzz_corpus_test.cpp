@@ -18,6 +18,7 @@
 #include "fuzz_binaries.h"
 #include "fuzz_index_page.h"
 #include "fuzz_toml.h"
+#include "source/pep440_version.h"
 #include "test_support.h"
 
 using namespace archbuild;
@@ -62,6 +63,14 @@ TEST(FuzzCorpus, InspectInputs) {
   auto inputs = corpus("inspect");
   EXPECT_GE(inputs.size(), 6u);
   for (const auto& input : inputs) EXPECT_NO_THROW(fuzz::inspect_binary(input.bytes)) << input.name;
+}
+
+TEST(FuzzCorpus, VersionInputs) {
+  // fuzz_version's seeds are real versions; the checker takes each in one pass
+  auto inputs = corpus("version");
+  EXPECT_GE(inputs.size(), 9u);
+  for (const auto& input : inputs)
+    EXPECT_TRUE(is_pep440_version(std::string(input.bytes.begin(), input.bytes.end()))) << input.name;
 }
 
 TEST(FuzzCorpus, WheelInputs) {

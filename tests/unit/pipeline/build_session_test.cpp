@@ -1,10 +1,13 @@
 #include "pipeline/build_session.h"
 
+#include <csignal>
+
 #include <gtest/gtest.h>
 
 #include "cache/cache_key.h"
 #include "cache/wheel_store.h"
 #include "core/ed25519.h"
+#include "core/interrupt.h"
 #include "core/json_text.h"
 #include "core/sha256.h"
 #include "pipeline/dependency_resolver.h"
@@ -50,7 +53,12 @@ class FakeBuildStep : public CommandRunner {
 // Everything a session does to the world, played back.
 class FakeServices : public SessionServices {
  public:
-  std::string utc_now() override { return "2026-12-01T00:00:00Z"; }
+  std::string utc_now() override {
+    // After validation the publish asks the clock first: the signal lands inside the publish.
+    if (signal_at_publish && !validated.empty()) std::raise(SIGINT);
+    return "2026-12-01T00:00:00Z";
+  }
+  bool signal_at_publish = false;
   std::string host_name() override { return "builder-1"; }
   CommandRunner& build_runner() override { return step; }
   SourceTree checkout(const CheckoutRequest& request, const MirrorCache&) override {
@@ -265,6 +273,21 @@ TEST_F(BuildSessionTest, AnInterruptedBuildPublishesNothing) {
   EXPECT_TRUE(services_.validated.empty());
   EXPECT_TRUE(WheelStore(dir_.path / "cache").entries().empty());
   EXPECT_FALSE(outcome.report.published);
+}
+
+TEST_F(BuildSessionTest, ASignalDuringThePublishLeavesItPublishedAndExits130) {
+  install_interrupt_exit();
+  clear_pending_interrupt();
+  {
+    InterruptibleScope held;  // as while a build runs: the handler records the signal instead of exiting
+    services_.signal_at_publish = true;
+    auto outcome = build(request("fixture"));
+    clear_pending_interrupt();
+    EXPECT_EQ(outcome.exit, ExitCode::interrupted);
+    EXPECT_TRUE(outcome.report.published);  // consistent: the entry and the index, not half of them
+    EXPECT_EQ(WheelStore(dir_.path / "cache").entries().size(), 1u);
+    EXPECT_TRUE(events_.said("interrupted after the publish completed"));
+  }
 }
 
 TEST_F(BuildSessionTest, AMissingDependencyIsBuiltFirstWithNoneOfTheExtensionsOptions) {
