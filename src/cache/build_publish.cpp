@@ -25,10 +25,16 @@ std::vector<std::pair<std::string, std::string>> provenance_files(
                               origin.host,
                               to_string(report.validation_level),
                               report.kernel_census_summary()};
-  for (const auto& variant : variants) provenance.wheels.push_back(ReportedWheel::of(variant));
+  for (const auto& variant : variants) {
+    provenance.wheels.push_back(ReportedWheel::of(variant));
+    // its variant.json: the index's variants document is made from it
+    if (const auto sidecar = std::filesystem::path(variant.string() + ".json"); std::filesystem::exists(sidecar))
+      provenance.other_subjects[sidecar.filename().string()] = sha256_file_hex(sidecar);
+  }
+  const auto sbom = json_text(cyclonedx_sbom(provenance)) + "\n";
+  provenance.other_subjects[kSbomFile] = sha256_hex(sbom);
   const auto statement = json_text(provenance_statement(provenance));
-  return {{kProvenanceFile, json_text(dsse_envelope(statement, origin.signer)) + "\n"},
-          {kSbomFile, json_text(cyclonedx_sbom(provenance)) + "\n"}};
+  return {{kProvenanceFile, json_text(dsse_envelope(statement, origin.signer)) + "\n"}, {kSbomFile, sbom}};
 }
 
 StoreEntry publish_build(const std::filesystem::path& cache_dir, const CacheKey& key, const KeyInputs& recorded_inputs,

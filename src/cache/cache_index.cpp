@@ -73,8 +73,8 @@ void link_into_place(const std::filesystem::path& source, const std::filesystem:
 // {name}-{version}-variants.json for the variant wheels among `wheels`
 // (each with its variant.json beside it in the store), merged with what
 // `existing` (file name -> the document now in wheels/, when kept) lists.
-std::map<std::string, std::string> variants_documents(const std::vector<std::filesystem::path>& wheels,
-                                                      const std::map<std::string, nlohmann::json>& existing = {}) {
+std::map<std::string, std::string> merged_variants_documents(const std::vector<std::filesystem::path>& wheels,
+                                                             const std::map<std::string, nlohmann::json>& existing) {
   std::map<std::string, nlohmann::json> merged = existing;
   for (const auto& wheel : wheels) {
     auto name = WheelName::parse(wheel.filename().string());
@@ -125,7 +125,7 @@ CacheIndex refresh_locked(const std::filesystem::path& cache_dir, const WheelSto
   }
   std::vector<std::filesystem::path> sources;
   for (const auto& [name, source] : chosen) sources.push_back(source);
-  const auto documents = variants_documents(sources);
+  const auto documents = merged_variants_documents(sources, {});
   std::error_code ec;
   std::set<std::string> relinked;  // names whose link will point at other bytes
   for (const auto& [file, text] : documents) {
@@ -223,7 +223,7 @@ CacheIndex publish_to_cache_index(const std::filesystem::path& cache_dir, const 
     if (read_regular_file(index.wheels_dir / file, 16u << 20, text).empty())
       if (auto document = nlohmann::json::parse(text, nullptr, false); document.is_object()) existing[file] = document;
   }
-  const auto documents = variants_documents(entry.variants, existing);
+  const auto documents = merged_variants_documents(entry.variants, existing);
   for (const auto& [file, text] : documents) {
     const auto project = normalize_project_name(file.substr(0, file.find('-')));
     if (existing.count(file)) relinked[project].insert(file);
@@ -242,6 +242,10 @@ CacheIndex publish_to_cache_index(const std::filesystem::path& cache_dir, const 
   for (const auto& [project, wheels] : by_project)
     if (!update_project_page(index.simple_dir, project, wheels, {})) return refresh_locked(cache_dir, store);
   return index;
+}
+
+std::map<std::string, std::string> variants_documents(const std::vector<std::filesystem::path>& variant_wheels) {
+  return merged_variants_documents(variant_wheels, {});
 }
 
 }  // namespace archbuild

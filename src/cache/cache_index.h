@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -48,5 +49,10 @@ CacheIndex refresh_cache_index(const std::filesystem::path& cache_dir, const Whe
 // entry's manifest.
 CacheIndex publish_to_cache_index(const std::filesystem::path& cache_dir, const WheelStore& store,
                                   const StoreEntry& entry);
+
+// The {name}-{version}-variants.json documents (file name -> text) the index
+// serves for these store variant wheels, made from the variant.json beside
+// each: what `cache verify` expects to find in wheels/.
+std::map<std::string, std::string> variants_documents(const std::vector<std::filesystem::path>& variant_wheels);
 
 }  // namespace archbuild

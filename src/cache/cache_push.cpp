@@ -102,7 +102,11 @@ void push_entry(const WheelStore& from, const WheelStore& to, const CacheKey& ke
       result.gone_from_source.push_back(key.hash);
       return;
     }
-    if (auto problems = wheel_digest_problems(*entry); !problems.empty()) {
+    // Push checks what `cache verify` checks (signatures aside: DEST's readers
+    // check those with their own keys): a damaged entry is never copied.
+    auto problems = verify_store_entry(*entry);
+    for (auto& problem : entry_provenance_problems(*entry, {}, false)) problems.push_back(std::move(problem));
+    if (!problems.empty()) {
       for (const auto& problem : problems)
         result.not_pushed.push_back(key.hash + ": " + problem + " (in " + entry->dir.string() + ")");
       return;

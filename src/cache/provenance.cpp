@@ -38,6 +38,8 @@ nlohmann::json provenance_statement(const ProvenanceInputs& in) {
   for (const auto& wheel : in.wheels)
     subjects.push_back({{"name", wheel.file}, {"digest", {{"sha256", wheel.sha256}}}});
   subjects.push_back({{"name", "manifest.json"}, {"digest", {{"sha256", in.manifest_sha256}}}});
+  for (const auto& [name, sha256] : in.other_subjects)
+    subjects.push_back({{"name", name}, {"digest", {{"sha256", sha256}}}});
 
   const KeyInputs& key = in.key_inputs;
   nlohmann::json external = {{"recipe", key.recipe()},
@@ -221,10 +223,19 @@ std::vector<std::string> provenance_problems(const std::filesystem::path& entry_
   for (const auto& subject : envelope.statement["subject"])
     if (subject.is_object() && subject["name"].is_string() && subject["digest"].is_object())
       subjects[subject["name"].get<std::string>()] = json_string(subject["digest"], "sha256");
+  // Both ways: every file is a subject, and every subject is still there.
+  if (!sha256_by_file.empty())
+    for (const auto& [name, digest] : subjects)
+      if (!sha256_by_file.count(name))
+        problems.push_back(std::string(kProvenanceFile) + ": its subject " + name +
+                           " is missing from the entry (removed, or not a regular file)");
   for (const auto& [name, digest] : sha256_by_file) {
     auto it = subjects.find(name);
     if (it == subjects.end())
-      problems.push_back(std::string(kProvenanceFile) + ": " + name + " is not one of its subjects");
+      problems.push_back(std::string(kProvenanceFile) + ": " + name + " is not one of its subjects" +
+                         (name == kSbomFile || name.ends_with(".whl.json")
+                              ? " (published by an older archbuild; --rebuild publishes it again)"
+                              : ""));
     else if (it->second != digest)
       problems.push_back(std::string(kProvenanceFile) + ": " + name +
                          "'s sha256 differs from the statement's (changed after publishing)");

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "cache/cache_index.h"
 #include "cache/provenance.h"
 #include "cache/simple_index.h"
 #include "core/error.h"
@@ -69,6 +70,9 @@ std::vector<std::string> verify_store_entry(const StoreEntry& entry) {
   if (sha256_hex(entry.key_text) != entry.hash)
     problems.push_back("key.txt does not hash to the entry's name (edited?)");
   if (entry.manifest && entry.wheels.empty()) problems.push_back("no wheel in wheels/");
+  for (const auto& path : entry.foreign)
+    problems.push_back(path.parent_path().filename().string() + "/" + path.filename().string() +
+                       " is not a file archbuild wrote (a symbolic link, a directory or a special file)");
   auto digests = wheel_digest_problems(entry);
   problems.insert(problems.end(), digests.begin(), digests.end());
   if (!entry.manifest) return problems;
@@ -87,17 +91,34 @@ std::vector<std::string> verify_store_entry(const StoreEntry& entry) {
 
 std::vector<std::string> entry_provenance_problems(const StoreEntry& entry, const std::vector<Ed25519Key>& trusted,
                                                    bool require_signature) {
-  std::map<std::string, std::string> digests;
+  // The wheels as they are: the manifest's digest where it lists one (verify_store_entry
+  // checks the file against it), the file's own where it does not; a wheel gone is absent.
+  std::map<std::string, std::string> digests, recorded;
   if (entry.manifest)
-    for (const auto& wheel : entry.manifest->wheels) digests[wheel.file] = wheel.sha256;
+    for (const auto& wheel : entry.manifest->wheels) recorded[wheel.file] = wheel.sha256;
+  for (const auto& wheel : entry.wheels) {
+    const auto name = wheel.filename().string();
+    if (auto it = recorded.find(name); it != recorded.end() && !it->second.empty())
+      digests[name] = it->second;
+    else if (std::string digest; hash_regular_file(wheel, digest).empty())
+      digests[name] = digest;
+  }
   std::string manifest;
   if (read_regular_file(entry.dir / "manifest.json", kMaxManifestBytes, manifest).empty())
     digests["manifest.json"] = sha256_hex(manifest);
-  // The variant wheels are subjects too: a changed one is caught here.
-  for (const auto& variant : entry.variants) {
-    std::string digest;
-    if (hash_regular_file(variant, digest).empty()) digests[variant.filename().string()] = digest;
-  }
+  // The variant wheels, their variant.json (what the index's variants
+  // document is made of) and the SBOM are subjects too: a changed one is caught here.
+  for (const auto& variant : entry.variants)
+    for (const auto& file : {variant, std::filesystem::path(variant.string() + ".json")}) {
+      std::string digest;
+      if (hash_regular_file(file, digest).empty()) digests[file.filename().string()] = digest;
+    }
+  if (std::string digest; hash_regular_file(entry.dir / kSbomFile, digest).empty()) digests[kSbomFile] = digest;
+  std::error_code ec;
+  // A trusted key vouches only for what a statement names: an entry whose
+  // statement is gone cannot be checked, so it is a problem, as unsigned is.
+  if (!trusted.empty() && !std::filesystem::exists(std::filesystem::symlink_status(entry.dir / kProvenanceFile, ec)))
+    return {std::string(kProvenanceFile) + ": missing, so nothing of the entry can be checked against a trusted key"};
   return provenance_problems(entry.dir, digests, trusted, require_signature);
 }
 
@@ -151,8 +172,36 @@ std::vector<std::string> verify_cache_index(const std::filesystem::path& cache_d
   std::vector<std::string> problems;
   auto index = cache_index_paths(cache_dir);
   std::set<std::string> published, listed;
-  for (const auto& entry : store.entries())
+  // What the store recorded for each file the index may serve: a wheel's
+  // sha256 from its manifest, a variant wheel's from the store's copy (its
+  // provenance vouches for that). A page and a wheels/ file changed together
+  // still differ from these.
+  std::map<std::string, std::string> recorded;
+  std::vector<std::filesystem::path> variant_wheels;
+  for (const auto& entry : store.entries()) {
     for (const auto& wheel : entry.wheels) published.insert(wheel.filename().string());
+    // entries() is newest first, and the newest wins a file name in the index (emplace keeps the first)
+    if (entry.manifest)
+      for (const auto& wheel : entry.manifest->wheels) recorded.emplace(wheel.file, wheel.sha256);
+    for (const auto& wheel : entry.wheels)  // a manifest without digests: the store's file is the record
+      if (std::string digest; !recorded.count(wheel.filename().string()) && hash_regular_file(wheel, digest).empty())
+        recorded.emplace(wheel.filename().string(), digest);
+    for (const auto& variant : entry.variants) {
+      std::string digest;
+      if (hash_regular_file(variant, digest).empty()) recorded.emplace(variant.filename().string(), digest);
+      variant_wheels.push_back(variant);
+    }
+  }
+  // The variants documents in wheels/ say what the store's variant.json files say, and nothing else.
+  for (const auto& [file, expected] : variants_documents(variant_wheels)) {
+    std::string served;
+    if (auto why = read_regular_file(index.wheels_dir / file, 16u << 20, served); !why.empty())
+      problems.push_back("wheels/" + file + " " + why);
+    else if (served != expected)
+      problems.push_back(
+          "wheels/" + file +
+          " differs from what the store's variant wheels say (edited? `archbuild cache gc` rewrites it)");
+  }
   auto root = cache_dir.lexically_normal();
   if (!root.has_filename()) root = root.parent_path();  // "cache/"
   std::map<std::filesystem::path, std::string> hashed;  // a page naming one wheel many times hashes it once
@@ -208,10 +257,16 @@ std::vector<std::string> verify_cache_index(const std::filesystem::path& cache_d
         why = hash_regular_file(target, hex_digest);
         known = hashed.emplace(target, why.empty() ? hex_digest : "").first;
       }
+      const auto stored = recorded.find(target.filename().string());
       if (!why.empty() || known->second.empty())
         problem(" links " + shown(target.string()) + ", which " + (why.empty() ? "cannot be read" : why));
       else if (known->second != link.sha256)
         problem(": sha256 of " + target.filename().string() + " differs from the link's");
+      else if (stored == recorded.end())
+        problem(" links " + target.filename().string() + ", which no store entry publishes");
+      else if (stored->second != link.sha256)
+        problem(": " + target.filename().string() +
+                " and its link's sha256 differ from what the store recorded (both changed after publishing)");
     }
     problems.insert(problems.end(), found.begin(), found.end());
     if (more) problems.push_back(page_name + ": " + std::to_string(more) + " more problems");

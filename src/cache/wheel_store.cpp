@@ -31,12 +31,17 @@ std::optional<StoreEntry> WheelStore::load(const std::filesystem::path& dir) con
   entry.hash = dir.filename().string();
   entry.key_text = std::move(*key_text);
   entry.inputs = KeyInputs::parse(entry.key_text);
-  for (const auto& file : std::filesystem::directory_iterator(dir / "wheels", ec))
-    if (file.path().extension() == ".whl") entry.wheels.push_back(file.path());
-  std::sort(entry.wheels.begin(), entry.wheels.end());
-  for (const auto& file : std::filesystem::directory_iterator(dir / "variants", ec))
-    if (file.path().extension() == ".whl") entry.variants.push_back(file.path());
-  std::sort(entry.variants.begin(), entry.variants.end());
+  // Only regular files count: the status of the entry itself, never of what a link names.
+  for (auto [sub, list] : {std::pair{"wheels", &entry.wheels}, std::pair{"variants", &entry.variants}}) {
+    for (const auto& file : std::filesystem::directory_iterator(dir / sub, ec)) {
+      if (!file.is_regular_file(ec) || file.is_symlink(ec))
+        entry.foreign.push_back(file.path());
+      else if (file.path().extension() == ".whl")
+        list->push_back(file.path());
+    }
+    std::sort(list->begin(), list->end());
+  }
+  std::sort(entry.foreign.begin(), entry.foreign.end());
   if (auto manifest = read_own_file(dir / "manifest.json", kMaxManifestBytes)) {
     if (auto json = nlohmann::json::parse(*manifest, nullptr, false); json.is_object()) {
       entry.manifest = BuildReport::from_json(json);

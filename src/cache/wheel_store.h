@@ -31,6 +31,11 @@ struct StoreEntry {
   // Variant wheels (PEP 825) of the same builds, each with NAME.json beside
   // it (its variant.json): what the index lists for variant-aware installers.
   std::vector<std::filesystem::path> variants;
+  // What wheels/ and variants/ hold that archbuild never writes there: a
+  // symbolic link (to a file outside the cache, say), a directory, a FIFO.
+  // Never listed as wheels or variants (gc and push never link or copy
+  // them); `cache verify` names each.
+  std::vector<std::filesystem::path> foreign;
   std::string key_text;                       // key.txt as written
   KeyInputs inputs;                           // key.txt parsed: what the build was
   std::optional<BuildReport> manifest;        // absent when manifest.json is missing or not JSON

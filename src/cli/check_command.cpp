@@ -4,6 +4,7 @@
 #include "cli/command.h"
 #include "cli/common_options.h"
 #include "cli/json_output.h"
+#include "core/error.h"
 #include "core/system_info.h"
 #include "preflight/preflight.h"
 
@@ -29,6 +30,11 @@ Command check_command() {
             add_json_flag(app, options->json, "Print a JSON object");
             app.footer("Exit: 0 every check passed; 2 bad arch spec; 3 a check failed.");
             return [options]() {
+              // A build dir that exists must be a directory: a file's free space says nothing.
+              std::error_code ec;
+              if (std::filesystem::exists(options->build_dir, ec) &&
+                  !std::filesystem::is_directory(options->build_dir, ec))
+                fail_bad_input("--build-dir " + options->build_dir + " is not a directory");
               auto context = HostContext::gather(options->cuda);
               auto resolved = context.resolve(options->spec);
               const char* tmp = std::getenv("TMPDIR");

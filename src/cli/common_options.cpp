@@ -1,5 +1,8 @@
 #include "cli/common_options.h"
 
+#include <cmath>
+#include <cstdlib>
+
 namespace archbuild {
 
 void add_cache_dir_option(CLI::App& app, std::string& cache_dir) {
@@ -49,7 +52,14 @@ void add_test_options(CLI::App& app, TestOptions& tests) {
                  "The project's tests, run from its source tree against the installed wheel on the GPU "
                  "(e.g. 'pytest test/test_ops.py -k cuda'; default: the recipe's [tests])");
   app.add_option("--test-timeout", tests.timeout_seconds, "Time budget of the tests in seconds (default 1200)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            // CLI::PositiveNumber lets "nan" and "inf" through
+            const double value = std::strtod(text.c_str(), nullptr);
+            return std::isfinite(value) ? std::string() : "'" + text + "' is not a finite number of seconds";
+          },
+          "SECONDS"));
   app.add_option("--max-failed-tests", tests.max_failed_tests,
                  "Failures the tests may have and still pass, listed in the report (default 0; a CUDA error "
                  "never counts as tolerable)")

@@ -154,6 +154,9 @@ std::filesystem::path Settings::cache_dir() const {
 
 std::filesystem::path Settings::python() const {
   const auto& value = get("python");
+  std::error_code ec;
+  if (value.value.find('/') != std::string::npos && std::filesystem::is_directory(value.value, ec))
+    fail_bad_input("python '" + value.value + "' (from " + value.origin + ") is a directory, not an interpreter");
   auto python = find_on_path(value.value);
   if (!python) fail_environment("python '" + value.value + "' (from " + value.origin + ") not found");
   return std::filesystem::absolute(*python);

@@ -6,11 +6,18 @@ namespace archbuild {
 
 namespace {
 
-bool is_dot_git(std::string_view part) {
-  constexpr std::string_view kDotGit = ".git";
-  return part.size() == kDotGit.size() && std::equal(part.begin(), part.end(), kDotGit.begin(), [](char a, char b) {
+bool equals_lower(std::string_view part, std::string_view lower) {
+  return part.size() == lower.size() && std::equal(part.begin(), part.end(), lower.begin(), [](char a, char b) {
            return (a >= 'A' && a <= 'Z' ? a - 'A' + 'a' : a) == b;
          });
+}
+
+// `.git` as git itself refuses it (verify_path): in any case, with trailing
+// dots or spaces (which Windows drops: `.git.` is `.git` there), and as its
+// NTFS short name `git~1`.
+bool is_dot_git(std::string_view part) {
+  while (!part.empty() && (part.back() == '.' || part.back() == ' ')) part.remove_suffix(1);
+  return equals_lower(part, ".git") || equals_lower(part, "git~1");
 }
 
 }  // namespace

@@ -19,7 +19,8 @@ namespace archbuild {
 //   "is not normalised (...)" (an empty or `.` component: `./a`, `a//b`,
 //     `a/`, `.`; one spelling per path, and never the tree itself)
 //   "goes into .git" (a `.git` component anywhere, in any case, as git
-//     itself refuses it: `.GIT` is `.git` on a case-insensitive disk)
+//     itself refuses it: `.GIT` is `.git` on a case-insensitive disk, `.git.`
+//     and `.git ` are `.git` on Windows, `GIT~1` its short name)
 std::string relative_path_problem(std::string_view path);
 
 }  // namespace archbuild

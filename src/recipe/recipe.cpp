@@ -75,6 +75,9 @@ class RecipeParser {
     recipe.depends_on = strings(root, "depends_on");
     recipe.kernel_test = string(root, "kernel_test", false);
     if (!recipe.kernel_test.empty()) {
+      // Relative to the recipe's dir or the data dir, and inside it: never an absolute path or '..'.
+      if (const auto problem = relative_path_problem(recipe.kernel_test); !problem.empty())
+        bad(root.get("kernel_test")->source(), "kernel_test", "'" + recipe.kernel_test + "' " + problem);
       std::vector<std::filesystem::path> roots = {file_.parent_path().parent_path()};
       if (site_) roots = {file_.parent_path(), data_dir()};
       auto found = std::find_if(roots.begin(), roots.end(),
@@ -178,10 +181,13 @@ class RecipeParser {
         if (!table) bad(element.source(), "patches", "must be an array of tables ([[patches]])");
         only_keys(*table, {"versions", "files"}, "patches.");
         PatchRule rule{range(*table, "patches.versions"), strings(*table, "files", "patches.")};
-        for (const auto& name : rule.files)
+        for (const auto& name : rule.files) {
+          if (const auto problem = relative_path_problem(name); !problem.empty())
+            bad(table->get("files")->source(), "patches.files", "'" + name + "' " + problem);
           if (!std::filesystem::is_regular_file(patches_dir_ / name))
             bad(table->get("files")->source(), "patches.files",
                 "patch '" + name + "' not found in " + patches_dir_.string());
+        }
         recipe.patches.push_back(std::move(rule));
       }
     } else if (root.get("patches")) {

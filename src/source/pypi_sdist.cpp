@@ -63,8 +63,11 @@ void write_record(const std::filesystem::path& file, const SdistOrigin& origin) 
   std::filesystem::rename(partial, file);
 }
 
+// The fetcher's last `count` lines, without its notes ("sdist_fetch: ..." lines: they are not the error).
 std::string last_lines(const std::string& text, size_t count) {
-  auto lines = split_any(text, "\n");
+  std::vector<std::string> lines;
+  for (auto& line : split_any(text, "\n"))
+    if (line.rfind("sdist_fetch: ", 0) != 0) lines.push_back(std::move(line));
   std::vector<std::string> kept(lines.end() - std::min(count, lines.size()), lines.end());
   return trim(join(kept, "\n"));
 }
@@ -304,6 +307,8 @@ SdistSource SdistFetcher::prepare(const PypiSpec& asked, const MirrorCache& mirr
                      " bytes");
     fetched.sha256 = sha256_file_hex(downloaded);
     const auto& listed = answer["index_sha256"];
+    if (!listed.is_null() && !listed.is_string())
+      fail_environment(what + ": the sdist fetcher's index_sha256 is neither null nor a string");
     if (listed.is_string()) {
       if (to_lower(listed.get<std::string>()) != fetched.sha256)
         fail_environment(what + ": hash mismatch: " + fetched.index + " lists sha256 " + listed.get<std::string>() +

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -467,7 +468,15 @@ std::vector<SdistTreeEntry> sdist_tree(const std::vector<ArchiveMember>& members
     order.emplace_back(path, i);
   }
 
-  // The single top-level directory (NAME-VERSION/) is stripped.
+  // The single top-level directory is stripped when it is the sdist's own
+  // NAME-VERSION/ (what sdist builders write: a hyphen, then a version that
+  // starts with a digit); a flat sdist whose only top-level entry is its
+  // package (mypkg/) keeps it.
+  auto is_name_version = [](const std::string& dir) {
+    const auto hyphen = dir.rfind('-');
+    return hyphen != std::string::npos && hyphen > 0 && hyphen + 1 < dir.size() &&
+           std::isdigit(static_cast<unsigned char>(dir[hyphen + 1]));
+  };
   std::string top;
   bool strip = !order.empty();
   bool deeper = false;
@@ -478,7 +487,7 @@ std::vector<SdistTreeEntry> sdist_tree(const std::vector<ArchiveMember>& members
     deeper = deeper || path.size() > first.size();
   }
   if (auto it = nodes.find(top); it != nodes.end() && it->second.kind != MemberKind::directory) strip = false;
-  strip = strip && deeper;
+  strip = strip && deeper && is_name_version(top);
   std::map<std::string, Node> tree_nodes;
   std::vector<std::pair<std::string, size_t>> tree_order;
   for (const auto& [path, index] : order) {

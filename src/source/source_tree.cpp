@@ -151,7 +151,11 @@ void check_no_foreign_symlinks(git_repository* repo, git_commit* commit, const s
                    "archbuild never checks out through a symlink: remove it, or the work tree to start over");
 }
 
-void checkout_commit(git_repository* repo, const std::string& commit_hex, const std::string& where) {
+// `exact_bytes`: no filter runs (no .gitattributes eol or ident rewrite),
+// for trees archbuild itself made a commit of (an sdist, a plain directory),
+// which are built byte for byte as they were.
+void checkout_commit(git_repository* repo, const std::string& commit_hex, const std::string& where,
+                     bool exact_bytes = false) {
   git_oid oid;
   git_check(git_oid_fromstr(&oid, commit_hex.c_str()), "bad commit id " + commit_hex);
   git_commit* commit = nullptr;
@@ -160,6 +164,7 @@ void checkout_commit(git_repository* repo, const std::string& commit_hex, const 
   check_no_foreign_symlinks(repo, commit, where);
   git_checkout_options options = GIT_CHECKOUT_OPTIONS_INIT;
   options.checkout_strategy = GIT_CHECKOUT_FORCE;
+  options.disable_filters = exact_bytes ? 1 : 0;
   git_check(git_checkout_tree(repo, reinterpret_cast<git_object*>(commit), &options), "cannot check out " + where);
   git_check(git_repository_set_head_detached(repo, &oid), "cannot set HEAD of " + where);
 }
@@ -359,7 +364,9 @@ SourceTree checkout_into(SourceTree tree, const std::optional<SourceTree>& previ
       for (const auto& created : patch.created)
         if (files.remove_file(created)) files.remove_empty_parents(created);
   }
-  checkout_commit(repo.get(), tree.commit, tree.dir.string());
+  const bool archbuilds_own_commit = request.sdist ||
+                                     (request.snapshot && request.snapshot->kind == LocalSnapshot::Kind::directory);
+  checkout_commit(repo.get(), tree.commit, tree.dir.string(), archbuilds_own_commit);
 
   if (request.submodules) {
     std::vector<Parent> level = {{tree.dir, "", request.url}};

@@ -56,6 +56,21 @@ class OutOfRange(unittest.TestCase):
                 self.assertEqual(result.returncode, 2, result.stderr)
                 self.assertIn("--keep", result.stderr)
 
+    def test_options_that_name_the_wrong_kind_of_thing(self):
+        afile = self.dir / "afile"
+        afile.write_text("x")
+        result = run("check", "--arch", "9.0", "--build-dir", str(afile), timeout=QUICK)
+        self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
+        self.assertIn(f"--build-dir {afile} is not a directory", result.stderr)
+        for timeout in ("nan", "inf", "-nan"):
+            with self.subTest(timeout=timeout):
+                result = run("validate", str(afile), "--test-timeout", timeout, timeout=QUICK)
+                self.assertEqual(result.returncode, 2, result.stderr)
+                self.assertIn("--test-timeout", result.stderr)
+        result = run("validate", str(afile), "--arch", "9.0", "--python", str(self.dir), timeout=QUICK)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("is a directory, not an interpreter", result.stderr)
+
     def test_recipe_job_memory_must_be_finite(self):
         base = (SOURCE_DIR / "recipes" / "torch.toml").read_text()
         for value in ("nan", "inf", "-inf"):

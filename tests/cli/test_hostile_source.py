@@ -2,16 +2,25 @@
 patches that write through a symlink an earlier patch made, symlinks out of
 the tree, untracked symlinks in a reused work tree, and an edited manifest.
 Every test also checks that a sentinel directory outside the tree is
-byte-for-byte unchanged."""
+byte-for-byte unchanged. And `source pypi:NAME==VERSION` against a hostile
+package index or find-links dir: endless files, FIFOs, directories,
+malformed PEP 691 pages, huge pages, redirect loops, links to local files."""
+import hashlib
+import http.server
 import json
 import os
 import pathlib
 import shutil
 import stat
+import subprocess
+import sys
+import threading
+import time
 import unittest
 
 from gitrepos import add_submodule, commit_files, git, make_repo
-from harness import SYSTEM_NVCC, run, scratch_dir
+from harness import SOURCE_DIR, SYSTEM_NVCC, run, scratch_dir
+from test_pypi_source import DEMO_FILES, make_sdist
 
 
 def add_file(path, text):
@@ -398,6 +407,256 @@ class ReusedTree(Hostile):
         self.assertEqual(result.returncode, 2, result.stderr)
         self.assertIn("third_party/helper", result.stderr)
         self.assertIn("symlink", result.stderr)
+
+
+SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
+FETCHER = SOURCE_DIR / "recipes" / "frontends" / "sdist_fetch.py"
+
+
+class Routes(http.server.BaseHTTPRequestHandler):
+    """Answers each path from the server's `routes`: path -> function(handler)."""
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        route = self.server.routes.get(self.path)
+        try:
+            if route is None:
+                self.send_error(404)
+            else:
+                route(self)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client stopped reading: what every endless answer here ends with
+
+
+def answer(body, content_type="text/html", length=True):
+    def respond(handler):
+        handler.send_response(200)
+        handler.send_header("Content-Type", content_type)
+        if length:
+            handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
+    return respond
+
+
+def pep691(project, files):
+    return answer(json.dumps({"meta": {"api-version": "1.0"}, "name": project, "files": files}).encode(), SIMPLE_JSON)
+
+
+def endless(head=b"", content_type="application/octet-stream", length=None):
+    def respond(handler):
+        handler.send_response(200)
+        handler.send_header("Content-Type", content_type)
+        if length is not None:
+            handler.send_header("Content-Length", str(length))
+        handler.end_headers()
+        handler.wfile.write(head)
+        block = b"\0" * (1 << 16)
+        while True:
+            handler.wfile.write(block)
+    return respond
+
+
+def redirect(to):
+    def respond(handler):
+        handler.send_response(302)
+        handler.send_header("Location", to)
+        handler.send_header("Content-Length", "0")
+        handler.end_headers()
+    return respond
+
+
+def tree_bytes(root):
+    return sum(p.lstat().st_size for p in pathlib.Path(root).rglob("*") if p.is_file() and not p.is_symlink())
+
+
+class HostileIndex(unittest.TestCase):
+    """What an index or a find-links dir offers is refused in one line (exit 2, bad input; 3 for an index
+    that cannot be read), with no traceback, nothing left in the cache and no more than the cap written."""
+
+    def setUp(self):
+        self.dir = scratch_dir(self)
+        self.cache = self.dir / "cache"
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Routes)
+        self.server.routes = {}
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.addCleanup(self.server.server_close)
+        self.addCleanup(self.server.shutdown)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        self.env = {"PIP_INDEX_URL": f"{self.url}/simple/", "PIP_CONFIG_FILE": os.devnull, "PIP_FIND_LINKS": None,
+                    "PIP_EXTRA_INDEX_URL": None, "PIP_NO_INDEX": None, "ARCHBUILD_OFFLINE": None,
+                    "ARCHBUILD_RECIPE_PATH": None}
+
+    def source(self, project, env=None):
+        """`archbuild source pypi:PROJECT==1.0`; the CompletedProcess, checked to leave nothing behind."""
+        started = time.monotonic()
+        result = run("source", f"pypi:{project}==1.0", "--cache-dir", str(self.cache),
+                     env=dict(self.env, **(env or {})), timeout=120)
+        self.assertLess(time.monotonic() - started, 60, result.stderr)
+        self.assertNotIn("Traceback", result.stderr)
+        self.assertNotIn('File "', result.stderr)
+        errors = [line for line in result.stderr.splitlines() if line.startswith("archbuild: error:")]
+        self.assertEqual(len(errors), 1, result.stderr)
+        sdists = self.cache / "sdists" / project
+        if sdists.exists():
+            self.assertEqual(sorted(p.name for p in sdists.iterdir()), ["1.0.lock"], result.stderr)
+        self.assertLess(tree_bytes(self.cache), 1 << 20)
+        return result, errors[0]
+
+    def fetch(self, project, max_bytes, env=None):
+        """The fetcher itself, with a small --max-bytes (archbuild's is 2 GiB)."""
+        dest = self.dir / f"dest-{project}"
+        dest.mkdir()
+        full_env = dict(os.environ, **{k: v for k, v in dict(self.env, **(env or {})).items() if v is not None})
+        for key, value in dict(self.env, **(env or {})).items():
+            if value is None:
+                full_env.pop(key, None)
+        result = subprocess.run([sys.executable, str(FETCHER), "--name", project, "--version", "1.0", "--dest",
+                                 str(dest), "--max-bytes", str(max_bytes)], capture_output=True, text=True,
+                                env=full_env, timeout=120)
+        self.assertNotIn("Traceback", result.stderr)
+        self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+        self.assertEqual(os.listdir(dest), [], result.stderr)
+        return result
+
+    def test_find_links_entries_that_are_no_regular_file_are_never_read(self):
+        links = self.dir / "links"
+        links.mkdir()
+        (links / "zeroes-1.0.tar.gz").symlink_to("/dev/zero")
+        (links / "dirpkg-1.0.tar.gz").mkdir()
+        os.mkfifo(links / "fifopkg-1.0.tar.gz")  # opened, it would block for a writer forever
+        with open(links / "sparse-1.0.tar.gz", "wb") as sparse:
+            sparse.truncate(3 << 30)  # 3 GiB that takes no disk, over the 2 GiB cap
+        cases = {
+            "zeroes": "(a symlink to /dev/zero, listed by {}) is a character device, not a regular file",
+            "dirpkg": "(listed by {}) is a directory, not a regular file",
+            "fifopkg": "(listed by {}) is a FIFO (named pipe), not a regular file",
+            "sparse": "is 3221225472 bytes, larger than the download cap of 2 GiB (2147483648 bytes)",
+        }
+        for find_links in (str(links), links.as_uri()):
+            for project, message in cases.items():
+                with self.subTest(project=project, find_links=find_links):
+                    result, error = self.source(project, env={"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": find_links})
+                    self.assertEqual(result.returncode, 2, result.stderr)
+                    self.assertIn(str(links / f"{project}-1.0.tar.gz"), error)
+                    self.assertIn(message.format(find_links), error)
+        # a file: index (a static one on disk) whose page links /dev/zero
+        page = self.dir / "simple" / "zeroes"
+        page.mkdir(parents=True)
+        (page / "index.html").write_text(f'<a href="{(links / "zeroes-1.0.tar.gz").as_uri()}">zeroes-1.0.tar.gz</a>')
+        result, error = self.source("zeroes", env={"PIP_INDEX_URL": (self.dir / "simple").as_uri()})
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("(a symlink to /dev/zero, listed by file://", error)
+        # its page itself a FIFO: not read, not waited for
+        (page / "index.html").unlink()
+        os.mkfifo(page / "index.html")
+        result, error = self.source("zeroes", env={"PIP_INDEX_URL": (self.dir / "simple").as_uri()})
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("no sdist of zeroes", error)
+
+    def test_every_source_stops_at_the_cap(self):
+        big = self.dir / "links" / "bigfile-1.0.tar.gz"
+        big.parent.mkdir()
+        big.write_bytes(b"b" * 300000)
+        self.server.routes.update({
+            "/simple/endless/": answer(b'<a href="/files/endless-1.0.tar.gz">endless-1.0.tar.gz</a>'),
+            "/files/endless-1.0.tar.gz": endless(),  # no Content-Length: counted as it comes
+            "/simple/declared/": answer(b'<a href="/files/declared-1.0.tar.gz">declared-1.0.tar.gz</a>'),
+            "/files/declared-1.0.tar.gz": endless(length=10 << 30),
+        })
+        cases = [
+            ("endless", {}, "endless-1.0.tar.gz from http://127.0.0.1:"),
+            ("declared", {}, "declared-1.0.tar.gz from http://127.0.0.1:"),
+            ("bigfile", {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(big.parent)}, f"{big} is 300000 bytes, larger"),
+        ]
+        for project, env, message in cases:
+            with self.subTest(project):
+                result = self.fetch(project, 100000, env)
+                self.assertEqual(result.returncode, 2, result.stderr)
+                self.assertIn(message, result.stderr)
+                self.assertIn("the download cap of 97.7 KiB (100000 bytes); nothing was kept", result.stderr)
+        # through archbuild: its 2 GiB cap, checked before a byte is read
+        result, error = self.source("declared")
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("is 10737418240 bytes, larger than the download cap of 2 GiB", error)
+
+    def test_malformed_pep691_pages_are_refused_in_one_line(self):
+        def entry(**changes):
+            item = {"url": "/files/{project}-1.0.tar.gz", "hashes": {"sha256": "0" * 64}}
+            item.update(changes)
+            return {k: v for k, v in item.items() if v is not None}
+        cases = {
+            "hashes-list": ([entry(hashes=["sha256", "0" * 64])], "files[0] ({file}) 'hashes' is a list, not an object"),
+            "hash-number": ([entry(hashes={"sha256": 12})], "files[0] ({file}) hash 'sha256' is a number, not a string"),
+            "hash-not-hex": ([entry(hashes={"sha256": "zz"})], "the sha256 listed for {file} is not 64 hex digits"),
+            "yanked-object": ([entry(yanked={"reason": 1})], "'yanked' is an object, not true, false or a reason"),
+            "yanked-number": ([entry(yanked=1)], "'yanked' is a number, not true, false or a reason"),
+            "no-url": ([entry(url=None)], "files[0] ({file}) 'url' is null, not a URL"),
+            "entry-string": (["{file}"], "files[0] is a string, not an object"),
+            "files-object": ({"{file}": {}}, "'files' is an object, not a list"),
+            "page-list": (None, "the page is a list, not an object"),
+        }
+        for project, (files, message) in cases.items():
+            file = f"{project}-1.0.tar.gz"
+            files = json.loads(json.dumps(files).replace("{project}", project).replace("{file}", file))
+            if isinstance(files, list):  # each entry named for its project, as a real index lists it
+                files = [dict(item, filename=file) if isinstance(item, dict) else item for item in files]
+            self.server.routes[f"/simple/{project}/"] = (answer(b"[]", SIMPLE_JSON) if files is None
+                                                         else pep691(project, files))
+            self.server.routes[f"/files/{file}"] = answer(b"not an sdist", "application/octet-stream")
+            with self.subTest(project):
+                result, error = self.source(project)
+                self.assertEqual(result.returncode, 2, result.stderr)
+                self.assertIn(f"{self.url}/simple/{project}/: ", error)
+                self.assertIn(message.format(file=file), error)
+        # a well-formed page with the yanked and hashes forms PEP 691 allows still works
+        sdist = make_sdist(self.dir, "fine", "1.0", DEMO_FILES)
+        digest = hashlib.sha256(sdist.read_bytes()).hexdigest()
+        self.server.routes["/simple/fine/"] = pep691("fine", [
+            {"filename": sdist.name, "url": f"/files/{sdist.name}", "hashes": {"sha256": digest.upper(), "md5": "x"},
+             "yanked": "a reason"}])
+        self.server.routes[f"/files/{sdist.name}"] = answer(sdist.read_bytes(), "application/octet-stream")
+        result = run("source", "pypi:fine==1.0", "--cache-dir", str(self.cache), env=self.env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("is yanked on", result.stderr)
+        self.assertIn("(a reason)", result.stderr)
+
+    def test_huge_pages_redirect_loops_and_links_out_of_the_server(self):
+        local = make_sdist(self.dir, "local-pkg", "1.0", DEMO_FILES)
+        self.server.routes.update({
+            "/simple/huge/": endless(b"<html><body>\n", "text/html"),
+            "/simple/huge-json/": endless(b'{"files": [', SIMPLE_JSON),
+            "/simple/loop/": redirect("/simple/loop/"),
+            "/simple/dl-loop/": answer(b'<a href="/files/dl-loop-1.0.tar.gz">dl-loop-1.0.tar.gz</a>'),
+            "/files/dl-loop-1.0.tar.gz": redirect("/files/dl-loop-1.0.tar.gz"),
+            "/simple/to-ftp/": answer(b'<a href="/files/to-ftp-1.0.tar.gz">to-ftp-1.0.tar.gz</a>'),
+            "/files/to-ftp-1.0.tar.gz": redirect("ftp://127.0.0.1:1/to-ftp-1.0.tar.gz"),
+            "/simple/to-file/": answer(b'<a href="/files/to-file-1.0.tar.gz">to-file-1.0.tar.gz</a>'),
+            "/files/to-file-1.0.tar.gz": redirect(local.as_uri()),
+            # a page from a server naming a file of this machine (one that is there)
+            "/simple/local-pkg/": answer(f'<a href="{local.as_uri()}">{local.name}</a>'.encode()),
+        })
+        cases = [
+            ("huge", 2, f"{self.url}/simple/huge/: the index page is larger than 64 MiB"),
+            ("huge-json", 2, f"{self.url}/simple/huge-json/: the index page is larger than 64 MiB"),
+            ("loop", 3, "cannot read the package index: "),
+            ("dl-loop", 3, f"cannot download {self.url}/files/dl-loop-1.0.tar.gz: redirect loop"),
+            ("to-ftp", 3, "redirected to ftp://127.0.0.1:1/to-ftp-1.0.tar.gz, which is not an http(s) URL"),
+            ("to-file", 3, "Redirection to url"),
+            ("local-pkg", 2, "no sdist of local-pkg"),
+        ]
+        for project, code, message in cases:
+            with self.subTest(project):
+                result, error = self.source(project)
+                self.assertEqual(result.returncode, code, result.stderr)
+                self.assertIn(message, result.stderr if project == "local-pkg" else error)
+                if project == "loop":
+                    self.assertIn("redirect loop", error)
+                if project == "local-pkg":
+                    self.assertIn(f"ignored 1 link(s) on {self.url}/simple/local-pkg/ that are not http(s) URLs",
+                                  result.stderr)
 
 
 if __name__ == "__main__":

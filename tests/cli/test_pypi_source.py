@@ -4,6 +4,7 @@ reached through PIP_INDEX_URL as pip would), cached with their sha256 and
 checked again on reuse, read without ever being unpacked onto disk (hostile
 members refused with a sentinel directory untouched), built like a git
 source; recipes whose repository is pypi:NAME; and one real sdist from PyPI."""
+import fcntl
 import functools
 import hashlib
 import http.server
@@ -12,13 +13,16 @@ import json
 import os
 import pathlib
 import shutil
+import signal
+import subprocess
 import tarfile
 import threading
+import time
 import unittest
 import urllib.request
 
 from gitrepos import git
-from harness import SOURCE_DIR, SYSTEM_NVCC, run, scratch_dir, torch_build_python
+from harness import BIN, SOURCE_DIR, SYSTEM_NVCC, run, scratch_dir, session_processes, stop_session, torch_build_python
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -29,11 +33,11 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 class LocalIndex:
     """A PEP 503 simple index over HTTP on 127.0.0.1 holding the sdists added to it."""
 
-    def __init__(self, root):
+    def __init__(self, root, handler_class=QuietHandler):
         self.root = pathlib.Path(root)
         (self.root / "files").mkdir(parents=True)
         self.projects = {}
-        handler = functools.partial(QuietHandler, directory=str(self.root))
+        handler = functools.partial(handler_class, directory=str(self.root))
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.server.server_port}/simple/"
@@ -232,6 +236,36 @@ class PypiSource(unittest.TestCase):
         result, _ = self.source("pypi:demo-pkg==1.0", cache=self.dir / "unmirrored", env={"PIP_INDEX_URL": unresolvable})
         self.assertEqual(result.returncode, 3, result.stderr)
 
+    def test_sdists_are_taken_byte_for_byte(self):
+        # a .gitattributes of the sdist rewrites nothing (no CRLF, no $Id$ expansion)
+        files = dict(DEMO_FILES, **{".gitattributes": "*.py text eol=crlf\n*.c ident\n", "native.c": "/* $Id$ */\n"})
+        exact = make_sdist(self.dir, "exact-pkg", "1.0", files)
+        result, report = self.source(str(exact), "--dest", str(self.dir / "exact"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        tree = pathlib.Path(report["dir"])
+        self.assertEqual((tree / "setup.py").read_bytes(), DEMO_FILES["setup.py"].encode())
+        self.assertEqual((tree / "native.c").read_bytes(), b"/* $Id$ */\n")
+        # a flat sdist whose only top-level entry is its package keeps that directory
+        flat = self.dir / "flatpkg-1.0.tar.gz"
+        with tarfile.open(flat, "w:gz") as tar:
+            for info, data in (member("flatpkg/", kind=tarfile.DIRTYPE, mode=0o755),
+                               member("flatpkg/__init__.py", b"X = 1\n")):
+                tar.addfile(info, io.BytesIO(data) if info.isreg() else None)
+        result, report = self.source(str(flat), "--dest", str(self.dir / "flat"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual((pathlib.Path(report["dir"]) / "flatpkg" / "__init__.py").read_text(), "X = 1\n")
+        # .git as Windows and NTFS short names spell it: refused by archbuild, exit 2, naming the member
+        for number, name in enumerate(("GIT~1/config", ".git./config", ".git /hooks/x")):
+            with self.subTest(name):
+                where = self.dir / f"hostile-{number}"
+                where.mkdir()
+                hostile = make_sdist(where, "odd-pkg", "1.0", DEMO_FILES,
+                                     [lambda top, name=name: member(f"{top}/{name}", b"x\n")])
+                result, _ = self.source(str(hostile))
+                self.assertEqual(result.returncode, 2, result.stderr)
+                self.assertIn("goes into .git", result.stderr)
+                self.assertIn(name, result.stderr)
+
     def test_a_hash_mismatch_keeps_nothing(self):
         sdist = make_sdist(self.dir, "mismatch-pkg", "1.0", DEMO_FILES)
         self.index.add("mismatch-pkg", sdist, listed_sha256="0" * 64)
@@ -326,6 +360,145 @@ command = ["{python}", "setup.py", "bdist_wheel", "--dist-dir", "{wheel_dir}"]
                       env=self.env)
         self.assertEqual(generic.returncode, 0, generic.stderr)
         self.assertEqual(json.loads(generic.stdout)["recipe"], "cpp-extension")
+
+
+class HeldHandler(QuietHandler):
+    """Sends the first 256 KiB of a file the index's `held` names, then waits for its `release`."""
+
+    def copyfile(self, source, outputfile):
+        try:
+            if any(self.path.endswith("/" + name) for name in self.server.held):
+                outputfile.write(source.read(256 << 10))
+                outputfile.flush()
+                self.server.release.wait(120)
+            shutil.copyfileobj(source, outputfile)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client was stopped
+
+
+def start_time(pid):
+    text = pathlib.Path(f"/proc/{pid}/stat").read_text()
+    return text[text.rindex(")") + 2:].split()[19]
+
+
+class InterruptedDownloads(unittest.TestCase):
+    """A download cut short (SIGINT, SIGTERM, SIGKILL) leaves nothing behind for good: the fetcher removes
+    its partial file, and a later run removes what a killed one left, never another run's download."""
+
+    def setUp(self):
+        self.dir = scratch_dir(self)
+        self.cache = self.dir / "cache"
+        self.index = LocalIndex(self.dir / "index", HeldHandler)
+        self.release = self.index.server.release = threading.Event()
+        self.index.server.held = {"slow_pkg-1.0.tar.gz"}
+        self.addCleanup(self.index.close)
+        self.addCleanup(self.release.set)  # before close: a held response ends first
+        noise = [lambda top: member(f"{top}/data.bin", os.urandom(1 << 20))]  # 1 MiB that gzip cannot shrink
+        for version in ("1.0", "2.0"):
+            self.index.add("slow-pkg", make_sdist(self.dir, "slow-pkg", version, DEMO_FILES, noise))
+        self.env = dict(os.environ, NO_COLOR="1", PIP_INDEX_URL=self.index.url, PIP_CONFIG_FILE=os.devnull)
+        for name in ("PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "PIP_NO_INDEX", "ARCHBUILD_OFFLINE",
+                     "ARCHBUILD_RECIPE_PATH"):
+            self.env.pop(name, None)
+        self.sdists = self.cache / "sdists" / "slow-pkg"
+
+    def start(self, version):
+        self.before = set(self.sdists.glob(".download-*"))
+        process = subprocess.Popen([BIN, "source", f"pypi:slow-pkg=={version}", "--cache-dir", str(self.cache)],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env,
+                                   start_new_session=True)
+        self.addCleanup(lambda: (stop_session(process), process.communicate()))
+        return process
+
+    def wait_for_partial(self, process):
+        """The .download-* dir of the download now held, once its partial file has bytes."""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            for partial in self.sdists.glob(".download-*/*slow_pkg-1.0.tar.gz"):  # .partial-PID-FILE
+                if partial.parent not in self.before and partial.stat().st_size > 0:
+                    return partial.parent
+            self.assertIsNone(process.poll(), process.stderr.read() if process.poll() is not None else "")
+            time.sleep(0.05)
+        self.fail("the download never started")
+
+    def wait_for_session_end(self, process):
+        deadline = time.monotonic() + 30
+        while session_processes(process.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(session_processes(process.pid), [])
+
+    def test_sigint_or_sigterm_mid_download_leaves_nothing(self):
+        for signo in (signal.SIGINT, signal.SIGTERM):
+            with self.subTest(signal=signo.name):
+                self.release.clear()
+                process = self.start("1.0")
+                self.wait_for_partial(process)
+                process.send_signal(signo)  # to archbuild alone, as a terminal's ^C reaches it
+                _, err = process.communicate(timeout=60)
+                self.assertEqual(process.returncode, 130, err)
+                self.wait_for_session_end(process)
+                self.assertEqual(sorted(p.name for p in self.sdists.iterdir()), ["1.0.lock"])
+        self.release.set()
+        result = run("source", "pypi:slow-pkg==1.0", "--cache-dir", str(self.cache), env=self.env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertFalse(list(self.sdists.glob(".download-*")))
+
+    def test_a_rerun_removes_only_downloads_whose_writers_are_gone(self):
+        # archbuild and its fetcher killed outright: their download stays until a later run
+        process = self.start("1.0")
+        killed = self.wait_for_partial(process)
+        stop_session(process)
+        self.assertTrue(list(killed.glob("*slow_pkg-1.0.tar.gz")))
+        self.release.set()
+
+        def leftover(name, record=None, age=0):
+            path = self.sdists / name
+            path.mkdir()
+            (path / "slow_pkg-9.9.tar.gz").write_bytes(b"x" * 1000)
+            if record is not None:
+                (path / ".fetcher").write_text(json.dumps(record))
+            stamp = time.time() - age
+            os.utime(path, (stamp, stamp))
+            return path
+
+        me = os.getpid()
+        live = leftover(".download-live01", {"pid": 1, "parent": me, "parent_start": start_time(me)})
+        reused = leftover(".download-reuse1", {"pid": 1, "parent": me, "parent_start": "1"})  # pid reused since
+        old = leftover(".download-old001", age=3 * 3600)  # no record (an older archbuild's), untouched for 3 h
+        fresh = leftover(".download-new001")  # no record yet: archbuild made it a moment ago
+        remote = leftover(".download-other1", {"pid": 1, "host": "another-builder.invalid", "parent": 999999999,
+                                               "parent_start": "1"})  # a shared cache: its pid means nothing here
+        remote_old = leftover(".download-other2", {"pid": 1, "host": "another-builder.invalid", "parent": 999999999},
+                              age=3 * 3600)
+        held = leftover(".download-held01", {"pid": 1, "parent": 999999999, "parent_start": "1"})
+        lock = os.open(held, os.O_RDONLY | os.O_DIRECTORY)  # its fetcher still runs
+        self.addCleanup(os.close, lock)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        symlink = self.sdists / ".download-link01"
+        symlink.symlink_to(self.dir / "index")  # never followed
+
+        result = run("source", "pypi:slow-pkg==2.0", "--cache-dir", str(self.cache), env=self.env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        for gone in (killed, reused, old, remote_old):
+            self.assertFalse(gone.exists(), gone)
+            self.assertIn(f"removed {gone}, a download left over", result.stderr)
+        for kept in (live, fresh, held, remote):
+            self.assertTrue((kept / "slow_pkg-9.9.tar.gz").exists(), kept)
+        self.assertTrue(symlink.is_symlink())
+        self.assertTrue((self.dir / "index" / "files").is_dir())
+
+    def test_a_running_download_of_another_version_is_left_alone(self):
+        process = self.start("1.0")
+        running = self.wait_for_partial(process)
+        result = run("source", "pypi:slow-pkg==2.0", "--cache-dir", str(self.cache), env=self.env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertNotIn("a download left over", result.stderr)
+        self.assertTrue(list(running.glob("*slow_pkg-1.0.tar.gz")))
+        self.release.set()
+        _, err = process.communicate(timeout=120)
+        self.assertEqual(process.returncode, 0, err)
+        self.assertFalse(list(self.sdists.glob(".download-*")))
+        self.assertTrue((self.sdists / "slow_pkg-1.0.tar.gz").is_file())
 
 
 def demo_extension_sdist(where):

@@ -176,3 +176,32 @@ TEST(CacheIndex, APublishRewritesOnlyItsProjectsPage) {
   refresh_cache_index(cache, store);
   EXPECT_EQ(read(cache / "simple" / "demo" / "index.html"), incremental);
 }
+
+// A wheel in wheels/ swapped together with its page's sha256: the two agree,
+// but not with what the store recorded, and verify says so.
+TEST(CacheIndex, AWheelAndItsLinkChangedTogetherDifferFromTheStore) {
+  TempDir dir;
+  auto cache = dir.path / "cache";
+  WheelStore store(cache);
+  write(dir.path / "build" / "demo-1.0-py3-none-any.whl", "demo one");
+  BuildReport manifest;
+  manifest.published = true;
+  manifest.wheels = {ReportedWheel::of(dir.path / "build" / "demo-1.0-py3-none-any.whl")};
+  const std::string key_text = "cache_format 2\nref swap\n";
+  auto entry = store.publish({key_text, sha256_hex(key_text)}, {dir.path / "build" / "demo-1.0-py3-none-any.whl"},
+                             json_text(manifest.to_json()));
+  publish_to_cache_index(cache, store, entry);
+  ASSERT_TRUE(verify_cache_index(cache, store).empty());
+  const auto served = cache / "wheels" / "demo-1.0-py3-none-any.whl";
+  std::filesystem::remove(served);  // a new file, not a write through the store's hard link
+  write(served, "something else");
+  const auto page = cache / "simple" / "demo" / "index.html";
+  auto text = read(page);
+  const auto old_digest = sha256_hex(std::string("demo one"));
+  text.replace(text.find(old_digest), old_digest.size(), sha256_hex(std::string("something else")));
+  write(page, text);
+  auto problems = verify_cache_index(cache, store);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("differ from what the store recorded (both changed after publishing)"), std::string::npos)
+      << problems[0];
+}

@@ -9,21 +9,27 @@
 
 #include "core/error.h"
 #include "core/json_text.h"
+#include "core/sha256.h"
 #include "test_support.h"
+#include "wheel/wheel_test_support.h"
 
 using namespace archbuild;
 
 namespace {
 
+// A real key: push checks what verify checks, key.txt hashing to the entry's name included.
+const std::string kKeyText = "cache_format 2\n";
+const std::string kKeyHash = sha256_hex(kKeyText);
+
 // A cache with one published entry, its manifest recording its wheel.
 WheelStore source_cache(const std::filesystem::path& root) {
-  const auto wheel = root / "build" / "demo-1.0-py3-none-any.whl";
-  write(wheel, "wheel");
+  std::filesystem::create_directories(root / "build");
+  const auto wheel = write_minimal_wheel(root / "build", "demo", "py3-none-any");  // a real one: push reads RECORD
   BuildReport manifest;
   manifest.wheels = {ReportedWheel::of(wheel)};
   manifest.local_version_label = "cu130.sm90";  // a report lists its wheels once they are labelled
   WheelStore store(root / "cache");
-  store.publish({"cache_format 1\n", "0123abcd"}, {wheel}, json_text(manifest.to_json()));
+  store.publish({kKeyText, kKeyHash}, {wheel}, json_text(manifest.to_json()));
   return store;
 }
 
@@ -42,10 +48,10 @@ TEST(CachePush, ClaimsANewDirAndPushesAgainIntoIt) {
   TempDir dir;
   auto from = source_cache(dir.path);
   auto result = push_cache(from, dir.path / "shared");
-  EXPECT_EQ(result.pushed, std::vector<std::string>{"0123abcd"});
+  EXPECT_EQ(result.pushed, std::vector<std::string>{kKeyHash});
   EXPECT_TRUE(std::filesystem::is_regular_file(dir.path / "shared" / kSharedCacheMarker));
   result = push_cache(from, dir.path / "shared");
-  EXPECT_EQ(result.present, std::vector<std::string>{"0123abcd"});
+  EXPECT_EQ(result.present, std::vector<std::string>{kKeyHash});
 }
 
 TEST(CachePush, RefusesADirHoldingOtherThingsUntouched) {
@@ -73,25 +79,26 @@ TEST(CachePush, ADestWheelUnlikeItsManifestIsCopiedAgain) {
   auto from = source_cache(dir.path);
   auto dest = dir.path / "shared";
   push_cache(from, dest);
-  write(dest / "store" / "0123abcd" / "wheels" / "demo-1.0-py3-none-any.whl", "garbage");
+  write(dest / "store" / kKeyHash / "wheels" / "demo-1.0-py3-none-any.whl", "garbage");
   auto result = push_cache(from, dest);
   EXPECT_EQ(result.present, std::vector<std::string>{});
-  EXPECT_EQ(result.repaired, std::vector<std::string>{"0123abcd"});
+  EXPECT_EQ(result.repaired, std::vector<std::string>{kKeyHash});
   ASSERT_EQ(result.repairs.size(), 1u);
   EXPECT_NE(result.repairs[0].find("demo-1.0-py3-none-any.whl: sha256 differs"), std::string::npos);
-  EXPECT_EQ(read(dest / "store" / "0123abcd" / "wheels" / "demo-1.0-py3-none-any.whl"), "wheel");
-  EXPECT_EQ(read(dest / "wheels" / "demo-1.0-py3-none-any.whl"), "wheel");
-  EXPECT_EQ(push_cache(from, dest).present, std::vector<std::string>{"0123abcd"});
+  const auto built = read(dir.path / "build" / "demo-1.0-py3-none-any.whl");
+  EXPECT_EQ(read(dest / "store" / kKeyHash / "wheels" / "demo-1.0-py3-none-any.whl"), built);
+  EXPECT_EQ(read(dest / "wheels" / "demo-1.0-py3-none-any.whl"), built);
+  EXPECT_EQ(push_cache(from, dest).present, std::vector<std::string>{kKeyHash});
 }
 
 TEST(CachePush, ASourceWheelUnlikeItsManifestIsNotPushed) {
   TempDir dir;
   auto from = source_cache(dir.path);
-  write(from.root() / "0123abcd" / "wheels" / "demo-1.0-py3-none-any.whl", "rotten");
+  write(from.root() / kKeyHash / "wheels" / "demo-1.0-py3-none-any.whl", "rotten");
   auto result = push_cache(from, dir.path / "shared");
   EXPECT_EQ(result.pushed, std::vector<std::string>{});
-  ASSERT_EQ(result.not_pushed.size(), 1u);
-  EXPECT_NE(result.not_pushed[0].find("0123abcd: demo-1.0-py3-none-any.whl: sha256 differs"), std::string::npos);
-  EXPECT_FALSE(std::filesystem::exists(dir.path / "shared" / "store" / "0123abcd"));
+  ASSERT_FALSE(result.not_pushed.empty());
+  EXPECT_NE(result.not_pushed[0].find(kKeyHash + ": demo-1.0-py3-none-any.whl: sha256 differs"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir.path / "shared" / "store" / kKeyHash));
   EXPECT_TRUE(std::filesystem::is_directory(dir.path / "shared" / "simple"));  // the index is written all the same
 }

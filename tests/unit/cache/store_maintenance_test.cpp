@@ -9,6 +9,7 @@
 
 #include "cache/provenance.h"
 #include "cache/wheel_store.h"
+#include "core/ed25519.h"
 #include "core/json_text.h"
 #include "core/sha256.h"
 #include "test_support.h"
@@ -109,6 +110,68 @@ TEST(StoreProvenance, TheEntryAsPublishedMatchesAndAChangedFileIsNamed) {
                       "provenance.intoto.json: manifest.json's sha256 differs from the statement's (changed after "
                       "publishing)"),
             problems.end());
+}
+
+TEST(StoreProvenance, EveryFileOfTheEntryIsVouchedForAndEverySubjectIsThere) {
+  TempDir dir;
+  WheelStore store(dir.path / "cache");
+  write(dir.path / "demo-1.0-py3-none-any.whl", "wheel");
+  write(dir.path / "demo-1.0-py3-none-any-0123abcd.whl", "variant");
+  write(dir.path / "demo-1.0-py3-none-any-0123abcd.whl.json", R"({"variants": {"0123abcd": {}}})");
+  BuildReport report;
+  report.wheels = {ReportedWheel::of(dir.path / "demo-1.0-py3-none-any.whl")};
+  const auto manifest = json_text(report.to_json());
+  ProvenanceInputs inputs;
+  inputs.wheels = report.wheels;
+  inputs.wheels.push_back(ReportedWheel::of(dir.path / "demo-1.0-py3-none-any-0123abcd.whl"));
+  inputs.manifest_sha256 = sha256_hex(manifest);
+  const std::string sbom = "{\"bomFormat\": \"CycloneDX\"}\n";
+  inputs.other_subjects = {{"demo-1.0-py3-none-any-0123abcd.whl.json",
+                            sha256_hex(std::string(R"({"variants": {"0123abcd": {}}})"))},
+                           {kSbomFile, sha256_hex(sbom)}};
+  const auto envelope = json_text(dsse_envelope(json_text(provenance_statement(inputs)), nullptr));
+  const CacheKey key{"cache_format 2\nref v\n", sha256_hex(std::string("cache_format 2\nref v\n"))};
+  auto entry = store.publish(key, {dir.path / "demo-1.0-py3-none-any.whl"}, manifest,
+                             {{kProvenanceFile, envelope}, {kSbomFile, sbom}},
+                             {dir.path / "demo-1.0-py3-none-any-0123abcd.whl"});
+  auto problems_now = [&] {
+    auto now = *store.find(key);
+    auto found = verify_store_entry(now);
+    for (auto& problem : entry_provenance_problems(now, {}, false)) found.push_back(problem);
+    return found;
+  };
+  auto has = [](const std::vector<std::string>& found, const std::string& text) {
+    return std::any_of(found.begin(), found.end(), [&](const auto& p) { return p.find(text) != std::string::npos; });
+  };
+  ASSERT_EQ(entry_provenance_problems(entry, {}, false), std::vector<std::string>{});
+  // The SBOM and the variant.json behind the index's variants document are subjects.
+  write(entry.dir / kSbomFile, "{}");
+  EXPECT_TRUE(has(problems_now(), "sbom.cdx.json's sha256 differs from the statement's"));
+  write(entry.dir / kSbomFile, sbom);
+  const auto sidecar = entry.dir / "variants" / "demo-1.0-py3-none-any-0123abcd.whl.json";
+  write(sidecar, R"({"variants": {"0123abcd": {"nvidia": {"sm_arch": ["120_real"]}}}})");
+  EXPECT_TRUE(has(problems_now(), "demo-1.0-py3-none-any-0123abcd.whl.json's sha256 differs"));
+  write(sidecar, R"({"variants": {"0123abcd": {}}})");
+  // A variant wheel replaced by a link to a file outside the cache: named, and never listed as a variant.
+  const auto variant = entry.dir / "variants" / "demo-1.0-py3-none-any-0123abcd.whl";
+  write(dir.path / "outside.whl", "variant");
+  std::filesystem::remove(variant);
+  std::filesystem::create_symlink(dir.path / "outside.whl", variant);
+  EXPECT_TRUE(store.find(key)->variants.empty());
+  auto found = problems_now();
+  EXPECT_TRUE(has(found, "variants/demo-1.0-py3-none-any-0123abcd.whl is not a file archbuild wrote"));
+  EXPECT_TRUE(has(found, "its subject demo-1.0-py3-none-any-0123abcd.whl is missing from the entry"));
+  // Deleted: missing as well.
+  std::filesystem::remove(variant);
+  EXPECT_TRUE(has(problems_now(), "its subject demo-1.0-py3-none-any-0123abcd.whl is missing from the entry"));
+  // The statement removed: with a trusted key nothing can be checked, so it is a problem.
+  std::filesystem::remove(entry.dir / kProvenanceFile);
+  const auto key_pair = dir.path / "site.key";
+  Ed25519Key::generate(key_pair);
+  auto trusted = Ed25519Key::parse_public(read(dir.path / "site.key.pub"), "site.key.pub");
+  EXPECT_EQ(entry_provenance_problems(*store.find(key), {trusted}, false),
+            std::vector<std::string>{
+                "provenance.intoto.json: missing, so nothing of the entry can be checked against a trusted key"});
 }
 
 TEST(StoreGc, CollectRemovesOldEntriesAndLeftoversAndADryRunNothing) {

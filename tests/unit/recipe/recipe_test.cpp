@@ -66,6 +66,15 @@ TEST(RecipeBook, ASiteRecipesPatchesAndKernelTestLiveBesideIt) {
   auto why = error_of([&] { RecipeBook::load_search_path({{site.path, site.path / "patches", "x"}, kBuiltIn}); });
   EXPECT_NE(why.find("patch 'missing.patch' not found in " + (site.path / "patches").string()), std::string::npos)
       << why;
+  // Absolute paths and '..' would reach anything on the machine: refused, naming the key.
+  for (const auto& [body, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"kernel_test = \"/etc/passwd\"", "key 'kernel_test': '/etc/passwd' is an absolute path"},
+           {"kernel_test = \"../outside.py\"", "key 'kernel_test': '../outside.py' climbs out with '..'"},
+           {"[[patches]]\nversions = \"*\"\nfiles = [\"/etc/passwd\"]", "'/etc/passwd' is an absolute path"}}) {
+    write_recipe(site.path, "ext-c", body);
+    why = error_of([&] { RecipeBook::load_search_path({{site.path, site.path / "patches", "x"}, kBuiltIn}); });
+    EXPECT_NE(why.find(expected), std::string::npos) << why;
+  }
 }
 
 TEST(RecipeBook, ABadDirNamesItsOriginAndABadRecipeItsFile) {

@@ -195,6 +195,9 @@ TEST(SdistTree, StripsTheOneTopDirectory) {
   // Two top-level entries: nothing is stripped.
   auto flat = sdist_tree({file("setup.py"), file("pkg/__init__.py")}, "flat.tar.gz");
   EXPECT_EQ(paths(flat), (std::vector<std::string>{"setup.py", "pkg/__init__.py"}));
+  // One top-level directory that is no NAME-VERSION/ (a flat sdist holding only its package): kept.
+  auto package_only = sdist_tree({directory("mypkg/"), file("mypkg/__init__.py")}, "mypkg-1.0.tar.gz");
+  EXPECT_EQ(paths(package_only), (std::vector<std::string>{"mypkg/__init__.py"}));
 }
 
 TEST(SdistTree, RefusesPathsThatLeaveTheTree) {
