@@ -86,6 +86,8 @@ FLOAT8_TOLERANCE = (1.25e-1, 1e-2)
 INDEX_LIKE = re.compile(r"index|indices|idx|ptr|batch|perm|(^|_)(row|col|ids?)($|_)")
 MASK_LIKE = re.compile(r"mask")
 DIM_LIKE = re.compile(r"(^|_)(dim|axis|dims)($|_|\d)")
+# Legacy torch::RegisterOperators schemas name no argument: _0, _1, ... (PyG's packages)
+ANONYMOUS = re.compile(r"_\d+$")
 M_PERTURB = -6  # glibc mallopt: fill new CPU allocations with the complement of a byte
 
 torch = None  # imported lazily: the supervisor never imports torch
@@ -332,8 +334,10 @@ class ArgSpec:
         if self.has_default:
             return [OMIT]
         if inner == "int":
-            # no 0 for sizes: CPU kernels divide by them (SIGFPE)
-            return none_first + ([0, -1, 1] if DIM_LIKE.search(self.name.lower()) else [1, 2])
+            # no 0 for sizes: CPU kernels divide by them (SIGFPE); an unnamed int may be a dim too
+            if DIM_LIKE.search(self.name.lower()):
+                return none_first + [0, -1, 1]
+            return none_first + ([1, 0, -1, 2] if ANONYMOUS.match(self.name) else [1, 2])
         if inner == "float":
             return none_first + [0.5]
         if inner == "bool":
@@ -372,6 +376,10 @@ def build_attempts(specs):
     combos = max([len(spec.candidates) for spec in specs if not spec.is_tensor] + [1])
     has_optional_tensor = any(spec.is_tensor and len(spec.candidates) > 1 for spec in specs)
     attempts = [Attempt(t.float32, pattern, 0) for pattern in SHAPE_PATTERNS]
+    if any(ANONYMOUS.match(spec.name) for spec in specs):
+        # no names to guess index tensors and dims from: data first, indices after, each int candidate
+        attempts = [Attempt(t.float32, pattern, combo, others_int=True)
+                    for combo in range(combos) for pattern in SHAPE_PATTERNS[:2] + SHAPE_PATTERNS[8:9]] + attempts
     attempts += [Attempt(t.float32, pattern, 0, by_name=False) for pattern in SHAPE_PATTERNS]
     attempts += [Attempt(t.float32, pattern, combo)
                  for combo in range(1, combos) for pattern in SHAPE_PATTERNS[:4] + SHAPE_PATTERNS[8:]]
@@ -465,7 +473,9 @@ def make_inputs(op_name, attempt_number, specs, attempt):
                 attempt.first_dtype if attempt.first_dtype.is_floating_point else t.float32)
         if dtype.is_floating_point:
             return t.rand(shape, generator=generator, dtype=dtype)
-        return t.randint(0, smallest, shape, generator=generator, dtype=dtype)
+        # sorted along the last dim: still in-range indices, and what ops that take sorted indices
+        # (segment reductions over a COO index) require; unsorted ones crash some CPU kernels
+        return t.randint(0, smallest, shape, generator=generator, dtype=dtype).sort(dim=-1).values
 
     for spec in specs:
         candidates = spec.candidates

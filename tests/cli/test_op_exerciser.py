@@ -138,6 +138,21 @@ def write_test_packages(directory):
     (directory / "abtest.py").write_text(PACKAGE_SOURCE)
     (directory / "abslow.py").write_text(SLOW_PACKAGE_SOURCE.replace("{sleep_s}", str(BUDGET_S * 10)))
     (directory / "abbroken.py").write_text("raise ImportError('abbroken cannot be imported')\n")
+    # PyG's legacy torch::RegisterOperators schemas name no argument (_0, _1, ...): an index and a dim unnamed
+    (directory / "abanon.py").write_text(
+        "import torch\n"
+        "lib = torch.library.Library('abanon', 'DEF')\n"
+        "lib.define('scatter_sum(Tensor _0, Tensor _1, int _2) -> Tensor')\n"
+        "def scatter_sum(src, index, dim):\n"
+        "    if index.dtype != torch.long:\n"
+        "        raise RuntimeError('expected scalar type Long')\n"
+        "    if not 0 <= dim < src.dim() or index.shape != src.shape:\n"
+        "        raise IndexError('Dimension out of range')\n"
+        "    if (index.diff(dim=-1) < 0).any():\n"
+        "        raise RuntimeError('index must be sorted')  # as segment reductions over a COO index require\n"
+        "    out = torch.zeros(src.shape[:dim] + (int(index.max()) + 1,) + src.shape[dim + 1:], dtype=src.dtype)\n"
+        "    return out.scatter_add_(dim, index, src)\n"
+        "lib.impl('scatter_sum', scatter_sum, 'CPU')\n")
     # torchmd-net's shape: the package itself registers nothing; its ops come with a subpackage
     (directory / "ablazy" / "ops").mkdir(parents=True, exist_ok=True)
     (directory / "ablazy" / "__init__.py").write_text("")
@@ -298,6 +313,13 @@ class OpExerciser(unittest.TestCase):
         self.assertEqual([entry["op"] for entry in result["exercised"]], ["ablazy::twice"])
         self.assertEqual([entry["package"] for entry in result["optional_import_errors"]], ["abbroken"])
         self.assertEqual(result["import_errors"], [])
+
+    def test_unnamed_arguments_are_fed_as_data_indices_and_dims(self):
+        process, result = self.exercise("abanon", name="anonymous")
+        self.assertEqual(process.returncode, 0, process.stdout + process.stderr)
+        (entry,) = result["exercised"]
+        self.assertEqual(entry["op"], "abanon::scatter_sum")
+        self.assertRegex(entry["inputs"], r"^_0: float32\[[0-9, ]+\], _1: int64\[[0-9, ]+\], _2: -?[0-9]$")
 
     def test_torch_itself_is_skipped(self):
         process, result = self.exercise("torch", name="torch")
