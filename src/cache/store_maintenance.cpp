@@ -193,7 +193,9 @@ std::vector<std::string> verify_cache_index(const std::filesystem::path& cache_d
     }
   }
   // The variants documents in wheels/ say what the store's variant.json files say, and nothing else.
-  for (const auto& [file, expected] : variants_documents(variant_wheels)) {
+  const auto documents = variants_documents(variant_wheels);
+  for (const auto& [file, expected] : documents) recorded.emplace(file, sha256_hex(expected));
+  for (const auto& [file, expected] : documents) {
     std::string served;
     if (auto why = read_regular_file(index.wheels_dir / file, 16u << 20, served); !why.empty())
       problems.push_back("wheels/" + file + " " + why);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -74,16 +75,23 @@ CacheKey key_of(const std::string& text) { return {text, sha256_hex(text)}; }
 
 // A wheel's bytes, published with a manifest and an unsigned provenance whose
 // subjects are the wheel, the manifest and the variant wheel as published.
-StoreEntry publish_with_provenance(const TempDir& dir, const WheelStore& store, const std::string& ref) {
-  write(dir.path / "demo-1.0-py3-none-any.whl", "wheel " + ref);
-  write(dir.path / "demo-1.0-py3-none-any-0123abcd.whl", "variant " + ref);
+// The manifest of dir's demo wheel, and provenance inputs naming it, the
+// manifest and the variant wheel beside it.
+std::pair<std::string, ProvenanceInputs> manifest_and_inputs(const TempDir& dir) {
   BuildReport report;
   report.wheels = {ReportedWheel::of(dir.path / "demo-1.0-py3-none-any.whl")};
-  const auto manifest = json_text(report.to_json());
+  auto manifest = json_text(report.to_json());
   ProvenanceInputs inputs;
   inputs.wheels = report.wheels;
   inputs.wheels.push_back(ReportedWheel::of(dir.path / "demo-1.0-py3-none-any-0123abcd.whl"));
   inputs.manifest_sha256 = sha256_hex(manifest);
+  return {manifest, inputs};
+}
+
+StoreEntry publish_with_provenance(const TempDir& dir, const WheelStore& store, const std::string& ref) {
+  write(dir.path / "demo-1.0-py3-none-any.whl", "wheel " + ref);
+  write(dir.path / "demo-1.0-py3-none-any-0123abcd.whl", "variant " + ref);
+  const auto [manifest, inputs] = manifest_and_inputs(dir);
   const auto envelope = json_text(dsse_envelope(json_text(provenance_statement(inputs)), nullptr));
   return store.publish(key_of("cache_format 1\nref " + ref + "\n"), {dir.path / "demo-1.0-py3-none-any.whl"}, manifest,
                        {{kProvenanceFile, envelope}}, {dir.path / "demo-1.0-py3-none-any-0123abcd.whl"});
@@ -118,13 +126,7 @@ TEST(StoreProvenance, EveryFileOfTheEntryIsVouchedForAndEverySubjectIsThere) {
   write(dir.path / "demo-1.0-py3-none-any.whl", "wheel");
   write(dir.path / "demo-1.0-py3-none-any-0123abcd.whl", "variant");
   write(dir.path / "demo-1.0-py3-none-any-0123abcd.whl.json", R"({"variants": {"0123abcd": {}}})");
-  BuildReport report;
-  report.wheels = {ReportedWheel::of(dir.path / "demo-1.0-py3-none-any.whl")};
-  const auto manifest = json_text(report.to_json());
-  ProvenanceInputs inputs;
-  inputs.wheels = report.wheels;
-  inputs.wheels.push_back(ReportedWheel::of(dir.path / "demo-1.0-py3-none-any-0123abcd.whl"));
-  inputs.manifest_sha256 = sha256_hex(manifest);
+  auto [manifest, inputs] = manifest_and_inputs(dir);
   const std::string sbom = "{\"bomFormat\": \"CycloneDX\"}\n";
   inputs.other_subjects = {{"demo-1.0-py3-none-any-0123abcd.whl.json",
                             sha256_hex(std::string(R"({"variants": {"0123abcd": {}}})"))},
