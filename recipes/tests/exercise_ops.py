@@ -1157,7 +1157,9 @@ class Supervisor:
                 # died while importing torch or a package
                 why = f"{describe_exit(process.returncode)}: {log_tail(self.log_path)}"
                 if self.state.torch_version is None:
-                    self.state.fatal = {"code": EXIT_NO_TORCH, "message": f"importing torch crashed the worker: {why}"}
+                    # a crash is not "no torch" (exit 3 means torch is absent): the run failed
+                    self.state.fatal = {"code": EXIT_MISMATCH,
+                                        "message": f"importing torch crashed the worker: {why}"}
                 else:
                     self.state.fatal = {"code": EXIT_USAGE,
                                         "message": f"importing {self.state.importing} crashed the worker: {why}"}

@@ -220,9 +220,11 @@ std::vector<std::string> provenance_problems(const std::filesystem::path& entry_
   ReadEnvelope envelope;
   if (auto why = read_envelope(file, envelope); !why.empty()) return {why};
   std::map<std::string, std::string> subjects;
+  // const operator[] on a missing key is undefined: every field through find (json_string)
   for (const auto& subject : envelope.statement["subject"])
-    if (subject.is_object() && subject["name"].is_string() && subject["digest"].is_object())
-      subjects[subject["name"].get<std::string>()] = json_string(subject["digest"], "sha256");
+    if (const auto name = json_string(subject, "name");
+        !name.empty() && subject.contains("digest") && subject.at("digest").is_object())
+      subjects[name] = json_string(subject.at("digest"), "sha256");
   // Both ways: every file is a subject, and every subject is still there.
   if (!sha256_by_file.empty())
     for (const auto& [name, digest] : subjects)
@@ -244,10 +246,11 @@ std::vector<std::string> provenance_problems(const std::filesystem::path& entry_
   const auto signed_text = dsse_pae(kInTotoPayloadType, envelope.payload);
   bool verified = false;
   for (const auto& signature : envelope.signatures) {
-    if (!signature.is_object() || !signature["sig"].is_string()) continue;
+    const auto encoded = json_string(signature, "sig");
+    if (encoded.empty()) continue;
     std::string raw;
     try {
-      raw = base64_decode(signature["sig"].get<std::string>());
+      raw = base64_decode(encoded);
     } catch (const UserError&) {
       continue;
     }

@@ -182,14 +182,16 @@ std::vector<std::string> verify_cache_index(const std::filesystem::path& cache_d
     for (const auto& wheel : entry.wheels) published.insert(wheel.filename().string());
     // entries() is newest first, and the newest wins a file name in the index (emplace keeps the first)
     if (entry.manifest)
-      for (const auto& wheel : entry.manifest->wheels) recorded.emplace(wheel.file, wheel.sha256);
+      for (const auto& wheel : entry.manifest->wheels)
+        if (!wheel.sha256.empty()) recorded.emplace(wheel.file, wheel.sha256);
     for (const auto& wheel : entry.wheels)  // a manifest without digests: the store's file is the record
       if (std::string digest; !recorded.count(wheel.filename().string()) && hash_regular_file(wheel, digest).empty())
         recorded.emplace(wheel.filename().string(), digest);
     for (const auto& variant : entry.variants) {
       std::string digest;
-      if (hash_regular_file(variant, digest).empty()) recorded.emplace(variant.filename().string(), digest);
-      variant_wheels.push_back(variant);
+      if (!hash_regular_file(variant, digest).empty()) continue;
+      // the newest entry's copy of a file name is the one the index serves, as the refresh picks it
+      if (recorded.emplace(variant.filename().string(), digest).second) variant_wheels.push_back(variant);
     }
   }
   // The variants documents in wheels/ say what the store's variant.json files say, and nothing else.

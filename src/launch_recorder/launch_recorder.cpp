@@ -5,7 +5,7 @@
 // InitializeInjection() in every process of the checks when it initialises
 // (cuInit). The library subscribes to CUPTI's launch callbacks and appends
 // one line per (device, kernel) pair the first time that kernel launches on
-// that device, to ARCHBUILD_LAUNCH_DIR/launches-PID.tsv:
+// that device (a launch that succeeded), to ARCHBUILD_LAUNCH_DIR/launches-PID.tsv:
 //
 //   # archbuild launch recorder 1: cupti /path/libcupti.so.13
 //   0<TAB>_Z13muladd_kernelPKfS0_fPfi
@@ -23,12 +23,15 @@
 // libcupti is loaded with dlopen: archbuild itself never links CUDA.
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -54,25 +57,39 @@ void write_line(int fd, const std::string& line) {
   size_t left = line.size();
   while (left > 0) {
     ssize_t written = ::write(fd, data, left);
+    if (written < 0 && errno == EINTR) continue;
     if (written < 0) return;  // nothing sensible to do inside the driver's callback
     data += written;
     left -= static_cast<size_t>(written);
   }
 }
 
+// Called at the exit of every launch API: a kernel counts once its launch
+// succeeded (a launch the driver refused, say for want of SASS, ran nothing).
 void CUPTIAPI on_launch(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void* data) {
   const auto* call = static_cast<const CUpti_CallbackData*>(data);
-  if (call == nullptr || call->callbackSite != CUPTI_API_ENTER || call->symbolName == nullptr) return;
-  auto& state = recorder();
-  uint32_t device = 0;
-  if (state.get_device_id == nullptr || call->context == nullptr ||
-      state.get_device_id(call->context, &device) != CUPTI_SUCCESS)
-    device = 0;
-  std::string key = std::to_string(device) + "\t" + call->symbolName;
-  std::lock_guard lock(state.mutex);
-  if (!state.seen.insert(key).second) return;
-  write_line(state.fd, key + "\n");
+  if (call == nullptr || call->callbackSite != CUPTI_API_EXIT || call->symbolName == nullptr) return;
+  // CUresult (driver) and cudaError_t (runtime) both read 0 for success.
+  if (call->functionReturnValue == nullptr || *static_cast<const int*>(call->functionReturnValue) != 0) return;
+  try {
+    auto& state = recorder();
+    uint32_t device = 0;
+    if (state.get_device_id == nullptr || call->context == nullptr ||
+        state.get_device_id(call->context, &device) != CUPTI_SUCCESS)
+      device = 0;
+    std::string key = std::to_string(device) + "\t" + call->symbolName;
+    std::lock_guard lock(state.mutex);
+    if (!state.seen.insert(key).second) return;
+    write_line(state.fd, key + "\n");
+  } catch (...) {
+    // never let an exception (memory) out into the program under test
+  }
 }
+
+// A child forked while another thread held the mutex would wait forever at
+// its first launch: it starts with a fresh one (its own lines still go to
+// the same file, which is what it inherited).
+void reset_after_fork() { new (&recorder().mutex) std::mutex(); }
 
 // The libcupti to use: ARCHBUILD_CUPTI_LIBRARY (archbuild finds one beside
 // the interpreter's torch or the toolkit), one already loaded, then the
@@ -177,6 +194,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return 1;
   recorder().fd = fd;
+  pthread_atfork(nullptr, nullptr, reset_after_fork);
   std::string why_not, library;
   if (start(why_not, library))
     write_line(fd, "# archbuild launch recorder 1: cupti " + library + "\n");

@@ -54,7 +54,8 @@ OwnedDir build_out_dir(const std::filesystem::path& dir) {
           ".archbuild-build",
           {"wheels", "variants", "tmp", "validate", "build-env", "build-requirements", "library-links", "build.log",
            "nvcc.log", "steps.log", "trace.json", "report.json", "key.txt", "archbuild-debug.log", "archbuild.log"},
-          "the build output dir"};
+          "the build output dir",
+          {"key.txt", "report.json", "archbuild-debug.log"}};
 }
 
 BuildContext BuildContext::resolve(const BuildRequest& request) {

@@ -25,7 +25,8 @@ bool DeviceValidation::ok() const {
 }
 
 bool DeviceValidation::kernels_launched() const {
-  return ran && census && (census->wheel_kernels == 0 || census->any_launched());
+  // A wheel without kernels has nothing to launch; one whose kernels could not be read proves nothing.
+  return ran && census && (census->any_launched() || (census->wheel_kernels == 0 && !census->unreadable));
 }
 
 bool DeviceValidation::failed_by_environment() const {
@@ -327,7 +328,7 @@ DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
                         : native.exit_code == 2 ? classify_failure(native.summary, request.packages)
                                                 : FailureKind::kernel});
       // SASS against PTX: the same inputs again, the PTX JIT-compiled, compared with the native results.
-      if (request.ptx_requested && native.ran && native.exercised > 0) {
+      if (request.ptx_requested && native.ran && native.exit_code <= 1 && native.exercised > 0) {
         exercise.compare_with_saved = true;
         exercise.label = "ptx";
         exercise.result_file = request.work_dir / kExercisePtxResult;
@@ -339,7 +340,9 @@ DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
                           ptx.summary,
                           ptx.log,
                           ptx.seconds,
-                          ptx.ok() ? FailureKind::none : FailureKind::kernel};
+                          ptx.ok()             ? FailureKind::none
+                          : ptx.exit_code == 2 ? classify_failure(ptx.summary, request.packages)
+                                               : FailureKind::kernel};
         if (!ptx.ok() && torch_cannot_jit()) {
           check.ok = true;
           check.failure = FailureKind::none;
@@ -371,13 +374,15 @@ DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
   // The census: the wheel's kernels in the images these GPUs run, against what launched.
   std::vector<ComputeCapability> ccs;
   for (const auto& gpu : request.gpus.devices) ccs.push_back(gpu.cc);
-  auto wheel_kernels = wheel_kernels_for(request.wheel, ccs, request.ptx_requested);
+  bool unreadable = false;
+  auto wheel_kernels = wheel_kernels_for(request.wheel, ccs, request.ptx_requested, unreadable);
   LaunchRecords records;
   if (recorder.empty())
     records.not_recorded = recorder_missing;
   else
     records = read_launch_records(launch_dir);
   validation.census = take_census(wheel_kernels, records);
+  validation.census->unreadable = unreadable;
   if (request.require_kernel_launch && !validation.kernels_launched())
     checks.push_back(
         {"a kernel of the wheel launched (require_kernel_launch)",

@@ -29,6 +29,7 @@ nlohmann::json KernelCensus::to_json() const {
           {"launched", names},
           {"devices", std::vector<int>(devices.begin(), devices.end())},
           {"other_kernels", other_kernels},
+          {"unreadable", unreadable},
           {"summary", summary()}};
 }
 
@@ -79,7 +80,7 @@ KernelCensus take_census(const std::set<std::string>& wheel_kernels, const Launc
 }
 
 std::set<std::string> wheel_kernels_for(const std::filesystem::path& wheel, const std::vector<ComputeCapability>& gpus,
-                                        bool with_ptx) {
+                                        bool with_ptx, bool& unreadable) {
   std::set<std::string> names;
   auto runs_here = [&](const FatbinEntry& entry) {
     for (auto cc : gpus) {
@@ -90,8 +91,10 @@ std::set<std::string> wheel_kernels_for(const std::filesystem::path& wheel, cons
   };
   WalkOptions options;
   options.with_bytes = [&](const BinaryInventory& inventory, const ByteView& bytes) {
+    if (inventory.error) unreadable = true;
     if (inventory.error || !inventory.has_cuda_code()) return;
     auto kernels = list_kernels(inventory, bytes, runs_here);
+    if (kernels.error) unreadable = true;
     auto all = kernels.all_names();
     names.insert(all.begin(), all.end());
   };

@@ -24,6 +24,7 @@ struct KernelCensus {
   std::vector<std::string> launched;  // of those, the ones that launched (mangled, sorted)
   std::set<int> devices;              // device ordinals (the checks' view) they launched on
   size_t other_kernels = 0;           // launched kernels not in the wheel (torch's own, ...)
+  bool unreadable = false;            // an image of the wheel could not be read: its kernels are unknown
 
   bool any_launched() const { return !launched.empty(); }
   // "launched 12 of 40 kernels of this wheel, on 1 GPU", or why nothing was counted.
@@ -47,8 +48,9 @@ KernelCensus take_census(const std::set<std::string>& wheel_kernels, const Launc
 // (SASS that runs natively on one, and PTX when `with_ptx`). Read from the
 // zip without unpacking; unreadable images are skipped (the static checks
 // report them).
+// `unreadable` is set when an image could not be read (its kernels are then unknown).
 std::set<std::string> wheel_kernels_for(const std::filesystem::path& wheel, const std::vector<ComputeCapability>& gpus,
-                                        bool with_ptx);
+                                        bool with_ptx, bool& unreadable);
 
 // The environment that loads the recorder into a check's processes, writing
 // into `dir`; empty when archbuild's recorder library is missing (`why` says so).

@@ -84,10 +84,18 @@ class Build(unittest.TestCase):
         result = plan(self.dir / "link")
         self.assertEqual(result.returncode, 2)
         self.assertIn("is a symbolic link", result.stderr)
-        # an older archbuild's out dir (only names a build writes, no marker) is adopted
+        # names anyone might use (wheels/, tmp/) without anything only archbuild writes: refused too
+        generic = self.dir / "generic"
+        (generic / "wheels").mkdir(parents=True)
+        (generic / "wheels" / "theirs.whl").write_text("keep me")
+        result = plan(generic)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("nothing that says archbuild wrote it", result.stderr)
+        # an older archbuild's out dir (its key.txt, no marker) is adopted
         old = self.dir / "old"
         (old / "wheels").mkdir(parents=True)
         (old / "build.log").write_text("an earlier build\n")
+        (old / "key.txt").write_text("cache_format 1\n")
         self.assertEqual(plan(old).returncode, 0)
 
     def test_plan_prints_the_environment_and_command(self):

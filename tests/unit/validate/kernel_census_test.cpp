@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "validate/device_validation.h"
+
 using namespace archbuild;
 
 namespace {
@@ -64,4 +66,18 @@ TEST(KernelCensus, TheRecorderIsBuiltBesideTheBinary) {
   // The unit tests run from build/tests; the recorder lives in build/src beside archbuild.
   auto library = std::filesystem::path(ARCHBUILD_TEST_BINARY).parent_path() / "libarchbuild_launch_recorder.so";
   EXPECT_TRUE(std::filesystem::is_regular_file(library)) << library;
+}
+
+TEST(KernelCensus, NoKernelsProvesNothingWhenTheImagesCouldNotBeRead) {
+  DeviceValidation validation;
+  validation.ran = true;
+  KernelCensus census;
+  census.recorded = true;
+  validation.census = census;
+  EXPECT_TRUE(validation.kernels_launched());  // a wheel without kernels has nothing to launch
+  validation.census->unreadable = true;
+  EXPECT_FALSE(validation.kernels_launched());  // its kernels are unknown: not `device`
+  validation.census->wheel_kernels = 2;
+  validation.census->launched = {"_Z1kv"};
+  EXPECT_TRUE(validation.kernels_launched());
 }
