@@ -55,7 +55,7 @@ OwnedDir build_out_dir(const std::filesystem::path& dir) {
           {"wheels", "variants", "tmp", "validate", "build-env", "build-requirements", "library-links", "build.log",
            "nvcc.log", "steps.log", "trace.json", "report.json", "key.txt", "archbuild-debug.log", "archbuild.log"},
           "the build output dir",
-          {"key.txt", "report.json", "archbuild-debug.log"}};
+          {"key.txt", "report.json", "archbuild-debug.log", "archbuild.log"}};
 }
 
 BuildContext BuildContext::resolve(const BuildRequest& request) {

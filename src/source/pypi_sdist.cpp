@@ -63,13 +63,26 @@ void write_record(const std::filesystem::path& file, const SdistOrigin& origin) 
   std::filesystem::rename(partial, file);
 }
 
-// The fetcher's last `count` lines, without its notes ("sdist_fetch: ..." lines: they are not the error).
 std::string last_lines(const std::string& text, size_t count) {
-  std::vector<std::string> lines;
-  for (auto& line : split_any(text, "\n"))
-    if (line.rfind("sdist_fetch: ", 0) != 0) lines.push_back(std::move(line));
+  auto lines = split_any(text, "\n");
   std::vector<std::string> kept(lines.end() - std::min(count, lines.size()), lines.end());
   return trim(join(kept, "\n"));
+}
+
+// Why the fetcher failed: its last error lines, then what it noted on the
+// way ("sdist_fetch: ..." lines: an index or links it ignored), so that a
+// note never reads as the error and is not lost either.
+std::string fetcher_failure(const std::string& err) {
+  std::string errors, notes;
+  for (const auto& line : split_any(err, "\n")) {
+    if (line.rfind("sdist_fetch: ", 0) == 0)
+      notes += (notes.empty() ? "" : "; ") + line.substr(13);
+    else
+      errors += line + "\n";
+  }
+  auto message = last_lines(errors, 4);
+  if (!notes.empty()) message += (message.empty() ? "" : " ") + std::string("(the fetcher noted: ") + notes + ")";
+  return message;
 }
 
 constexpr std::string_view kDroppedMarker = "dropped: ";
@@ -212,7 +225,7 @@ std::string SdistFetcher::newest_version(const std::string& name, std::vector<st
   options.timeout = kFetchTimeout;
   auto result = run_process(fetcher_command({"--name", name, "--newest"}), options);
   if (!result.succeeded()) {
-    std::string message = last_lines(result.err, 4);
+    std::string message = fetcher_failure(result.err);
     if (message.empty()) message = "the sdist fetcher ended with " + result.describe_status();
     if (!result.timed_out && !result.status.signaled && result.status.code == 2) fail_bad_input(what + ": " + message);
     fail_environment(what + ": " + message);
@@ -276,7 +289,7 @@ SdistSource SdistFetcher::prepare(const PypiSpec& asked, const MirrorCache& mirr
                                                std::to_string(limits_.max_download_bytes)}),
                               options);
     if (!result.succeeded()) {
-      std::string message = last_lines(result.err, 4);
+      std::string message = fetcher_failure(result.err);
       if (message.empty()) message = "the sdist fetcher ended with " + result.describe_status();
       if (!result.timed_out && !result.status.signaled && result.status.code == 2)
         fail_bad_input(what + ": " + message);
