@@ -16,6 +16,7 @@
 #include "core/interrupt.h"
 #include "core/log.h"
 #include "gpu/module_loader.h"
+#include "process/step_supervisor.h"
 #include "recipe/recipe.h"
 
 namespace {
@@ -69,6 +70,8 @@ int main(int argc, char** argv) {
   using namespace archbuild;
   // The compiler launcher runs once per compile: straight to exec, no CLI parsing.
   if (argc > 1 && std::string_view(argv[1]) == kStepLauncherCommand) return run_step_launcher(argc, argv);
+  // The supervisor each build step runs under (process/step_supervisor.h).
+  if (argc > 1 && std::string_view(argv[1]) == kStepSupervisorCommand) return run_step_supervisor(argc, argv);
   // The driver-API fatbin loader of device validation: a child process of its own.
   if (argc > 1 && std::string_view(argv[1]) == kLoadFatbinsCommand) return run_load_fatbins_command(argc, argv);
   install_interrupt_exit();

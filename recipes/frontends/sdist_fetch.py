@@ -723,8 +723,23 @@ def remove_stale_downloads(dest):
     """Removes the .download-* siblings of DEST (archbuild's <cache>/sdists/NAME) that this user owns and
     whose writers are gone. Another fetch of the same project may be running: its dir stays."""
     parent, own = os.path.split(os.path.abspath(dest))
-    if not own.startswith(DOWNLOAD_PREFIX):
+    if own.startswith(DOWNLOAD_PREFIX):
+        remove_stale_in(parent, own)
+
+
+def sweep(sdists, dry_run):
+    """`cache gc`: the stale .download-* dirs of every project under SDISTS (<cache>/sdists)."""
+    try:
+        projects = sorted(os.listdir(sdists))
+    except OSError:
         return
+    for name in projects:
+        path = os.path.join(sdists, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            remove_stale_in(path, None, dry_run)
+
+
+def remove_stale_in(parent, own, dry_run=False):
     try:
         names = os.listdir(parent)
     except OSError:
@@ -747,6 +762,10 @@ def remove_stale_downloads(dest):
                 continue  # a fetcher is writing it
             now = os.lstat(path)  # still the dir we locked (not removed and made again meanwhile)
             if (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino) or not writer_gone(fd, now):
+                continue
+            if dry_run:
+                print(f"sdist_fetch: would remove {path}, a download left over by an archbuild that is gone",
+                      file=sys.stderr)
                 continue
             shutil.rmtree(path, ignore_errors=True)
             if not os.path.lexists(path):
@@ -790,13 +809,20 @@ def clean_up_after_interrupt(dest):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--name", required=True)
+    parser.add_argument("--name")
+    parser.add_argument("--sweep", metavar="SDISTS", help="remove the stale .download-* dirs under SDISTS, then exit")
+    parser.add_argument("--dry-run", action="store_true", help="with --sweep: say what would go")
     parser.add_argument("--version")
     parser.add_argument("--newest", action="store_true")
     parser.add_argument("--dest")
     parser.add_argument("--max-bytes", type=int, default=2 << 30)
     parser.add_argument("--rewrite", action="append", default=[])
     args = parser.parse_args()
+    if args.sweep:
+        sweep(args.sweep, args.dry_run)
+        return 0
+    if not args.name:
+        parser.error("give --name NAME")
     if args.newest == bool(args.version) or (args.version and not args.dest):
         parser.error("give --version VERSION --dest DIR, or --newest")
     dest = None if args.newest else args.dest

@@ -17,6 +17,7 @@
 #include "core/json_text.h"
 #include "core/regular_file.h"
 #include "core/strings.h"
+#include "process/host_sockets.h"
 
 namespace archbuild {
 
@@ -227,8 +228,11 @@ BuildResult execute_build(const BuildPlan& plan, BuildProgressSink& status, Comm
     spec.argv = attempt_plan.argv;
     spec.env = attempt_plan.env;  // exactly what `archbuild plan` prints, launchers and step log included
     spec.working_dir = plan.source_dir;
-    if (plan.network.isolation != NetworkIsolation::unavailable)
+    spec.contain = true;  // nothing the step starts outlives it
+    if (plan.network.isolation != NetworkIsolation::unavailable) {
       spec.network = NetworkIsolationSetup::for_mode(plan.network.isolation);
+      spec.network->hidden_sockets = host_socket_paths();  // as the host has them now
+    }
     StepLog steps(plan.launchers.step_log);
     log << "==> archbuild: running with " << jobs << " jobs in " << plan.source_dir.string() << "\n";
     log.flush();

@@ -22,6 +22,7 @@
 #include "core/json_text.h"
 #include "core/regular_file.h"
 #include "core/user_path.h"
+#include "source/pypi_sdist.h"
 #include "ui/terminal.h"
 
 namespace archbuild {
@@ -316,6 +317,8 @@ ExitCode run_gc(const CacheOptions& options, size_t keep, bool dry_run) {
                 << gc_group(step.entry) << " (" << short_time(step.entry) << ")\n";
   };
   auto result = collect_garbage(options.resolve(), keep, dry_run, print_step);
+  const auto settings = Settings::load({{"cache_dir", options.cache_dir}});
+  const auto stale_downloads = SdistFetcher(settings).remove_stale_downloads(dry_run);
   if (options.json) {
     std::vector<std::string> leftover_paths;
     for (const auto& path : result.leftovers) leftover_paths.push_back(path.string());
@@ -323,10 +326,13 @@ ExitCode run_gc(const CacheOptions& options, size_t keep, bool dry_run) {
                 {"keep", keep},
                 {"removed", removed},
                 {"freed_bytes", result.freed_bytes},
-                {"unfinished_publishes_removed", leftover_paths}});
+                {"unfinished_publishes_removed", leftover_paths},
+                {"stale_downloads_removed", stale_downloads}});
   } else {
     for (const auto& path : result.leftovers)
       std::cout << (dry_run ? "would remove " : "removed ") << "unfinished publish " << path.string() << "\n";
+    for (const auto& path : stale_downloads)
+      std::cout << (dry_run ? "would remove " : "removed ") << "interrupted sdist download " << path << "\n";
     std::cout << (dry_run ? "would free " : "freed ") << megabytes(result.freed_bytes) << "; kept the newest " << keep
               << " per project and arch list\n";
   }

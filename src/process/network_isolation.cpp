@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -56,8 +57,10 @@ int try_in_child(const NetworkIsolationSetup& setup) {
 
 std::string NetworkIsolationProbe::describe() const {
   switch (mode) {
-    case NetworkIsolation::network_namespace: return "network namespace";
-    case NetworkIsolation::user_network_namespace: return "user + network namespace";
+    case NetworkIsolation::network_namespace:
+      return sockets_closed ? "network and mount namespace" : "network namespace";
+    case NetworkIsolation::user_network_namespace:
+      return sockets_closed ? "user + network + mount namespace" : "user + network namespace";
     case NetworkIsolation::unavailable: return "unavailable (" + reason + ")";
   }
   return "";
@@ -86,6 +89,13 @@ int NetworkIsolationSetup::enter() const {
       break;
   }
   loopback_up();
+  if (hidden_sockets.empty() && !require_mount_namespace) return 0;
+  // Private propagation first: a bind made in a namespace that still shares
+  // mounts with the host would appear on the host.
+  if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    return require_mount_namespace ? errno : 0;
+  for (const auto& socket_path : hidden_sockets)
+    ::mount("/dev/null", socket_path.c_str(), nullptr, MS_BIND, nullptr);  // gone since: nothing to cover
   return 0;
 }
 
@@ -97,6 +107,9 @@ const NetworkIsolationProbe& probe_network_isolation() {
       int error = try_in_child(NetworkIsolationSetup::for_mode(mode));
       if (error == 0) {
         result.mode = mode;
+        auto with_mounts = NetworkIsolationSetup::for_mode(mode);
+        with_mounts.require_mount_namespace = true;
+        result.sockets_closed = try_in_child(with_mounts) == 0;
         log::verbose("network isolation: {}{}", result.describe(),
                      reasons.empty() ? (::getuid() == 0 ? " (as root)" : "") : " (" + reasons + ")");
         return result;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace archbuild {
 
@@ -10,6 +11,10 @@ namespace archbuild {
 // - As another user: unshare(CLONE_NEWUSER | CLONE_NEWNET), the user mapped
 //   to itself (files the build writes keep their owner), where the kernel
 //   allows unprivileged user namespaces.
+// - Filesystem unix sockets reach across network namespaces: in a mount
+//   namespace of its own the step finds /dev/null bound over each socket the
+//   host had when it started (process/host_sockets.h), where mounts are
+//   allowed (as root, or inside the user namespace).
 // - Neither (a container's seccomp profile, a kernel setting): unavailable;
 //   the build then runs with proxy variables pointing at a closed port and
 //   pip told not to use an index, which stops the usual downloads but
@@ -18,7 +23,8 @@ enum class NetworkIsolation { network_namespace, user_network_namespace, unavail
 
 struct NetworkIsolationProbe {
   NetworkIsolation mode = NetworkIsolation::unavailable;
-  std::string reason;  // why unavailable: "unshare(CLONE_NEWNET): Operation not permitted; ..."
+  std::string reason;           // why unavailable: "unshare(CLONE_NEWNET): Operation not permitted; ..."
+  bool sockets_closed = false;  // a private mount namespace works too: host socket files are covered
   // "network namespace", "user + network namespace", "unavailable (...)"
   std::string describe() const;
 };
@@ -32,6 +38,11 @@ const NetworkIsolationProbe& probe_network_isolation();
 struct NetworkIsolationSetup {
   NetworkIsolation mode = NetworkIsolation::unavailable;
   std::string uid_map, gid_map;  // "UID UID 1\n", made in the parent
+  // Socket files to cover with /dev/null in a private mount namespace;
+  // best effort (a failure leaves them reachable, it does not stop the build)
+  // unless `require_mount_namespace`, which the probe sets.
+  std::vector<std::string> hidden_sockets;
+  bool require_mount_namespace = false;
   static NetworkIsolationSetup for_mode(NetworkIsolation mode);
   int enter() const;
 };

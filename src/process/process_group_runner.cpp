@@ -17,6 +17,7 @@
 #include "core/interrupt.h"
 #include "core/log.h"
 #include "process/run_process.h"
+#include "process/step_supervisor.h"
 
 namespace bp = boost::process;
 
@@ -69,6 +70,12 @@ GroupRunOutcome run_in_process_group(const GroupRunSpec& spec, const LineHandler
   if (spec.argv.empty()) throw std::logic_error("run_in_process_group: empty argv");
   auto program = find_on_path(spec.argv[0]);
   if (!program) fail_environment("cannot run '" + spec.argv[0] + "': not found or not executable");
+  const std::filesystem::path command_program = *program;
+  std::vector<std::string> args(spec.argv.begin() + 1, spec.argv.end());
+  if (spec.contain) {
+    args.insert(args.begin(), {kStepSupervisorCommand, "--", program->string()});
+    program = std::filesystem::read_symlink("/proc/self/exe");
+  }
   bp::environment env = boost::this_process::environment();
   for (const auto& [name, value] : spec.env) env[name] = value;
   env["PWD"] = spec.working_dir.string();
@@ -91,9 +98,9 @@ GroupRunOutcome run_in_process_group(const GroupRunSpec& spec, const LineHandler
   std::unique_ptr<bp::child> child;
   try {
     child = std::make_unique<bp::child>(
-        bp::exe = program->string(), bp::args = std::vector<std::string>(spec.argv.begin() + 1, spec.argv.end()),
-        bp::env = env, bp::start_dir = spec.working_dir.string(), bp::std_out > out->pipe, bp::std_err > err->pipe,
-        bp::std_in < bp::null, bp::extend::on_exec_setup = [&spec](auto&) {
+        bp::exe = program->string(), bp::args = args, bp::env = env, bp::start_dir = spec.working_dir.string(),
+        bp::std_out > out->pipe, bp::std_err > err->pipe, bp::std_in < bp::null,
+        bp::extend::on_exec_setup = [&spec](auto&) {
           ::setpgid(0, 0);  // a process group of its own
           if (spec.network)
             if (spec.network->enter() != 0) {
@@ -111,12 +118,15 @@ GroupRunOutcome run_in_process_group(const GroupRunSpec& spec, const LineHandler
   if (log::enabled(log::Level::verbose)) {
     std::map<std::string, std::optional<std::string>> changes(spec.env.begin(), spec.env.end());
     std::vector<std::string> shown = spec.argv;
-    shown[0] = program->string();
+    shown[0] = command_program.string();
     log_child_started(group, shown, &spec.working_dir, changes,
-                      !spec.network ? ""
-                      : spec.network->mode == NetworkIsolation::unavailable
-                          ? "network not isolated: no namespace available"
-                          : "network: " + NetworkIsolationProbe{spec.network->mode, ""}.describe() + ", loopback only");
+                      std::string(spec.contain ? "under archbuild's step supervisor; " : "") +
+                          (!spec.network ? ""
+                           : spec.network->mode == NetworkIsolation::unavailable
+                               ? "network not isolated: no namespace available"
+                               : "network: " + NetworkIsolationProbe{spec.network->mode, ""}.describe() +
+                                     ", loopback only; " + std::to_string(spec.network->hidden_sockets.size()) +
+                                     " host socket files covered"));
   }
 
   out->start(on_line);

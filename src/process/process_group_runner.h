@@ -26,6 +26,10 @@ struct GroupRunSpec {
   // When set, the child enters a network namespace of its own before exec
   // (process/network_isolation.h); failing that it exits 126, saying why.
   std::optional<NetworkIsolationSetup> network;
+  // Run under `archbuild _contain` (process/step_supervisor.h): whatever the
+  // command leaves running, daemons that left the process group included,
+  // is stopped when it exits.
+  bool contain = false;
 };
 
 struct GroupRunOutcome {

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/file_lock.h"
 #include "core/json_text.h"
+#include "core/log.h"
 #include "core/private_dir.h"
 #include "core/regular_file.h"
 #include "core/sha256.h"
@@ -206,6 +207,25 @@ std::vector<std::string> SdistFetcher::fetcher_command(const std::vector<std::st
   }
   command.insert(command.end(), arguments.begin(), arguments.end());
   return command;
+}
+
+std::vector<std::string> SdistFetcher::remove_stale_downloads(bool dry_run) const {
+  const auto sdists = CacheLayout(settings_.cache_dir()).sdists();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(sdists, ec)) return {};
+  std::vector<std::string> arguments = {"--sweep", sdists.string()};
+  if (dry_run) arguments.push_back("--dry-run");
+  ProcessOptions options;
+  options.timeout = kFetchTimeout;
+  auto result = run_process(fetcher_command(arguments), options);
+  std::vector<std::string> removed;
+  const std::string marker = dry_run ? "sdist_fetch: would remove " : "sdist_fetch: removed ";
+  for (const auto& line : split_any(result.err, "\n"))
+    if (line.starts_with(marker))
+      removed.push_back(line.substr(marker.size(), line.find(", a download") - marker.size()));
+  if (!result.succeeded())
+    log::warning("cache gc: the sweep of stale sdist downloads ended with {}", result.describe_status());
+  return removed;
 }
 
 std::string SdistFetcher::newest_version(const std::string& name, std::vector<std::string>& notes) const {

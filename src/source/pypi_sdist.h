@@ -64,6 +64,11 @@ class SdistFetcher {
   // key, its files a commit of the mirror of that path.
   SdistSource prepare_local(const std::filesystem::path& archive, const PypiSpec& spec,
                             const MirrorCache& mirrors) const;
+  // `cache gc`: removes the download dirs (<cache>/sdists/NAME/.download-*)
+  // that an interrupted fetch left and whose writers are gone (the fetcher's
+  // own test: unlocked, its archbuild no longer running). Returns what went
+  // (or, with `dry_run`, would go); best effort, never throws for a failure.
+  std::vector<std::string> remove_stale_downloads(bool dry_run) const;
 
  private:
   // The fetcher's command line: the interpreter, the script, the rewrites, `arguments`.

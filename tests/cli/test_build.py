@@ -98,6 +98,42 @@ class Build(unittest.TestCase):
         (old / "key.txt").write_text("cache_format 1\n")
         self.assertEqual(plan(old).returncode, 0)
 
+    def test_nothing_the_build_step_starts_outlives_it(self):
+        import socket
+        import threading
+        tag = f"archbuild-daemon-{os.getpid()}-{id(self)}"
+        relay_path = self.dir / "relay.sock"  # a host socket outside archbuild's dirs
+        relay = socket.socket(socket.AF_UNIX)
+        relay.bind(str(relay_path))
+        relay.listen()
+        accepted = []
+        relay.settimeout(0.2)
+        done = threading.Event()
+
+        def serve():
+            while not done.is_set():
+                try:
+                    accepted.append(relay.accept()[0])
+                except OSError:
+                    pass
+        threading.Thread(target=serve, daemon=True).start()
+        try:
+            plan = run("plan", "fixture", "--cache-dir", str(self.cache), "--arch", "9.0", env=self.env).stdout
+            result = self.build("--arch", "9.0", env={"FIXTURE_DAEMON_TAG": tag,
+                                                      "FIXTURE_CONNECT_SOCKET": str(relay_path)})
+        finally:
+            done.set()
+        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        log = (self.dir / "out" / "build.log").read_text()
+        # the daemon left the process group, not the supervisor: stopped and reaped before archbuild exits
+        self.assertEqual(processes_mentioning(tag), [])
+        self.assertRegex(log, r"archbuild: the build step left 1 process running \(pid \d+ python[^)]*\); stopped with SIGKILL")
+        if "mount namespace" in plan:
+            self.assertIn("-- fixture socket: Connection refused", log)
+            self.assertEqual(accepted, [])
+        else:
+            print(f"\n  socket files not covered here: {[l for l in plan.splitlines() if 'network' in l]}")
+
     def test_plan_prints_the_environment_and_command(self):
         result = run("plan", "fixture", "--arch", "8.0;9.0+PTX", "--cache-dir", str(self.cache), "--json",
                      "--jobs", "3", env=self.env)

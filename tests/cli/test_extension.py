@@ -155,7 +155,7 @@ class Extension(unittest.TestCase):
                   "--use-installed-torch"]
         plan = run("plan", *common[1:], env=self.env)
         self.assertEqual(plan.returncode, 0, plan.stderr)
-        self.assertIn("# network: off: the build step runs in a network namespace of its own", plan.stdout)
+        self.assertIn("# network: off: the build step runs in a network and mount namespace of its own", plan.stdout)
         offline = run(*common, env=self.env, timeout=600)
         self.assertEqual(offline.returncode, 1, offline.stderr[-3000:])
         self.assertIn("archbuild builds offline by design", offline.stderr)

@@ -487,6 +487,25 @@ class InterruptedDownloads(unittest.TestCase):
         self.assertTrue(symlink.is_symlink())
         self.assertTrue((self.dir / "index" / "files").is_dir())
 
+    def test_cache_gc_removes_downloads_whose_writers_are_gone(self):
+        process = self.start("1.0")
+        killed = self.wait_for_partial(process)
+        stop_session(process)  # archbuild and its fetcher killed outright
+        self.release.set()
+        live = self.sdists / ".download-live02"
+        live.mkdir()
+        (live / ".fetcher").write_text(json.dumps({"pid": 1, "parent": os.getpid(),
+                                                   "parent_start": start_time(os.getpid())}))
+        dry = run("cache", "gc", "--dry-run", "--cache-dir", str(self.cache), env=self.env)
+        self.assertEqual(dry.returncode, 0, dry.stderr)
+        self.assertIn(f"would remove interrupted sdist download {killed}", dry.stdout)
+        self.assertTrue(killed.exists())
+        gc = run("cache", "gc", "--json", "--cache-dir", str(self.cache), env=self.env)
+        self.assertEqual(gc.returncode, 0, gc.stderr)
+        self.assertEqual(json.loads(gc.stdout)["stale_downloads_removed"], [str(killed)])
+        self.assertFalse(killed.exists())
+        self.assertTrue(live.exists())  # its archbuild (this test) still runs
+
     def test_a_running_download_of_another_version_is_left_alone(self):
         process = self.start("1.0")
         running = self.wait_for_partial(process)

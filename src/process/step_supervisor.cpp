@@ -1,0 +1,166 @@
+#include "process/step_supervisor.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace archbuild {
+
+namespace {
+
+volatile sig_atomic_t stop_requested = 0;
+
+// SIGINT/SIGTERM/SIGHUP reach the whole process group, PROGRAM included:
+// the supervisor outlives them so that it can still clean up after PROGRAM.
+void note_stop(int) { stop_requested = 1; }
+
+void outlive_stop_signals() {
+  struct sigaction action {};
+  action.sa_handler = note_stop;
+  sigemptyset(&action.sa_mask);
+  for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(signal_number, &action, nullptr);
+}
+
+// This process's pid as /proc numbers it: inside a PID namespace getpid()
+// says 1 while /proc (the host's) knows another number.
+std::string proc_pid() {
+  char buffer[32] = {};
+  ssize_t n = ::readlink("/proc/self", buffer, sizeof buffer - 1);
+  return n > 0 ? std::string(buffer, static_cast<size_t>(n)) : std::to_string(::getpid());
+}
+
+// Children of this (single-threaded) process, in /proc's numbering.
+std::vector<std::string> children_in_proc() {
+  const std::string self = proc_pid();
+  std::ifstream in("/proc/" + self + "/task/" + self + "/children");
+  std::vector<std::string> pids;
+  for (std::string pid; in >> pid;) pids.push_back(pid);
+  return pids;
+}
+
+std::string command_name(const std::string& pid) {
+  std::ifstream in("/proc/" + pid + "/comm");
+  std::string name;
+  std::getline(in, name);
+  return name.empty() ? "?" : name;
+}
+
+// After PROGRAM exited: SIGKILL whatever is left until nothing is (a killed
+// parent's children are re-parented here, so the loop ends once every
+// descendant is reaped). `in_pid_namespace`: kill(-1) reaches exactly the
+// namespace; otherwise each child is killed by its pid.
+void stop_leftovers(bool in_pid_namespace) {
+  std::vector<std::string> named;
+  for (int round = 0;; ++round) {
+    auto left = children_in_proc();
+    for (const auto& pid : left)
+      if (named.size() < 8 && round == 0) named.push_back(pid + " " + command_name(pid));
+    if (in_pid_namespace) {
+      ::kill(-1, SIGKILL);
+    } else {
+      for (const auto& pid : left) ::kill(static_cast<pid_t>(std::stol(pid)), SIGKILL);
+    }
+    int status = 0;
+    pid_t reaped = ::waitpid(-1, &status, left.empty() ? WNOHANG : 0);
+    if (reaped < 0 && errno == ECHILD) break;
+    if (reaped == 0 && left.empty()) break;  // nothing left that /proc shows, nothing to reap
+    if (round == 0 && !left.empty()) {
+      std::ostringstream line;
+      line << "archbuild: the build step left " << left.size() << " process" << (left.size() == 1 ? "" : "es")
+           << " running (";
+      for (size_t i = 0; i < named.size(); ++i) line << (i ? ", " : "") << "pid " << named[i];
+      line << (left.size() > named.size() ? ", ..." : "") << "); stopped with SIGKILL\n";
+      std::cerr << line.str() << std::flush;
+    }
+  }
+}
+
+// Forks PROGRAM, reaps everything until PROGRAM exits, stops what is left.
+// Returns PROGRAM's wait status.
+int supervise(char** program, bool in_pid_namespace) {
+  pid_t child = ::fork();
+  if (child < 0) {
+    std::cerr << "archbuild: cannot start the build step: fork: " << std::strerror(errno) << "\n";
+    return 126 << 8;
+  }
+  if (child == 0) {
+    ::execv(program[0], program);
+    std::cerr << "archbuild: cannot run " << program[0] << ": " << std::strerror(errno) << "\n";
+    ::_exit(127);
+  }
+  int program_status = 0;
+  while (true) {
+    int status = 0;
+    pid_t reaped = ::waitpid(-1, &status, 0);
+    if (reaped == child) {
+      program_status = status;
+      break;
+    }
+    if (reaped < 0 && errno != EINTR) break;  // ECHILD: cannot happen while PROGRAM runs
+  }
+  stop_leftovers(in_pid_namespace);
+  return program_status;
+}
+
+[[noreturn]] void exit_like(int status) {
+  if (WIFSIGNALED(status)) {
+    int signal_number = WTERMSIG(status);
+    ::signal(signal_number, SIG_DFL);
+    sigset_t all;
+    sigfillset(&all);
+    ::sigprocmask(SIG_UNBLOCK, &all, nullptr);
+    ::raise(signal_number);
+    ::_exit(128 + signal_number);
+  }
+  ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+}
+
+}  // namespace
+
+int run_step_supervisor(int argc, char** argv) {
+  if (argc < 4 || std::string(argv[2]) != "--") {
+    std::cerr << "usage: archbuild " << kStepSupervisorCommand << " -- PROGRAM [ARGS...]\n";
+    return 2;
+  }
+  char** program = argv + 3;
+  outlive_stop_signals();
+  int status_pipe[2];
+  if (::unshare(CLONE_NEWPID) == 0 && ::pipe2(status_pipe, O_CLOEXEC) == 0) {
+    pid_t init = ::fork();
+    if (init == 0) {
+      // The namespace's init: it dies with the supervisor, and the kernel
+      // then kills everything else in the namespace.
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      ::close(status_pipe[0]);
+      int status = supervise(program, true);
+      [[maybe_unused]] auto written = ::write(status_pipe[1], &status, sizeof status);
+      ::_exit(0);
+    }
+    ::close(status_pipe[1]);
+    if (init > 0) {
+      int init_status = 0;
+      while (::waitpid(init, &init_status, 0) < 0 && errno == EINTR) {
+      }
+      int status = 0;
+      if (::read(status_pipe[0], &status, sizeof status) != sizeof status) status = SIGKILL;  // init was killed
+      exit_like(status);
+    }
+    ::close(status_pipe[0]);
+  }
+  // No PID namespace here: be the subreaper of the step instead.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  exit_like(supervise(program, false));
+}
+
+}  // namespace archbuild

@@ -1,0 +1,75 @@
+"""`archbuild _contain`, the supervisor every build step runs under: what the
+step leaves running (a daemon double-forked into a session of its own) is
+stopped when it exits, as root (a PID namespace) and as a user without
+namespaces (a child subreaper); the step's exit code or signal is passed on."""
+import os
+import shutil
+import signal
+import subprocess
+import time
+import unittest
+
+from harness import BIN, processes_mentioning
+
+DAEMON = 'setsid sh -c "sleep 300; :" "$0" & sleep 0.2; '
+
+
+def as_nobody():
+    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+class StepSupervisor(unittest.TestCase):
+    def contain(self, script, prefix=()):
+        tag = f"archbuild-contain-{os.getpid()}-{time.monotonic_ns()}"
+        # "$0" names the tag: it is in each sh's command line, so the test finds them
+        result = subprocess.run([*prefix, str(BIN), "_contain", "--", "/bin/sh", "-c", script, tag],
+                                capture_output=True, text=True, timeout=60, cwd="/")
+        return result, tag
+
+    def modes(self):
+        yield "as root: PID namespace" if os.geteuid() == 0 else "as this user", ()
+        if os.geteuid() == 0 and shutil.which("setpriv"):
+            yield "as nobody: subreaper", as_nobody()
+
+    def test_leftovers_are_stopped_and_named(self):
+        for mode, prefix in self.modes():
+            with self.subTest(mode):
+                result, tag = self.contain(DAEMON + "exit 4", prefix)
+                self.assertEqual(result.returncode, 4, result.stderr)
+                self.assertEqual(processes_mentioning(tag), [])
+                self.assertRegex(result.stderr, r"the build step left 1 process running \(pid \d+ sh\); stopped")
+
+    def test_exit_status_is_passed_on(self):
+        for mode, prefix in self.modes():
+            with self.subTest(mode):
+                self.assertEqual(self.contain("exit 0", prefix)[0].returncode, 0)
+                self.assertEqual(self.contain("exit 137", prefix)[0].returncode, 137)
+                killed, _ = self.contain("kill -KILL $$", prefix)
+                self.assertEqual(killed.returncode, -signal.SIGKILL)  # as an OOM kill reads
+                self.assertEqual(self.contain("true", prefix)[0].stderr, "")  # nothing left: nothing said
+
+    def test_a_killed_supervisor_takes_the_namespace_with_it(self):
+        if os.geteuid() != 0:
+            self.skipTest("a PID namespace needs root here (a user gets one inside the offline build's user "
+                          "namespace, which this test does not make)")
+        tag = f"archbuild-contain-{os.getpid()}-{time.monotonic_ns()}"
+        process = subprocess.Popen([str(BIN), "_contain", "--", "/bin/sh", "-c", DAEMON + "sleep 300", tag],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + 30
+        while len(processes_mentioning(tag)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertGreaterEqual(len(processes_mentioning(tag)), 3)  # supervisor, step, daemon
+        process.kill()  # SIGKILL: the supervisor cannot clean up, the kernel does
+        process.wait()
+        while processes_mentioning(tag) and time.monotonic() < deadline + 30:
+            time.sleep(0.05)
+        self.assertEqual(processes_mentioning(tag), [])
+
+    def test_usage(self):
+        result = subprocess.run([str(BIN), "_contain", "sh"], capture_output=True, text=True)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("usage: archbuild _contain -- PROGRAM", result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

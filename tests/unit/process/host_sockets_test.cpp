@@ -1,0 +1,45 @@
+#include "process/host_sockets.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+namespace archbuild {
+namespace {
+
+TEST(HostSockets, PathnameSocketsOfProcNetUnixAbstractAndUnnamedLeftOut) {
+  const std::string text =
+      "Num       RefCount Protocol Flags    Type St Inode Path\n"
+      "0000000000000000: 00000002 00000000 00010000 0001 01 20791 /run/dbus/system_bus_socket\n"
+      "0000000000000000: 00000002 00000000 00010000 0001 01 20800 @/tmp/.X11-unix/X0\n"
+      "0000000000000000: 00000003 00000000 00000000 0001 03 20801\n"
+      "0000000000000000: 00000002 00000000 00010000 0001 01 20802 /home/u/a relay.sock\n";
+  EXPECT_EQ(socket_paths_in_proc_net_unix(text),
+            (std::vector<std::string>{"/run/dbus/system_bus_socket", "/home/u/a relay.sock"}));
+  EXPECT_TRUE(socket_paths_in_proc_net_unix("").empty());
+}
+
+TEST(HostSockets, AListeningSocketUnderTmpIsFound) {
+  auto dir = std::filesystem::temp_directory_path() / ("archbuild-sockets-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto path = (dir / "relay.sock").string();
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  path.copy(address.sun_path, sizeof address.sun_path - 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  auto found = host_socket_paths();
+  ::close(fd);
+  std::filesystem::remove_all(dir);
+  EXPECT_NE(std::find(found.begin(), found.end(), path), found.end());
+  EXPECT_TRUE(std::is_sorted(found.begin(), found.end()));
+}
+
+}  // namespace
+}  // namespace archbuild
