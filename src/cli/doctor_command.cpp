@@ -1,11 +1,18 @@
 #include <iostream>
 
+#include "arch/arch_spec.h"
+#include "cache/indexed_builds.h"
+#include "cache/install_lines.h"
 #include "cli/command.h"
 #include "cli/common_options.h"
 #include "cli/inventory_output.h"
 #include "cli/json_output.h"
+#include "config/settings.h"
+#include "core/cache_layout.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "core/strings.h"
+#include "doctor/compat_matrix.h"
 #include "doctor/diagnosis.h"
 #include "doctor/diagnosis_output.h"
 #include "process/run_process.h"
@@ -18,8 +25,32 @@ namespace {
 
 struct DoctorOptions {
   std::vector<std::string> pythons, device_ccs;
+  std::string driver;  // --driver VERSION: judge for this driver instead of the loaded one
+  std::string cache_dir;
   bool json = false;
+  bool matrix = false;
 };
+
+// The torch builds archbuild's cache publishes, with their install lines;
+// an unreadable cache is no reason to stop a diagnosis.
+std::vector<CachedTorch> cached_torch_builds(const std::string& cache_dir) {
+  std::vector<CachedTorch> builds;
+  try {
+    const auto root = Settings::load({{"cache_dir", cache_dir}}).cache_dir();
+    for (const auto& build : indexed_builds(root, [](const std::string&) { return true; })) {
+      if (build.record.recipe != "torch") continue;
+      CachedTorch cached{build.record.version, CudaVersion::parse(build.record.cuda), {}, ""};
+      for (const auto& item : split_any(build.record.targets, ";"))
+        for (auto& target : parse_arch_item(item)) cached.targets.push_back(target);
+      auto lines = install_lines({build.wheel}, CacheLayout(root).simple_index());
+      cached.install_line = lines.empty() ? "" : lines.front();
+      builds.push_back(std::move(cached));
+    }
+  } catch (const std::exception& e) {
+    log::verbose("doctor: the cache's builds are left out: {}", e.what());
+  }
+  return builds;
+}
 
 std::optional<CudaVersion> nvcc_on_path_version() {
   auto nvcc = find_on_path("nvcc");
@@ -67,9 +98,21 @@ void print_environment(const PythonEnvironment& python, const Diagnosis& diagnos
 
 ExitCode run_doctor(const DoctorOptions& options) {
   auto table = ToolkitTable::load_default();
+  auto official = OfficialBuildTable::load_default();
+  auto cached = cached_torch_builds(options.cache_dir);
   auto toolkits = find_installed_toolkits();
   auto gpus = make_gpu_probe()->probe();
   std::vector<ComputeCapability> devices = parse_device_ccs(options.device_ccs);
+  if (!options.driver.empty()) {
+    auto driver_cuda = table.newest_for_driver(options.driver);
+    if (!driver_cuda)
+      fail_bad_input("--driver " + options.driver +
+                     ": not a driver version (N.N or N.N.N), or older than every CUDA release archbuild knows "
+                     "(the oldest needs " +
+                     table.all().front().min_driver + ")");
+    gpus.driver_version = options.driver;
+    gpus.driver_cuda = driver_cuda;
+  }
   std::string device_source = "--device-cc";
   if (devices.empty()) {
     devices = gpus.distinct_ccs();
@@ -98,6 +141,16 @@ ExitCode run_doctor(const DoctorOptions& options) {
     fail_environment("no GPU to diagnose against (" + gpus.unavailable_reason +
                      "); pass --device-cc M.N for the GPU that fails");
   }
+  if (options.matrix) {
+    auto matrix = compatibility_matrix(official, cached, devices, gpus.driver_cuda);
+    if (options.json) {
+      report["matrix"] = matrix_json(matrix);
+      print_json(report);
+    } else {
+      std::cout << "\n" << matrix_text(matrix);
+    }
+    return ExitCode::success;
+  }
 
   auto pythons = options.pythons.empty() ? std::vector<std::string>{"python3"} : options.pythons;
   bool any_torch = false, any_problem = false;
@@ -119,6 +172,11 @@ ExitCode run_doctor(const DoctorOptions& options) {
     inputs.driver_cuda = gpus.driver_cuda;
     inputs.nvcc_on_path = nvcc_on_path_version();
     inputs.table = &table;
+    inputs.official = &official;
+    inputs.cached_torch = cached;
+    for (const auto& package : packages)
+      if (auto distribution = distribution_of(package.site_dir, package.name))
+        inputs.distributions[package.name] = *distribution;
     if (!toolkits.empty()) inputs.build_cuda = toolkits.front().version;
     auto diagnosis = diagnose(inputs);
     any_problem = any_problem || diagnosis.has_problem();
@@ -165,6 +223,13 @@ Command doctor_command() {
             app.add_option("--python", options->pythons, "Interpreter to diagnose (repeatable; default python3)");
             app.add_option("--device-cc", options->device_ccs,
                            "Diagnose for a device of this CC instead of the visible GPUs (repeatable)");
+            app.add_option("--driver", options->driver,
+                           "Judge for an NVIDIA driver of this version (535.104.05) instead of the loaded one: a "
+                           "fleet's driver");
+            app.add_flag("--matrix", options->matrix,
+                         "Print which official torch builds (and the cache's) run on each device: native, ptx-jit, "
+                         "no-kernel-image, driver-too-old");
+            app.add_option("--cache-dir", options->cache_dir, "archbuild's cache, for the builds it already holds");
             add_json_flag(app, options->json, "Print a JSON object");
             app.footer(
                 "Exit: 0 all is well; 1 a problem was found; 3 nothing to diagnose (no GPU and no "

@@ -51,34 +51,118 @@ std::string file_name(const std::string& path) {
   return std::filesystem::path(bang == std::string::npos ? path : path.substr(bang + 1)).filename().string();
 }
 
-// The `archbuild` command that rebuilds `package` for `ccs`, with --cuda when
-// the toolkit archbuild would use cannot target one of them.
+std::string arch_flag(const std::vector<ComputeCapability>& ccs) {
+  auto archs = arch_list_text(ccs);
+  return " --arch " + (archs.find(';') == std::string::npos ? archs : "\"" + archs + "\"");
+}
+
+// " --cuda X.Y" when the toolkit archbuild would use cannot target one of
+// `ccs`: the newest toolkit that can; "" otherwise.
+std::string cuda_flag(const std::vector<ComputeCapability>& ccs, const DiagnosisInputs& in) {
+  if (!in.table || !in.build_cuda) return "";
+  auto can_target_all = [&](const ToolkitFacts& facts) {
+    return std::all_of(ccs.begin(), ccs.end(),
+                       [&](ComputeCapability cc) { return facts.can_target(cc, ArchVariant::plain); });
+  };
+  const ToolkitFacts* facts = in.table->newest_at_or_below(*in.build_cuda);
+  if (facts && can_target_all(*facts)) return "";
+  const ToolkitFacts* newest_that_can = nullptr;
+  for (const auto& candidate : in.table->all())
+    if (can_target_all(candidate)) newest_that_can = &candidate;
+  return newest_that_can ? " --cuda " + newest_that_can->version.str() : "";
+}
+
+std::string arch_arguments(const std::vector<ComputeCapability>& ccs, const DiagnosisInputs& in) {
+  return arch_flag(ccs) + cuda_flag(ccs, in);
+}
+
+// The `archbuild` command that rebuilds torch or a companion for `ccs`.
 std::string rebuild_command(const std::string& package, const std::vector<ComputeCapability>& ccs,
                             const DiagnosisInputs& in) {
-  std::string command;
-  if (package == "torch" || package == "torchvision" || package == "torchaudio")
-    command = "archbuild " + package;
-  else
-    command = "archbuild build <source of " + package + ">";
-  auto archs = arch_list_text(ccs);
-  command += " --arch " + (archs.find(';') == std::string::npos ? archs : "\"" + archs + "\"");
+  std::string command = "archbuild " + package + arch_flag(ccs);
   if (package == "torch" && in.python->torch_version)
     command += " --ref v" + version_without_local(*in.python->torch_version);
-  if (in.table && in.build_cuda) {
-    const ToolkitFacts* facts = in.table->newest_at_or_below(*in.build_cuda);
-    bool targetable = facts && std::all_of(ccs.begin(), ccs.end(), [&](ComputeCapability cc) {
-                        return facts->can_target(cc, ArchVariant::plain);
-                      });
-    if (!targetable) {
-      const ToolkitFacts* newest_that_can = nullptr;
-      for (const auto& candidate : in.table->all())
-        if (std::all_of(ccs.begin(), ccs.end(),
-                        [&](ComputeCapability cc) { return candidate.can_target(cc, ArchVariant::plain); }))
-          newest_that_can = &candidate;
-      if (newest_that_can) command += " --cuda " + newest_that_can->version.str();
+  return command + cuda_flag(ccs, in);
+}
+
+bool is_torch_family(const std::string& package) {
+  return package == "torch" || package == "torchvision" || package == "torchaudio";
+}
+
+std::string major_minor(const std::string& version) {
+  auto parts = split_any(version, ".");
+  return parts.size() >= 2 ? parts[0] + "." + parts[1] : version;
+}
+
+// The official torch build, PTX JIT, a cached build, then the source build.
+std::vector<Fix> torch_ladder(const std::vector<ComputeCapability>& devices, const DiagnosisInputs& in) {
+  TorchFixInputs ladder;
+  ladder.devices = devices;
+  ladder.driver_cuda = in.driver_cuda;
+  ladder.python_version = major_minor(in.python->python_version);
+  for (const auto& package : *in.packages)
+    if (package.name == "torchvision" || package.name == "torchaudio") ladder.companions.push_back(package.name);
+  ladder.official = in.official;
+  ladder.cached = in.cached_torch;
+  ladder.source_command = rebuild_command("torch", devices, in);
+  return torch_fixes(ladder);
+}
+
+// Another package: its build for another CUDA major where the project
+// publishes one per major and that CUDA can target the devices while its own
+// cannot; else a source build of the exact release, never a placeholder.
+std::vector<Fix> package_ladder(const std::string& package, const std::vector<ComputeCapability>& devices,
+                                const DiagnosisInputs& in) {
+  std::vector<Fix> fixes;
+  if (is_torch_family(package)) {
+    fixes.push_back({Fix::Kind::source_build,
+                     "build " + package + " for exactly these GPUs, against your torch",
+                     {rebuild_command(package, devices, in)}});
+    return fixes;
+  }
+  auto found = in.distributions.find(package);
+  if (found == in.distributions.end()) {
+    fixes.push_back({Fix::Kind::source_build,
+                     "none: no *.dist-info in its site dir names " + package +
+                         ", so archbuild cannot tell which project and release it is; build it from its source "
+                         "with `archbuild build DIR" +
+                         arch_arguments(devices, in) + "`",
+                     {}});
+    return fixes;
+  }
+  const auto& distribution = found->second;
+  auto can_target_all = [&](const ToolkitFacts& facts) {
+    return std::all_of(devices.begin(), devices.end(),
+                       [&](ComputeCapability cc) { return facts.can_target(cc, ArchVariant::plain); });
+  };
+  if (auto own_major = cuda_major_of_name(distribution.name); own_major && in.table) {
+    const ToolkitFacts* own = nullptr;
+    for (const auto& facts : in.table->all())
+      if (facts.version.major == *own_major) own = &facts;  // the newest of that major
+    if (own && !can_target_all(*own)) {
+      const ToolkitFacts* other = nullptr;
+      for (const auto& facts : in.table->all())
+        if (facts.version.major != *own_major && can_target_all(facts)) other = &facts;  // the newest that can
+      if (other)
+        if (auto name = cuda_variant_name(distribution.name, other->version.major))
+          fixes.push_back({Fix::Kind::official_variant,
+                           distribution.name + " is built with CUDA " + std::to_string(*own_major) +
+                               ", which cannot target " + arch_list_text(devices) + "; CUDA " + other->version.str() +
+                               " can, and the project publishes one build per CUDA major as " + *name +
+                               " (if it still publishes that one)",
+                           {"pip uninstall -y " + distribution.name + " && pip install " + *name}});
     }
   }
-  return command;
+  std::string why = "build " + distribution.name + " " + distribution.version +
+                    " from its sdist for exactly these GPUs";
+  std::vector<std::string> lines = {"archbuild build pypi:" + distribution.name + "==" + distribution.version +
+                                    arch_arguments(devices, in)};
+  if (!distribution.repository.empty()) {
+    why += " (or from " + distribution.repository + " at its release tag)";
+    lines.push_back("archbuild build " + distribution.repository + arch_arguments(devices, in));
+  }
+  fixes.push_back({Fix::Kind::source_build, why, lines});
+  return fixes;
 }
 
 std::string min_driver_for(const DiagnosisInputs& in, CudaVersion cuda) {
@@ -135,12 +219,16 @@ PackageDiagnosis diagnose_package(const PackageBinaries& package, const Diagnosi
     return out;
   }
   std::sort(missing.begin(), missing.end());
-  if (!missing.empty()) out.fixes.push_back(rebuild_command(package.name, missing, in));
+  // The whole machine's devices for torch: an official build must fit every one.
+  if (!missing.empty() || out.verdict == PackageVerdict::ptx_jit)
+    out.fixes = package.name == "torch" ? torch_ladder(in.devices, in)
+                                        : package_ladder(package.name, missing.empty() ? in.devices : missing, in);
   if (needs_newer_driver)
-    out.fixes.push_back("install NVIDIA driver " + min_driver_for(in, *package_cuda) + " or newer (CUDA " +
-                        package_cuda->str() + ")");
-  if (out.verdict == PackageVerdict::ptx_jit)
-    out.fixes.push_back("for native code: " + rebuild_command(package.name, in.devices, in));
+    out.fixes.insert(out.fixes.begin(),
+                     Fix{Fix::Kind::driver,
+                         "its PTX was built by CUDA " + package_cuda->str() + ", newer than this driver can JIT",
+                         {"install NVIDIA driver " + min_driver_for(in, *package_cuda) + " or newer (CUDA " +
+                          package_cuda->str() + ")"}});
   return out;
 }
 
@@ -166,7 +254,8 @@ Diagnosis diagnose(const DiagnosisInputs& in) {
         {false, "import torch fails: " + python.import_error, "the libraries were inspected without importing torch"});
   if (python.torch_dir && !torch_cuda)
     diagnosis.findings.push_back({false, "this torch is a CPU-only build (torch.version.cuda is None)",
-                                  "install a CUDA build, or: " + rebuild_command("torch", in.devices, in)});
+                                  "install a CUDA build (`archbuild doctor --matrix` lists the official ones), or: " +
+                                      rebuild_command("torch", in.devices, in)});
 
   if (torch_cuda && in.driver_cuda && in.driver_cuda->major < torch_cuda->major)
     diagnosis.findings.push_back({true,

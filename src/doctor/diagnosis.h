@@ -1,10 +1,14 @@
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "arch/compat.h"
+#include "doctor/distribution_info.h"
+#include "doctor/fix_ladder.h"
+#include "doctor/official_builds.h"
 #include "doctor/package_scan.h"
 #include "doctor/python_probe.h"
 #include "toolchain/toolkit_facts.h"
@@ -23,7 +27,7 @@ struct PackageDiagnosis {
   std::string site_dir;
   PackageVerdict verdict = PackageVerdict::ok;
   std::vector<std::string> problems;  // one line per file x device that fails
-  std::vector<std::string> fixes;     // exact commands or actions
+  std::vector<Fix> fixes;             // cheapest first, each with why and its exact lines
   std::vector<const BinaryInventory*> files;
   // Why the verdict is not_judged: NVIDIA's own runtime libraries (nvidia/*)
   // may load kernels at run time from outside their fatbins (libcufft carries
@@ -53,7 +57,11 @@ struct DiagnosisInputs {
   std::optional<CudaVersion> driver_cuda;   // newest CUDA the driver supports, if known
   std::optional<CudaVersion> nvcc_on_path;  // the nvcc a user would build extensions with
   const ToolkitTable* table = nullptr;
-  std::optional<CudaVersion> build_cuda;  // the toolkit archbuild would build with
+  std::optional<CudaVersion> build_cuda;         // the toolkit archbuild would build with
+  const OfficialBuildTable* official = nullptr;  // official torch builds, for the cheapest fix
+  std::vector<CachedTorch> cached_torch;         // torch builds in archbuild's cache
+  // The installed distribution of each package (by PackageBinaries::name), where found.
+  std::map<std::string, DistributionInfo> distributions;
 };
 
 // Pure: from what was found to verdicts and fixes. No I/O.

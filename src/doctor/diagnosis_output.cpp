@@ -33,13 +33,32 @@ std::string package_text(const PackageDiagnosis& package) {
                      (package.judged() ? "" : " (" + package.not_judged_reason + ")") + "\n";
   if (!package.judged()) return text;
   for (const auto& problem : package.problems) text += "      " + problem + "\n";
-  for (const auto& fix : package.fixes) text += "      fix: " + paint(fix, Style::cyan) + "\n";
+  text += fixes_text(package.fixes, "      ");
   return text;
+}
+
+std::string fixes_text(const std::vector<Fix>& fixes, const std::string& indent) {
+  std::string text;
+  int number = 0;
+  for (const auto& fix : fixes) {
+    std::string kind = to_string(fix.kind);
+    std::replace(kind.begin(), kind.end(), '-', ' ');
+    text += indent + (fix.lines.empty() ? std::string("-") : std::to_string(++number) + ".") + " " +
+            paint(kind, Style::bold) + ": " + fix.why + "\n";
+    for (const auto& line : fix.lines) text += indent + "   fix: " + paint(line, Style::cyan) + "\n";
+  }
+  return text;
+}
+
+nlohmann::json fixes_json(const std::vector<Fix>& fixes) {
+  auto out = nlohmann::json::array();
+  for (const auto& fix : fixes) out.push_back({{"kind", to_string(fix.kind)}, {"why", fix.why}, {"lines", fix.lines}});
+  return out;
 }
 
 nlohmann::json package_json(const PackageDiagnosis& package) {
   return {{"name", package.name},       {"site_dir", package.site_dir}, {"verdict", to_string(package.verdict)},
-          {"judged", package.judged()}, {"problems", package.problems}, {"fixes", package.fixes}};
+          {"judged", package.judged()}, {"problems", package.problems}, {"fixes", fixes_json(package.fixes)}};
 }
 
 }  // namespace archbuild

@@ -15,6 +15,11 @@ namespace archbuild {
 // libraries (and why it is not judged), then its problems and fixes.
 std::string package_text(const PackageDiagnosis& package);
 
+// Fixes cheapest first: "1. official build: WHY" then "   fix: LINE" per
+// line; a fix that does not exist here ("none: ...") is "-", without lines.
+std::string fixes_text(const std::vector<Fix>& fixes, const std::string& indent);
+nlohmann::json fixes_json(const std::vector<Fix>& fixes);  // [{kind, why, lines}]
+
 // name, site_dir, verdict, judged, problems, fixes; the caller adds the
 // files' inventories ("files").
 nlohmann::json package_json(const PackageDiagnosis& package);

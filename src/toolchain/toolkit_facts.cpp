@@ -118,4 +118,33 @@ std::vector<CudaTargets> ToolkitTable::release_targets() const {
   return std::vector<CudaTargets>(facts_.begin(), facts_.end());
 }
 
+namespace {
+// "535.104.05" -> {535, 104, 5}; empty for anything else.
+std::vector<long> driver_numbers(const std::string& text) {
+  std::vector<long> numbers;
+  if (text.empty() || text.size() > 32) return {};
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t dot = text.find('.', start);
+    auto part = text.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (part.empty() || part.size() > 9 || part.find_first_not_of("0123456789") != std::string::npos) return {};
+    numbers.push_back(std::stol(part));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return numbers.size() <= 4 ? numbers : std::vector<long>{};
+}
+}  // namespace
+
+std::optional<CudaVersion> ToolkitTable::newest_for_driver(const std::string& driver_version) const {
+  auto driver = driver_numbers(driver_version);
+  if (driver.empty()) return std::nullopt;
+  std::optional<CudaVersion> newest;
+  for (const auto& facts : facts_) {
+    auto needed = driver_numbers(facts.min_driver);
+    if (!needed.empty() && !(driver < needed)) newest = facts.version;
+  }
+  return newest;
+}
+
 }  // namespace archbuild

@@ -30,6 +30,10 @@ class ToolkitTable {
   const ToolkitFacts* find(CudaVersion version) const;
   // The newest table at or below `version` (facts for an unlisted minor).
   const ToolkitFacts* newest_at_or_below(CudaVersion version) const;
+  // The newest CUDA a driver of this version ("535.104.05") supports, by the
+  // releases' minimum drivers; nullopt for a driver older than all of them
+  // or a version that is not N.N[.N].
+  std::optional<CudaVersion> newest_for_driver(const std::string& driver_version) const;
   // Is `cc` a compute capability any known toolkit can target?
   bool knows(ComputeCapability cc, ArchVariant variant) const;
   // What each release can target, oldest first: arch resolution's view.

@@ -87,14 +87,58 @@ class DoctorOnFixtures(unittest.TestCase):
         self.assertEqual(result.returncode, 1)
         torch = self.packages(report)["torch"]
         self.assertEqual(torch["verdict"], "no-kernel-image")
-        self.assertIn("archbuild torch --arch 9.0 --ref v2.9.1", torch["fixes"])
+        # cheapest first: the newest official build holding sm_90, then the source build
+        self.assertEqual([f["kind"] for f in torch["fixes"]], ["official-build", "source-build"])
+        self.assertRegex(torch["fixes"][0]["lines"][0],
+                         r"^pip install torch==2\.\d+\.\d+ --index-url https://download\.pytorch\.org/whl/cu1\d\d$")
+        self.assertEqual(torch["fixes"][1]["lines"], ["archbuild torch --arch 9.0 --ref v2.9.1"])
         self.assertIn("libtorch_cuda.so has no kernel image for CC 9.0", torch["problems"][0])
         self.assertEqual(self.packages(report)["nvidia/fakelib"]["verdict"], "not-judged")
         self.assertEqual(self.packages(report)["nvidia/fakelib"]["files"][0]["verdicts"], {"9.0": "native"})
         result, report = self.doctor([site], "--device-cc", "7.5")
         myext = self.packages(report)["myext"]
         self.assertEqual(myext["verdict"], "no-kernel-image")
-        self.assertEqual(myext["fixes"], ["archbuild build <source of myext> --arch 7.5"])
+        # no *.dist-info names it: said plainly, never a placeholder to run
+        self.assertEqual(myext["fixes"][0]["lines"], [])
+        self.assertIn("archbuild cannot tell which project and release it is", myext["fixes"][0]["why"])
+
+    def test_a_package_with_metadata_gets_a_runnable_source_and_its_cuda_variant(self):
+        site = self.fixture()
+        # a project that publishes one distribution per CUDA major, built with CUDA 13 (no Pascal)
+        build_library(site, site / "cupyish" / "_core.so", ("compute_75", "sm_75"))
+        (site / "cupyish" / "__init__.py").write_text("")
+        info = site / "cupyish_cuda13x-13.6.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text("Metadata-Version: 2.1\nName: cupyish-cuda13x\nVersion: 13.6.0\n"
+                                       "Project-URL: Source, https://github.com/example/cupyish\n\nbody\n")
+        (info / "top_level.txt").write_text("cupyish\n")
+        result, report = self.doctor([site], "--device-cc", "6.1")
+        fixes = self.packages(report)["cupyish"]["fixes"]
+        self.assertEqual([f["kind"] for f in fixes], ["official-variant", "source-build"], fixes)
+        self.assertEqual(fixes[0]["lines"], ["pip uninstall -y cupyish-cuda13x && pip install cupyish-cuda12x"])
+        self.assertEqual(fixes[1]["lines"], ["archbuild build pypi:cupyish-cuda13x==13.6.0 --arch 6.1 --cuda 12.9",
+                                             "archbuild build https://github.com/example/cupyish --arch 6.1 --cuda 12.9"])
+
+    def test_matrix_for_devices_and_a_fleet_driver(self):
+        site = self.fixture()
+        result = run("doctor", "--python", self.python, "--matrix", "--device-cc", "6.1", "--device-cc", "9.0",
+                     "--driver", "570.26", "--json", env={"PYTHONPATH": str(site), "ARCHBUILD_FAKE_GPUS": None})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        matrix = json.loads(result.stdout)["matrix"]
+        self.assertEqual(matrix["devices"], ["6.1", "9.0"])
+        self.assertEqual(matrix["driver_cuda"], "12.8")  # 570.26 is CUDA 12.8's driver
+        cells = {row["build"]: row["cells"] for row in matrix["rows"]}
+        self.assertEqual(cells["torch 2.11.0+cu126"], ["native", "native"])
+        self.assertEqual(cells["torch 2.11.0+cu130"], ["no-kernel-image", "driver-too-old"])
+        text = run("doctor", "--python", self.python, "--matrix", "--device-cc", "12.1",
+                   env={"PYTHONPATH": str(site), "ARCHBUILD_FAKE_GPUS": None, "NO_COLOR": "1"})
+        self.assertEqual(text.returncode, 0, text.stderr)
+        self.assertRegex(text.stdout, r"torch 2\.11\.0\+cu130 +native +https://download\.pytorch\.org/whl/cu130")
+        self.assertRegex(text.stdout, r"torch 2\.11\.0\+cu126 +no-kernel-image")
+        bad = run("doctor", "--python", self.python, "--matrix", "--device-cc", "9.0", "--driver", "banana",
+                  env={"ARCHBUILD_FAKE_GPUS": None})
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("--driver banana: not a driver version", bad.stderr)
 
     def test_plain_output_says_verdict_and_fix(self):
         site = self.fixture()
@@ -103,6 +147,8 @@ class DoctorOnFixtures(unittest.TestCase):
         self.assertEqual(result.returncode, 1)
         self.assertIn("no-kernel-image", result.stdout)
         self.assertRegex(result.stdout, r"not-judged +nvidia/fakelib")  # the word --json gives
+        self.assertRegex(result.stdout, r"1\. official build: torch 2\.\d+\.\d+\+cu1\d\d \(the newest official build")
+        self.assertIn("2. source build: ", result.stdout)
         self.assertIn("fix: archbuild torch --arch 9.0 --ref v2.9.1", result.stdout)
         self.assertIn("import      FAILED", result.stdout)
         self.assertIn("verdict: problem found", result.stdout)
@@ -176,8 +222,13 @@ class DoctorOnRealTorch(unittest.TestCase):
         result = run("doctor", "--python", python, "--device-cc", "6.1", env={"ARCHBUILD_FAKE_GPUS": None})
         self.assertEqual(result.returncode, 1)
         self.assertIn("no-kernel-image", result.stdout)
-        # CUDA 13 dropped Pascal: the fix names the last toolkit that can build it
+        # CUDA 13 dropped Pascal: an official CUDA 12.6 build still holds sm_60, minutes instead of hours
+        self.assertRegex(result.stdout, r"1\. official build: torch 2\.\d+\.\d+\+cu126 .*holds sm_60 for CC 6\.1")
+        self.assertRegex(result.stdout, r"fix: pip install torch==2\.\d+\.\d+ --index-url https://download\.pytorch\.org/whl/cu126")
+        self.assertRegex(result.stdout, r"fix: uv pip install torch==2\.\d+\.\d+ --torch-backend=cu126")
+        # then the source build, naming the last toolkit that can build it
         self.assertIn("fix: archbuild torch --arch 6.1 --ref v2.11.0 --cuda 12.9", result.stdout)
+        self.assertLess(result.stdout.index("--whl/cu126".replace("--", "")), result.stdout.index("archbuild torch --arch"))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 #include "doctor/diagnosis.h"
 
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -56,7 +57,8 @@ struct Fixture {
     packages.push_back({"myext", "/site", {library("/site/myext/_C.so", {ptx(8, 0)})}});
   }
   Diagnosis run(std::vector<ComputeCapability> devices, std::optional<CudaVersion> driver = CudaVersion{13, 0},
-                std::optional<CudaVersion> nvcc = std::nullopt) {
+                std::optional<CudaVersion> nvcc = std::nullopt,
+                std::map<std::string, DistributionInfo> distributions = {}) {
     DiagnosisInputs in;
     in.python = &python;
     in.packages = &packages;
@@ -65,6 +67,7 @@ struct Fixture {
     in.nvcc_on_path = nvcc;
     in.table = &table;
     in.build_cuda = CudaVersion{13, 0};
+    in.distributions = std::move(distributions);
     return diagnose(in);
   }
 };
@@ -78,7 +81,9 @@ TEST(Diagnosis, OkAndPtxJit) {
   EXPECT_EQ(d.packages[1].verdict, PackageVerdict::ptx_jit);
   EXPECT_FALSE(d.has_problem());
   ASSERT_FALSE(d.packages[1].fixes.empty());
-  EXPECT_NE(d.packages[1].fixes[0].find("--arch 9.0"), std::string::npos);
+  // no *.dist-info names it: no runnable source line, said plainly with what to run from its source
+  EXPECT_TRUE(d.packages[1].fixes[0].lines.empty());
+  EXPECT_NE(d.packages[1].fixes[0].why.find("archbuild build DIR --arch 9.0"), std::string::npos);
 }
 
 TEST(Diagnosis, NoKernelImageNamesFileArchAndFix) {
@@ -86,8 +91,10 @@ TEST(Diagnosis, NoKernelImageNamesFileArchAndFix) {
   auto d = f.run({{12, 0}});
   EXPECT_EQ(d.packages[0].verdict, PackageVerdict::no_kernel_image);
   EXPECT_TRUE(d.has_problem());
-  ASSERT_EQ(d.packages[0].fixes.size(), 1u);
-  EXPECT_EQ(d.packages[0].fixes[0], "archbuild torch --arch 12.0 --ref v2.9.1");
+  ASSERT_EQ(d.packages[0].fixes.size(), 2u);  // no official table here: "none", then the source build
+  EXPECT_EQ(d.packages[0].fixes[0].kind, Fix::Kind::official_build);
+  EXPECT_TRUE(d.packages[0].fixes[0].lines.empty());
+  EXPECT_EQ(d.packages[0].fixes[1].lines, std::vector<std::string>{"archbuild torch --arch 12.0 --ref v2.9.1"});
   EXPECT_NE(d.packages[0].problems[0].find("libtorch_cuda.so"), std::string::npos);
   EXPECT_NE(d.packages[0].problems[0].find("sm_80 sm_90"), std::string::npos) << d.packages[0].problems[0];
 }
@@ -96,9 +103,14 @@ TEST(Diagnosis, FixAddsCudaWhenTheToolkitCannotTarget) {
   Fixture f;
   auto d = f.run({{6, 1}, {9, 0}});
   EXPECT_EQ(d.packages[0].verdict, PackageVerdict::no_kernel_image);
-  EXPECT_EQ(d.packages[0].fixes[0], "archbuild torch --arch 6.1 --ref v2.9.1 --cuda 12.9");
+  EXPECT_EQ(d.packages[0].fixes.back().lines[0], "archbuild torch --arch \"6.1;9.0\" --ref v2.9.1 --cuda 12.9");
   EXPECT_EQ(d.packages[1].verdict, PackageVerdict::no_kernel_image);  // compute_80 cannot JIT down to 6.1
-  EXPECT_EQ(d.packages[1].fixes[0], "archbuild build <source of myext> --arch 6.1 --cuda 12.9");
+  f.packages[1].name = "myext";
+  DistributionInfo myext{"myext", "1.2.0", "https://github.com/example/myext"};
+  auto with_metadata = f.run({{6, 1}, {9, 0}}, CudaVersion{13, 0}, std::nullopt, {{"myext", myext}});
+  EXPECT_EQ(with_metadata.packages[1].fixes.back().lines,
+            (std::vector<std::string>{"archbuild build pypi:myext==1.2.0 --arch 6.1 --cuda 12.9",
+                                      "archbuild build https://github.com/example/myext --arch 6.1 --cuda 12.9"}));
 }
 
 TEST(Diagnosis, PtxFromANewerToolkitThanTheDriverIsDriverTooOld) {
@@ -108,7 +120,8 @@ TEST(Diagnosis, PtxFromANewerToolkitThanTheDriverIsDriverTooOld) {
   EXPECT_EQ(d.packages[0].verdict, PackageVerdict::ok);  // SASS: minor-version compatibility
   EXPECT_EQ(d.packages[1].verdict, PackageVerdict::driver_too_old);
   EXPECT_TRUE(d.has_problem());
-  EXPECT_NE(d.packages[1].fixes.back().find("580.65.06"), std::string::npos) << d.packages[1].fixes.back();
+  EXPECT_EQ(d.packages[1].fixes.front().kind, Fix::Kind::driver);
+  EXPECT_NE(d.packages[1].fixes.front().lines[0].find("580.65.06"), std::string::npos);
 }
 
 TEST(Diagnosis, DriverOfAnOlderMajorIsAProblem) {

@@ -1,12 +1,13 @@
 #include "process/host_sockets.h"
 
-#include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
+
+#include <gtest/gtest.h>
 
 namespace archbuild {
 namespace {
