@@ -70,7 +70,8 @@ std::string matrix_text(const CompatMatrix& matrix) {
     text += row.origin == "official" ? row.install : row.origin;
     text += "\n";
   }
-  text += "driver: " + (matrix.driver_cuda ? "CUDA " + matrix.driver_cuda->str() : std::string("not known (not judged)")) +
+  text += "driver: " +
+          (matrix.driver_cuda ? "CUDA " + matrix.driver_cuda->str() : std::string("not known (not judged)")) +
           "; native: SASS for the device; ptx-jit: only PTX, compiled by the driver at first launch\n";
   return text;
 }

@@ -131,6 +131,8 @@ std::vector<Fix> package_ladder(const std::string& package, const std::vector<Co
     return fixes;
   }
   const auto& distribution = found->second;
+  if (is_torch_family(distribution.name))  // torchvision.libs (auditwheel's) is torchvision's
+    return package_ladder(distribution.name, devices, in);
   auto can_target_all = [&](const ToolkitFacts& facts) {
     return std::all_of(devices.begin(), devices.end(),
                        [&](ComputeCapability cc) { return facts.can_target(cc, ArchVariant::plain); });

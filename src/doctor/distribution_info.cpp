@@ -19,20 +19,37 @@ std::string read_small(const std::filesystem::path& path) {
 
 // Whether the dist-info's package list names `package` as a top-level dir.
 bool owns(const std::filesystem::path& dist_info, const std::string& package) {
-  if (auto top_level = read_small(dist_info / "top_level.txt"); !top_level.empty()) {
-    for (const auto& line : split_any(top_level, "\n"))
-      if (trim(line) == package) return true;
-    return false;
-  }
+  for (const auto& line : split_any(read_small(dist_info / "top_level.txt"), "\n"))
+    if (trim(line) == package) return true;
+  // RECORD too: auditwheel's vendored NAME.libs/ is in no top_level.txt
   for (const auto& line : split_any(read_small(dist_info / "RECORD"), "\n"))
     if (line.starts_with(package + "/")) return true;
   return false;
 }
 
-bool on_code_host(const std::string& url) {
-  for (const char* host : {"://github.com/", "://gitlab.com/", "://bitbucket.org/", "://codeberg.org/"})
-    if (url.find(host) != std::string::npos) return true;
-  return false;
+// https://github.com/OWNER/REPO from a URL on a code host ("…/cupy/issues",
+// "…/tree/main/docs" are the same repository); "" for any other URL.
+std::string repository_root(const std::string& url) {
+  for (const char* host : {"https://github.com/", "https://gitlab.com/", "https://bitbucket.org/",
+                           "https://codeberg.org/", "http://github.com/"}) {
+    if (!url.starts_with(host)) continue;
+    auto parts = split_any(url.substr(std::string(host).size()), "/#?");
+    if (parts.size() < 2 || parts[0].empty() || parts[1].empty()) return "";
+    auto repo = parts[1].ends_with(".git") ? parts[1].substr(0, parts[1].size() - 4) : parts[1];
+    return "https://" + std::string(host).substr(std::string(host).find("://") + 3) + parts[0] + "/" + repo;
+  }
+  return "";
+}
+
+// How much a Project-URL's label says "the code": Source, Repository, Code
+// first, then Homepage; a tracker, the docs or funding never.
+int label_rank(std::string label) {
+  label = to_lower(trim(label));
+  for (const char* word : {"source", "repository", "code", "github", "git"})
+    if (label.find(word) != std::string::npos) return 3;
+  for (const char* word : {"issue", "bug", "tracker", "doc", "changelog", "release", "funding", "sponsor", "chat"})
+    if (label.find(word) != std::string::npos) return 0;
+  return label.find("home") != std::string::npos ? 2 : 1;
 }
 
 }  // namespace
@@ -44,6 +61,7 @@ std::optional<DistributionInfo> distribution_of(const std::string& site_dir, con
     const auto name = it->path().filename().string();
     if (!name.ends_with(".dist-info") || !it->is_directory(ec) || !owns(it->path(), top)) continue;
     DistributionInfo info;
+    int best = 0;
     std::istringstream metadata(read_small(it->path() / "METADATA"));
     for (std::string line; std::getline(metadata, line) && !trim(line).empty();) {
       auto colon = line.find(':');
@@ -51,9 +69,15 @@ std::optional<DistributionInfo> distribution_of(const std::string& site_dir, con
       auto key = line.substr(0, colon), value = trim(line.substr(colon + 1));
       if (key == "Name") info.name = value;
       if (key == "Version") info.version = value;
-      if ((key == "Project-URL" || key == "Home-page") && info.repository.empty()) {
-        auto url = trim(value.substr(value.find(',') == std::string::npos ? 0 : value.find(',') + 1));
-        if (on_code_host(url)) info.repository = url;
+      if (key == "Project-URL" || key == "Home-page") {
+        auto comma = value.find(',');
+        auto label = key == "Home-page" ? std::string("homepage")
+                                        : value.substr(0, comma == std::string::npos ? 0 : comma);
+        auto root = repository_root(trim(comma == std::string::npos ? value : value.substr(comma + 1)));
+        if (int rank = label_rank(label); !root.empty() && rank > best) {
+          best = rank;
+          info.repository = root;
+        }
       }
     }
     if (!info.name.empty() && !info.version.empty()) return info;

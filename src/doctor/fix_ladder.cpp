@@ -83,7 +83,9 @@ std::vector<Fix> torch_fixes(const TorchFixInputs& in) {
   auto python_fits = [&](const OfficialBuild& build) {
     return in.python_version.empty() || build.has_python(in.python_version);
   };
-  auto driver_fits = [&](const OfficialBuild& build) { return !in.driver_cuda || build.driver_runs_sass(*in.driver_cuda); };
+  auto driver_fits = [&](const OfficialBuild& build) {
+    return !in.driver_cuda || build.driver_runs_sass(*in.driver_cuda);
+  };
 
   const OfficialBuild* native = nullptr;
   const OfficialBuild* native_but_driver = nullptr;  // runs natively, but not with this driver
@@ -108,13 +110,13 @@ std::vector<Fix> torch_fixes(const TorchFixInputs& in) {
         missing_companions.push_back(companion);
     std::string why = label(*native) + " (the newest official build that fits) holds " +
                       serving_images(native->targets, devices, false) + ": installs in minutes" +
-                      (in.driver_cuda ? ", and this driver (CUDA " + in.driver_cuda->str() + ") runs CUDA " +
-                                            native->cuda.str()
-                                      : "") +
-                      (missing_companions.empty()
-                           ? ""
-                           : "; no " + join(missing_companions, " or ") + " release is paired with it in the table: "
-                                                                           "take the one its index lists");
+                      (in.driver_cuda
+                           ? ", and this driver (CUDA " + in.driver_cuda->str() + ") runs CUDA " + native->cuda.str()
+                           : "") +
+                      (missing_companions.empty() ? ""
+                                                  : "; no " + join(missing_companions, " or ") +
+                                                        " release is paired with it in the table: "
+                                                        "take the one its index lists");
     fixes.push_back({Fix::Kind::official_build, why, official_install_lines(*native, in.companions)});
   } else {
     std::string why = "none: no official torch build in the table runs natively on " + devices_text(devices);
@@ -155,10 +157,10 @@ std::vector<Fix> torch_fixes(const TorchFixInputs& in) {
                      "build torch from source for exactly these GPUs: hours (docs/TORCH_RELEASE.md \"Build time\")",
                      {in.source_command}});
   if (native_but_driver && !native)
-    fixes.push_back({Fix::Kind::driver,
-                     "a driver for CUDA " + native_but_driver->cuda.str() + " lets " + label(*native_but_driver) +
-                         " run natively",
-                     {"install an NVIDIA driver that supports CUDA " + native_but_driver->cuda.str() + " or newer"}});
+    fixes.push_back(
+        {Fix::Kind::driver,
+         "a driver for CUDA " + native_but_driver->cuda.str() + " lets " + label(*native_but_driver) + " run natively",
+         {"install an NVIDIA driver that supports CUDA " + native_but_driver->cuda.str() + " or newer"}});
   return fixes;
 }
 

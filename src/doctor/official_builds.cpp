@@ -61,9 +61,7 @@ int compare_release(const std::string& a, const std::string& b) {
   return 0;
 }
 
-std::string OfficialBuild::variant() const {
-  return "cu" + std::to_string(cuda.major) + std::to_string(cuda.minor);
-}
+std::string OfficialBuild::variant() const { return "cu" + std::to_string(cuda.major) + std::to_string(cuda.minor); }
 
 std::string OfficialBuild::index_url() const { return "https://download.pytorch.org/whl/" + variant(); }
 

@@ -15,12 +15,12 @@ namespace archbuild {
 // published on https://download.pytorch.org/whl/<variant> (x86-64 Linux),
 // from toolchains/torch/official_builds.toml (sources in docs/FIXING_NO_KERNEL_IMAGE.md).
 struct OfficialBuild {
-  std::string torch;        // "2.11.0"
-  std::string torchvision;  // the release paired with it ("0.26.0"), "" when none
-  std::string torchaudio;   // "" when none
+  std::string torch;                // "2.11.0"
+  std::string torchvision;          // the release paired with it ("0.26.0"), "" when none
+  std::string torchaudio;           // "" when none
   std::vector<std::string> python;  // "3.10", ...: the interpreters it has wheels for
   CudaVersion cuda;
-  std::string arch_list;        // TORCH_CUDA_ARCH_LIST in PyTorch's build script
+  std::string arch_list;            // TORCH_CUDA_ARCH_LIST in PyTorch's build script
   std::vector<ArchTarget> targets;  // what its wheels hold: `wheel_targets` where inspected, else the list
   bool inspected = false;           // `targets` read off the published wheel
   std::string source;               // where the facts come from

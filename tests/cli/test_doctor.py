@@ -110,7 +110,8 @@ class DoctorOnFixtures(unittest.TestCase):
         info = site / "cupyish_cuda13x-13.6.0.dist-info"
         info.mkdir()
         (info / "METADATA").write_text("Metadata-Version: 2.1\nName: cupyish-cuda13x\nVersion: 13.6.0\n"
-                                       "Project-URL: Source, https://github.com/example/cupyish\n\nbody\n")
+                                       "Project-URL: Bug Tracker, https://github.com/example/cupyish/issues\n"
+                                       "Project-URL: Source, https://github.com/example/cupyish/tree/main\n\nbody\n")
         (info / "top_level.txt").write_text("cupyish\n")
         result, report = self.doctor([site], "--device-cc", "6.1")
         fixes = self.packages(report)["cupyish"]["fixes"]

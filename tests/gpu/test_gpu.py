@@ -128,6 +128,32 @@ class Gpu(unittest.TestCase):
         self.assertEqual(packages.get("torch"), "ok")
         self.assertIn(f"sm_{gpu_ccs()[0].replace('.', '')}", interpreter["arch_list"])
 
+    def test_doctor_fixes_and_matrix_on_the_real_environment(self):
+        # The real driver, the real torch; devices this machine does not have through --device-cc
+        driver = json.loads(archbuild("doctor", "--python", PYTHON, "--matrix", "--json").stdout)
+        matrix = driver["matrix"]
+        here = gpu_ccs()[0]
+        cells = {row["build"]: row["cells"] for row in matrix["rows"]}
+        print("\n  doctor --matrix: devices", matrix["devices"], "driver CUDA", matrix["driver_cuda"],
+              {build: cell for build, cell in cells.items() if build.startswith("torch 2.11.0")})
+        self.assertEqual(matrix["devices"], [here])
+        self.assertIsNotNone(matrix["driver_cuda"])
+        # this machine runs the very torch it has: its matrix row says native
+        installed = json.loads(archbuild("doctor", "--python", PYTHON, "--json").stdout)["interpreters"][0]
+        row = "torch " + installed["torch_version"].split("+")[0] + "+" + installed["torch_version"].split("+")[1]
+        if row in cells:
+            self.assertEqual(cells[row], ["native"])
+        firsts = {}
+        for cc in ("6.1", "7.0", "8.6", "10.3", "11.0", "12.1"):
+            report = json.loads(archbuild("doctor", "--python", PYTHON, "--device-cc", cc, "--json").stdout)
+            torch = {p["name"]: p for p in report["interpreters"][0]["packages"]}["torch"]
+            firsts[cc] = (torch["verdict"], [(f["kind"], (f["lines"] or ["none"])[0]) for f in torch["fixes"]][:1])
+        print("  doctor --device-cc, the first fix:", json.dumps(firsts, indent=1))
+        self.assertEqual(firsts["8.6"][0], "ok")
+        self.assertEqual(firsts["6.1"][1][0][0], "official-build")
+        self.assertIn("/whl/cu126", firsts["6.1"][1][0][1])  # CUDA 13 dropped Pascal; cu126 holds sm_60
+        self.assertEqual(firsts["11.0"][1][0], ("official-build", "none"))  # no x86-64 wheel holds sm_110
+
     def test_verdicts_are_proved_by_launching(self):
         source = self.work / "twice.cu"
         source.write_text(LAUNCHER)

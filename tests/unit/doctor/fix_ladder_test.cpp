@@ -49,7 +49,8 @@ TEST(OfficialBuilds, EveryReleaseOfTheTorchRecipeIsInTheTable) {
   std::set<std::string> known(releases.begin(), releases.end());
   auto* listed = recipe["releases"].as_array();
   ASSERT_NE(listed, nullptr);
-  for (const auto& release : *listed) EXPECT_TRUE(known.count(*release.value<std::string>())) << *release.value<std::string>();
+  for (const auto& release : *listed)
+    EXPECT_TRUE(known.count(*release.value<std::string>())) << *release.value<std::string>();
   // the recipe's default (the newest release) is the table's newest
   auto default_ref = recipe["default_ref"].value<std::string>();
   ASSERT_TRUE(default_ref);
@@ -69,7 +70,7 @@ TEST(OfficialBuilds, EveryVariantParsesAndIsSortedNewestFirst) {
   for (const auto& build : all)
     if (build.torch == "2.11.0" && build.variant() == "cu130") {
       EXPECT_TRUE(build.inspected);
-      EXPECT_EQ(build.verdict_for({12, 1}), RunVerdict::native);    // sm_120 runs on 12.1
+      EXPECT_EQ(build.verdict_for({12, 1}), RunVerdict::native);  // sm_120 runs on 12.1
       EXPECT_EQ(build.verdict_for({11, 0}), RunVerdict::no_kernel_image);
       EXPECT_EQ(build.verdict_for({6, 1}), RunVerdict::no_kernel_image);
     }
@@ -101,8 +102,14 @@ TEST(FixLadder, CheapestFixPerDeviceAndDriver) {
   };
   const std::vector<Case> cases = {
       // Pascal and Volta: CUDA 13 dropped them; the cu126 builds hold sm_60 and sm_70
-      {{6, 1}, cuda13, "official-build: pip install torch==2.13.0 torchvision==0.28.0 --index-url https://download.pytorch.org/whl/cu126"},
-      {{7, 0}, cuda13, "official-build: pip install torch==2.13.0 torchvision==0.28.0 --index-url https://download.pytorch.org/whl/cu126"},
+      {{6, 1},
+       cuda13,
+       "official-build: pip install torch==2.13.0 torchvision==0.28.0 --index-url "
+       "https://download.pytorch.org/whl/cu126"},
+      {{7, 0},
+       cuda13,
+       "official-build: pip install torch==2.13.0 torchvision==0.28.0 --index-url "
+       "https://download.pytorch.org/whl/cu126"},
       {{8, 6}, cuda13, "official-build: pip install torch==2.15.0 --index-url https://download.pytorch.org/whl/cu130"},
       {{9, 0}, cuda13, "official-build: pip install torch==2.15.0 --index-url https://download.pytorch.org/whl/cu130"},
       {{10, 3}, cuda13, "official-build: pip install torch==2.15.0 --index-url https://download.pytorch.org/whl/cu130"},
@@ -110,9 +117,18 @@ TEST(FixLadder, CheapestFixPerDeviceAndDriver) {
       {{12, 0}, cuda13, "official-build: pip install torch==2.15.0 --index-url https://download.pytorch.org/whl/cu130"},
       {{12, 1}, cuda13, "official-build: pip install torch==2.15.0 --index-url https://download.pytorch.org/whl/cu130"},
       // an older driver: the newest release with a variant of its CUDA major
-      {{9, 0}, cuda12_8, "official-build: pip install torch==2.13.0 torchvision==0.28.0 --index-url https://download.pytorch.org/whl/cu126"},
-      {{12, 0}, cuda12_4, "official-build: pip install torch==2.11.0 torchvision==0.26.0 --index-url https://download.pytorch.org/whl/cu128"},
-      {{9, 0}, cuda11_8, "official-build: pip install torch==2.7.1 torchvision==0.22.1 --index-url https://download.pytorch.org/whl/cu118"},
+      {{9, 0},
+       cuda12_8,
+       "official-build: pip install torch==2.13.0 torchvision==0.28.0 --index-url "
+       "https://download.pytorch.org/whl/cu126"},
+      {{12, 0},
+       cuda12_4,
+       "official-build: pip install torch==2.11.0 torchvision==0.26.0 --index-url "
+       "https://download.pytorch.org/whl/cu128"},
+      {{9, 0},
+       cuda11_8,
+       "official-build: pip install torch==2.7.1 torchvision==0.22.1 --index-url "
+       "https://download.pytorch.org/whl/cu118"},
       {{12, 0}, cuda11_8, "official-build: none"},
   };
   for (const auto& c : cases) {
@@ -132,7 +148,8 @@ TEST(FixLadder, TheUvLineAndWhyNoneSaysWhatWouldFit) {
       << old_driver[0].why;
   EXPECT_EQ(old_driver.back().kind, Fix::Kind::driver);
   auto old_python = fixes_for({{12, 0}}, CudaVersion{13, 0}, "3.8");
-  EXPECT_NE(old_python[0].why.find("for Python 3.8 (torch 2.15.0+cu130 would, on Python 3.11"), std::string::npos) << old_python[0].why;
+  EXPECT_NE(old_python[0].why.find("for Python 3.8 (torch 2.15.0+cu130 would, on Python 3.11"), std::string::npos)
+      << old_python[0].why;
 }
 
 TEST(FixLadder, PtxJitWhenOnlyAnOfficialBuildsPtxCoversTheDevice) {
@@ -147,7 +164,8 @@ TEST(FixLadder, PtxJitWhenOnlyAnOfficialBuildsPtxCoversTheDevice) {
   in.driver_cuda = CudaVersion{13, 0};
   in.python_version = "3.12";
   in.official = &official;
-  in.cached = {{"9.9.0+cu130.sm100", CudaVersion{13, 0}, {ArchTarget{{10, 0}}}, "pip install torch==9.9.0+cu130.sm100"}};
+  in.cached = {
+      {"9.9.0+cu130.sm100", CudaVersion{13, 0}, {ArchTarget{{10, 0}}}, "pip install torch==9.9.0+cu130.sm100"}};
   in.source_command = "archbuild torch --arch 10.0";
   auto fixes = torch_fixes(in);
   ASSERT_EQ(fixes.size(), 4u);
@@ -177,7 +195,8 @@ TEST(CompatMatrix, CellsForDevicesAndDriver) {
       if (r.build == build) return r.cells;
     return std::vector<std::string>{};
   };
-  EXPECT_EQ(row("torch 2.15.0+cu130"), (std::vector<std::string>{"no-kernel-image", "driver-too-old", "driver-too-old"}));
+  EXPECT_EQ(row("torch 2.15.0+cu130"),
+            (std::vector<std::string>{"no-kernel-image", "driver-too-old", "driver-too-old"}));
   EXPECT_EQ(row("torch 2.11.0+cu128"), (std::vector<std::string>{"no-kernel-image", "native", "native"}));
   EXPECT_EQ(row("torch 2.11.0+cu126"), (std::vector<std::string>{"native", "native", "no-kernel-image"}));
   EXPECT_EQ(matrix_json(matrix)["devices"], (std::vector<std::string>{"6.1", "9.0", "12.1"}));
