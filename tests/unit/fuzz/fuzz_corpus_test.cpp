@@ -17,6 +17,7 @@
 
 #include "fuzz_binaries.h"
 #include "fuzz_index_page.h"
+#include "fuzz_store_entry.h"
 #include "fuzz_toml.h"
 #include "source/pep440_version.h"
 #include "test_support.h"
@@ -98,6 +99,18 @@ TEST(FuzzCorpus, IndexPageInputs) {
                                                "fixture-1.0+cu130.sm90ptx-py3-none-linux_x86_64.whl"}));
     }
   }
+}
+
+TEST(FuzzCorpus, StoreEntryInputs) {
+  TempDir scratch;
+  size_t inputs = 0;
+  for (const auto& input : corpus("store_entry")) {
+    size_t problems = 0;
+    EXPECT_NO_THROW(problems = fuzz::read_store_entry(input.bytes, scratch.path)) << input.name;
+    EXPECT_GT(problems, 0u) << input.name;  // every seed is a damaged entry, and verify says so
+    ++inputs;
+  }
+  EXPECT_GE(inputs, 7u);
 }
 
 TEST(FuzzCorpus, TomlInputs) {
