@@ -729,6 +729,8 @@ def remove_stale_downloads(dest):
 
 def sweep(sdists, dry_run):
     """`cache gc`: the stale .download-* dirs of every project under SDISTS (<cache>/sdists)."""
+    if os.path.islink(sdists):
+        return  # never followed out of the cache
     try:
         projects = sorted(os.listdir(sdists))
     except OSError:
@@ -745,8 +747,8 @@ def remove_stale_in(parent, own, dry_run=False):
     except OSError:
         return
     for name in sorted(names):
-        if not name.startswith(DOWNLOAD_PREFIX) or name == own:
-            continue
+        if not name.startswith(DOWNLOAD_PREFIX) or name == own or "\n" in name:
+            continue  # a newline would forge a line of what archbuild reads back
         path = os.path.join(parent, name)
         try:
             info = os.lstat(path)

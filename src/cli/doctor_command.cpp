@@ -106,8 +106,9 @@ ExitCode run_doctor(const DoctorOptions& options) {
   if (!options.driver.empty()) {
     auto driver_cuda = table.newest_for_driver(options.driver);
     if (!driver_cuda)
-      fail_bad_input("--driver " + options.driver +
-                     ": not a driver version (N.N or N.N.N), or older than every CUDA release archbuild knows "
+      fail_bad_input("--driver " +
+                     (options.driver.size() > 40 ? options.driver.substr(0, 40) + "..." : options.driver) +
+                     ": not a driver version (such as 580.65.06), or older than every CUDA release archbuild knows "
                      "(the oldest needs " +
                      table.all().front().min_driver + ")");
     gpus.driver_version = options.driver;

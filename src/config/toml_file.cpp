@@ -66,4 +66,10 @@ toml::table parse_toml_file(const std::filesystem::path& file) {
   return toml::parse(text, file.string());
 }
 
+void fail_toml_key(const std::filesystem::path& file, const toml::source_region& where, std::string_view key,
+                   std::string_view why) {
+  fail_bad_input(file.string() + ":" + std::to_string(where.begin.line) + ": key '" + std::string(key) +
+                 "': " + std::string(why));
+}
+
 }  // namespace archbuild

@@ -21,6 +21,11 @@ inline constexpr uint64_t kMaxTomlFileBytes = 1u << 20;
 // syntax errors are toml::parse_error, as from toml::parse_file.
 toml::table parse_toml_file(const std::filesystem::path& file);
 
+// UserError(bad_input) "FILE:LINE: key 'KEY': WHY" for a bad entry of one of
+// archbuild's own tables (toolchains/*.toml and the like).
+[[noreturn]] void fail_toml_key(const std::filesystem::path& file, const toml::source_region& where,
+                                std::string_view key, std::string_view why);
+
 // toml++ 3.3.0 (Debian 12's) asks whether a non-ASCII character is white
 // space through a generated table that reaches __builtin_unreachable() for
 // U+00A1..U+0499, U+2C8E..U+3087 (but U+3000) and U+FB26..U+FEFE. It asks

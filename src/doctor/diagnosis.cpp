@@ -4,6 +4,8 @@
 #include <filesystem>
 
 #include "core/strings.h"
+#include "recipe/repository_url.h"
+#include "source/pep440_version.h"
 
 namespace archbuild {
 
@@ -131,6 +133,15 @@ std::vector<Fix> package_ladder(const std::string& package, const std::vector<Co
     return fixes;
   }
   const auto& distribution = found->second;
+  // METADATA is anyone's text: a command is printed only for a real project name and version
+  if (!valid_project_name(distribution.name) || !is_pep440_version(distribution.version)) {
+    fixes.push_back({Fix::Kind::source_build,
+                     "none: the *.dist-info of " + package +
+                         " names no valid project and version (Name and Version of its METADATA), so archbuild "
+                         "prints no command for it",
+                     {}});
+    return fixes;
+  }
   if (is_torch_family(distribution.name))  // torchvision.libs (auditwheel's) is torchvision's
     return package_ladder(distribution.name, devices, in);
   auto can_target_all = [&](const ToolkitFacts& facts) {

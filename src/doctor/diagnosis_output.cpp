@@ -19,12 +19,21 @@ Style verdict_style(PackageVerdict verdict) {
   return Style::plain;
 }
 
+// Control characters (a terminal's escape sequences) in names and text read
+// from site-packages are shown as '?': a METADATA cannot retitle or clear
+// the terminal. --json escapes them instead.
+std::string printable(std::string text) {
+  for (auto& c : text)
+    if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) c = '?';
+  return text;
+}
+
 }  // namespace
 
 std::string package_text(const PackageDiagnosis& package) {
   std::string padded = to_string(package.verdict);
   padded.resize(16, ' ');
-  std::string name = package.name;
+  std::string name = printable(package.name);
   name.resize(std::max<size_t>(name.size(), 14), ' ');
   size_t cuda_files = 0;
   for (const auto* file : package.files) cuda_files += file->has_cuda_code();
@@ -32,7 +41,7 @@ std::string package_text(const PackageDiagnosis& package) {
                      std::to_string(cuda_files) + " CUDA librar" + (cuda_files == 1 ? "y" : "ies") +
                      (package.judged() ? "" : " (" + package.not_judged_reason + ")") + "\n";
   if (!package.judged()) return text;
-  for (const auto& problem : package.problems) text += "      " + problem + "\n";
+  for (const auto& problem : package.problems) text += "      " + printable(problem) + "\n";
   text += fixes_text(package.fixes, "      ");
   return text;
 }
@@ -44,8 +53,8 @@ std::string fixes_text(const std::vector<Fix>& fixes, const std::string& indent)
     std::string kind = to_string(fix.kind);
     std::replace(kind.begin(), kind.end(), '-', ' ');
     text += indent + (fix.lines.empty() ? std::string("-") : std::to_string(++number) + ".") + " " +
-            paint(kind, Style::bold) + ": " + fix.why + "\n";
-    for (const auto& line : fix.lines) text += indent + "   fix: " + paint(line, Style::cyan) + "\n";
+            paint(kind, Style::bold) + ": " + printable(fix.why) + "\n";
+    for (const auto& line : fix.lines) text += indent + "   fix: " + paint(printable(line), Style::cyan) + "\n";
   }
   return text;
 }

@@ -36,6 +36,12 @@ std::string repository_root(const std::string& url) {
     auto parts = split_any(url.substr(std::string(host).size()), "/#?");
     if (parts.size() < 2 || parts[0].empty() || parts[1].empty()) return "";
     auto repo = parts[1].ends_with(".git") ? parts[1].substr(0, parts[1].size() - 4) : parts[1];
+    // An owner and a repository as code hosts spell them: nothing a shell reads, no "." or ".."
+    for (const auto& part : {parts[0], repo})
+      if (part.empty() || part == "." || part == ".." || part.size() > 100 ||
+          part.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
+              std::string::npos)
+        return "";
     return "https://" + std::string(host).substr(std::string(host).find("://") + 3) + parts[0] + "/" + repo;
   }
   return "";

@@ -11,7 +11,9 @@ namespace archbuild {
 struct DistributionInfo {
   std::string name;        // "cupy-cuda13x", as METADATA spells it
   std::string version;     // "13.6.0"
-  std::string repository;  // a Project-URL / Home-page on a code host, "" when none
+  std::string repository;  // https://HOST/OWNER/REPO from a Project-URL / Home-page, "" when none
+  // Name and version are METADATA's, unchecked: the reader checks them
+  // (valid_project_name, is_pep440_version) before printing a command.
 };
 
 std::optional<DistributionInfo> distribution_of(const std::string& site_dir, const std::string& package);

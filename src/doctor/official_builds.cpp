@@ -14,8 +14,7 @@ namespace {
 
 [[noreturn]] void bad_entry(const std::filesystem::path& file, const toml::source_region& where, std::string_view key,
                             std::string_view why) {
-  fail_bad_input(file.string() + ":" + std::to_string(where.begin.line) + ": key '" + std::string(key) +
-                 "': " + std::string(why));
+  fail_toml_key(file, where, key, why);
 }
 
 std::string string_key(const toml::table& table, const std::filesystem::path& file, std::string_view key,

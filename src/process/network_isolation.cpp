@@ -5,6 +5,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -94,8 +95,12 @@ int NetworkIsolationSetup::enter() const {
   // mounts with the host would appear on the host.
   if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
     return require_mount_namespace ? errno : 0;
-  for (const auto& socket_path : hidden_sockets)
-    ::mount("/dev/null", socket_path.c_str(), nullptr, MS_BIND, nullptr);  // gone since: nothing to cover
+  for (const auto& socket_path : hidden_sockets) {
+    // Checked again right before: still a socket, not a link (gone since: nothing to cover).
+    struct stat info {};
+    if (::lstat(socket_path.c_str(), &info) == 0 && S_ISSOCK(info.st_mode))
+      ::mount("/dev/null", socket_path.c_str(), nullptr, MS_BIND, nullptr);
+  }
   return 0;
 }
 

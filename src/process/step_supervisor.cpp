@@ -3,7 +3,10 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +17,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <linux/capability.h>
 
 namespace archbuild {
 
@@ -30,6 +35,36 @@ void outlive_stop_signals() {
   action.sa_handler = note_stop;
   sigemptyset(&action.sa_mask);
   for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(signal_number, &action, nullptr);
+}
+
+// What the step never needs and a root build step could undo the offline
+// step's covers with: CAP_SYS_ADMIN (umount, mount, setns) and
+// CAP_SYS_PTRACE (another process's /proc/PID/root). Dropped from the
+// bounding set and from the effective, permitted and inheritable sets, for
+// the step and all it starts; a process without them (a user) has nothing to drop.
+void drop_escape_capabilities() {
+  for (int capability : {CAP_SYS_ADMIN, CAP_SYS_PTRACE}) ::prctl(PR_CAPBSET_DROP, capability, 0, 0, 0);
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2]{};
+  if (::syscall(SYS_capget, &header, data) != 0) return;
+  for (int capability : {CAP_SYS_ADMIN, CAP_SYS_PTRACE}) {
+    const unsigned bit = 1u << (capability % 32);
+    auto& word = data[capability / 32];
+    word.effective &= ~bit;
+    word.permitted &= ~bit;
+    word.inheritable &= ~bit;
+  }
+  ::syscall(SYS_capset, &header, data);
+}
+
+// In the namespace's init: a /proc of this PID namespace, in a mount
+// namespace of its own, so that the step's pids and /proc agree ($$ and
+// /proc/$$ are the same process) and the host's processes are not listed.
+// Best effort: where mounting is not allowed /proc stays the host's.
+void mount_own_proc() {
+  if (::unshare(CLONE_NEWNS) != 0) return;
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return;  // never onto the host's mounts
+  ::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
 }
 
 // This process's pid as /proc numbers it: inside a PID namespace getpid()
@@ -95,9 +130,12 @@ int supervise(char** program, bool in_pid_namespace) {
     return 126 << 8;
   }
   if (child == 0) {
+    ::signal(SIGPIPE, SIG_DFL);  // the supervisor's own choice, not the step's
+    drop_escape_capabilities();
     ::execv(program[0], program);
-    std::cerr << "archbuild: cannot run " << program[0] << ": " << std::strerror(errno) << "\n";
-    ::_exit(127);
+    const int error = errno;
+    std::cerr << "archbuild: cannot run " << program[0] << ": " << std::strerror(error) << "\n";
+    ::_exit(error == ENOENT ? 127 : 126);
   }
   int program_status = 0;
   while (true) {
@@ -116,6 +154,8 @@ int supervise(char** program, bool in_pid_namespace) {
 [[noreturn]] void exit_like(int status) {
   if (WIFSIGNALED(status)) {
     int signal_number = WTERMSIG(status);
+    rlimit no_core{0, 0};
+    ::setrlimit(RLIMIT_CORE, &no_core);  // the step's core dump, if any, is the one to keep
     ::signal(signal_number, SIG_DFL);
     sigset_t all;
     sigfillset(&all);
@@ -135,6 +175,7 @@ int run_step_supervisor(int argc, char** argv) {
   }
   char** program = argv + 3;
   outlive_stop_signals();
+  ::signal(SIGPIPE, SIG_IGN);  // a closed stderr must not kill it before it cleans up
   int status_pipe[2];
   if (::unshare(CLONE_NEWPID) == 0 && ::pipe2(status_pipe, O_CLOEXEC) == 0) {
     pid_t init = ::fork();
@@ -143,6 +184,7 @@ int run_step_supervisor(int argc, char** argv) {
       // then kills everything else in the namespace.
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);
       ::close(status_pipe[0]);
+      mount_own_proc();
       int status = supervise(program, true);
       [[maybe_unused]] auto written = ::write(status_pipe[1], &status, sizeof status);
       ::_exit(0);

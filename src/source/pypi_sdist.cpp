@@ -212,6 +212,10 @@ std::vector<std::string> SdistFetcher::fetcher_command(const std::vector<std::st
 std::vector<std::string> SdistFetcher::remove_stale_downloads(bool dry_run) const {
   const auto sdists = CacheLayout(settings_.cache_dir()).sdists();
   std::error_code ec;
+  if (std::filesystem::is_symlink(sdists, ec)) {  // never followed out of the cache
+    log::warning("cache gc: {} is a symbolic link; its downloads are left alone", sdists.string());
+    return {};
+  }
   if (!std::filesystem::is_directory(sdists, ec)) return {};
   std::vector<std::string> arguments = {"--sweep", sdists.string()};
   if (dry_run) arguments.push_back("--dry-run");
@@ -222,7 +226,7 @@ std::vector<std::string> SdistFetcher::remove_stale_downloads(bool dry_run) cons
   const std::string marker = dry_run ? "sdist_fetch: would remove " : "sdist_fetch: removed ";
   for (const auto& line : split_any(result.err, "\n"))
     if (line.starts_with(marker))
-      removed.push_back(line.substr(marker.size(), line.find(", a download") - marker.size()));
+      removed.push_back(line.substr(marker.size(), line.rfind(", a download") - marker.size()));
   if (!result.succeeded())
     log::warning("cache gc: the sweep of stale sdist downloads ended with {}", result.describe_status());
   return removed;

@@ -4,6 +4,7 @@
 
 #include <toml++/toml.h>
 
+#include "config/toml_file.h"
 #include "core/data_dir.h"
 #include "core/error.h"
 
@@ -13,8 +14,7 @@ namespace {
 
 [[noreturn]] void bad_entry(const std::filesystem::path& file, const toml::source_region& where, std::string_view key,
                             std::string_view why) {
-  fail_bad_input(file.string() + ":" + std::to_string(where.begin.line) + ": key '" + std::string(key) +
-                 "': " + std::string(why));
+  fail_toml_key(file, where, key, why);
 }
 
 std::string required_string(const toml::table& table, const std::filesystem::path& file, std::string_view key) {

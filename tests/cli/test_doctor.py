@@ -120,6 +120,25 @@ class DoctorOnFixtures(unittest.TestCase):
         self.assertEqual(fixes[1]["lines"], ["archbuild build pypi:cupyish-cuda13x==13.6.0 --arch 6.1 --cuda 12.9",
                                              "archbuild build https://github.com/example/cupyish --arch 6.1 --cuda 12.9"])
 
+    def test_hostile_metadata_prints_no_command_and_no_escape(self):
+        site = self.fixture()
+        build_library(site, site / "evil" / "_C.so", ("compute_75", "sm_75"))
+        info = site / "evil-1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text("Name: evil-cu13-$(touch /tmp/x)\nVersion: 1.0;id\n"
+                                       "Project-URL: Source, https://github.com/a/b;curl${IFS}x|sh\n\n")
+        (info / "top_level.txt").write_text("evil\n")
+        escape = site / "esc\x1b]0;TITLE\x07"
+        build_library(site, escape / "_C.so", ("compute_75", "sm_75"))
+        result = run("doctor", "--python", self.python, "--device-cc", "6.1",
+                     env={"PYTHONPATH": str(site), "ARCHBUILD_FAKE_GPUS": None, "NO_COLOR": "1"})
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertNotIn("touch /tmp/x", result.stdout)
+        self.assertNotIn("curl", result.stdout)
+        self.assertIn("names no valid project and version", result.stdout)
+        self.assertNotIn("\x1b", result.stdout)  # shown as '?'
+        self.assertIn("esc?]0;TITLE?", result.stdout)
+
     def test_matrix_for_devices_and_a_fleet_driver(self):
         site = self.fixture()
         result = run("doctor", "--python", self.python, "--matrix", "--device-cc", "6.1", "--device-cc", "9.0",

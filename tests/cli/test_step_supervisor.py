@@ -65,6 +65,19 @@ class StepSupervisor(unittest.TestCase):
             time.sleep(0.05)
         self.assertEqual(processes_mentioning(tag), [])
 
+    def test_the_step_sees_its_own_proc_and_cannot_undo_mounts(self):
+        if os.geteuid() != 0:
+            self.skipTest("as a user the step has no capability to drop")
+        result, _ = self.contain('echo "$$ $(readlink /proc/self)"; cat /proc/$$/comm; '
+                                 'grep ^CapEff /proc/self/status; umount /proc 2>&1; echo umount=$?')
+        lines = result.stdout.splitlines()
+        pid, proc_self = lines[0].split()
+        self.assertEqual(lines[1], "sh")  # /proc/$$ is the step itself, not a host process of that number
+        effective = int(lines[2].split()[1], 16)
+        self.assertFalse(effective & (1 << 21), "CAP_SYS_ADMIN kept")
+        self.assertFalse(effective & (1 << 19), "CAP_SYS_PTRACE kept")
+        self.assertNotEqual(lines[-1], "umount=0")
+
     def test_usage(self):
         result = subprocess.run([str(BIN), "_contain", "sh"], capture_output=True, text=True)
         self.assertEqual(result.returncode, 2)

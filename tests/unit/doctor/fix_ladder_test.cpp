@@ -64,7 +64,9 @@ TEST(OfficialBuilds, EveryVariantParsesAndIsSortedNewestFirst) {
     EXPECT_FALSE(all[i].targets.empty()) << all[i].torch;
     EXPECT_FALSE(all[i].python.empty()) << all[i].torch;
     EXPECT_EQ(all[i].index_url(), "https://download.pytorch.org/whl/" + all[i].variant());
-    if (i > 0) EXPECT_GE(compare_release(all[i - 1].torch, all[i].torch), 0);
+    if (i > 0) {
+      EXPECT_GE(compare_release(all[i - 1].torch, all[i].torch), 0);
+    }
   }
   // the published 2.11.0 cu130 wheel holds no PTX although the script's main-branch list says +PTX
   for (const auto& build : all)

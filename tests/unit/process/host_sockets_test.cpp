@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -40,6 +41,29 @@ TEST(HostSockets, AListeningSocketUnderTmpIsFound) {
   std::filesystem::remove_all(dir);
   EXPECT_NE(std::find(found.begin(), found.end(), path), found.end());
   EXPECT_TRUE(std::is_sorted(found.begin(), found.end()));
+}
+
+TEST(HostSockets, AForgedProcNetUnixLineNeverNamesAnotherFile) {
+  // A socket's name may hold a newline: /proc/net/unix then shows a line the
+  // socket's owner wrote, naming any file. Only socket files are covered.
+  auto dir = std::filesystem::path("/tmp") / ("archbuild-forge-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto victim = (dir / "f").string();
+  { std::ofstream(victim) << "not a socket"; }
+  const std::string name = (dir / "x").string() + "\n0: 1 2 3 4 5 6 " + victim;
+  std::filesystem::create_directories(std::filesystem::path(name).parent_path());  // the forged line's dirs exist
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  ASSERT_LT(name.size(), sizeof address.sun_path);
+  name.copy(address.sun_path, sizeof address.sun_path - 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  auto found = host_socket_paths();
+  ::close(fd);
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(std::find(found.begin(), found.end(), victim), found.end());
 }
 
 }  // namespace
