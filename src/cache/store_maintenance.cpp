@@ -177,19 +177,34 @@ std::vector<std::string> verify_cache_index(const std::filesystem::path& cache_d
   // provenance vouches for that). A page and a wheels/ file changed together
   // still differ from these.
   std::map<std::string, std::string> recorded, linked_documents;
+  // Every digest any entry records for a file name: two builds of one
+  // version (two refs) publish one file name, and an index one entry behind
+  // (a kill before its refresh) still serves the older entry's copy.
+  std::map<std::string, std::set<std::string>> recorded_by_any;
   std::vector<std::filesystem::path> variant_wheels;
   for (const auto& entry : store.entries()) {
     for (const auto& wheel : entry.wheels) published.insert(wheel.filename().string());
     // entries() is newest first, and the newest wins a file name in the index (emplace keeps the first)
     if (entry.manifest)
       for (const auto& wheel : entry.manifest->wheels)
-        if (!wheel.sha256.empty()) recorded.emplace(wheel.file, wheel.sha256);
-    for (const auto& wheel : entry.wheels)  // a manifest without digests: the store's file is the record
-      if (std::string digest; !recorded.count(wheel.filename().string()) && hash_regular_file(wheel, digest).empty())
-        recorded.emplace(wheel.filename().string(), digest);
+        if (!wheel.sha256.empty()) {
+          recorded.emplace(wheel.file, wheel.sha256);
+          recorded_by_any[wheel.file].insert(wheel.sha256);
+        }
+    for (const auto& wheel : entry.wheels) {  // a manifest without digests: the store's file is the record
+      const auto name = wheel.filename().string();
+      bool has_digest = entry.manifest &&
+                        std::any_of(entry.manifest->wheels.begin(), entry.manifest->wheels.end(),
+                                    [&](const auto& w) { return w.file == name && !w.sha256.empty(); });
+      if (std::string digest; !has_digest && hash_regular_file(wheel, digest).empty()) {
+        recorded.emplace(name, digest);
+        recorded_by_any[name].insert(digest);
+      }
+    }
     for (const auto& variant : entry.variants) {
       std::string digest;
       if (!hash_regular_file(variant, digest).empty()) continue;
+      recorded_by_any[variant.filename().string()].insert(digest);
       // the newest entry's copy of a file name is the one the index serves, as the refresh picks it
       if (recorded.emplace(variant.filename().string(), digest).second) variant_wheels.push_back(variant);
     }
@@ -260,6 +275,10 @@ std::vector<std::string> verify_cache_index(const std::filesystem::path& cache_d
         continue;
       else if (stored == recorded.end())
         problem(" links " + target.filename().string() + ", which no store entry publishes");
+      else if (stored->second != link.sha256 && recorded_by_any[stored->first].count(link.sha256))
+        problem(": " + target.filename().string() +
+                " is an older entry's copy; the newest entry's is published but not in the index (run `archbuild "
+                "cache gc` to rebuild it)");
       else if (stored->second != link.sha256)
         problem(": " + target.filename().string() +
                 " and its link's sha256 differ from what the store recorded (both changed after publishing)");

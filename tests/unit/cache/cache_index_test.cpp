@@ -205,3 +205,29 @@ TEST(CacheIndex, AWheelAndItsLinkChangedTogetherDifferFromTheStore) {
   EXPECT_NE(problems[0].find("differ from what the store recorded (both changed after publishing)"), std::string::npos)
       << problems[0];
 }
+
+TEST(CacheIndex, AnIndexOneEntryBehindServesAnOlderEntrysCopyAndReadsAsStale) {
+  // Two builds of one version (two refs) publish one file name; a kill after
+  // the second's rename and before the index refresh leaves the index serving
+  // the first's copy: stale (gc repairs it), not tampered.
+  TempDir dir;
+  auto cache = dir.path / "cache";
+  WheelStore store(cache);
+  auto publish = [&](const std::string& ref, const std::string& bytes) {
+    write(dir.path / ref / "demo-1.0-py3-none-any.whl", bytes);
+    BuildReport manifest;
+    manifest.published = true;
+    manifest.wheels = {ReportedWheel::of(dir.path / ref / "demo-1.0-py3-none-any.whl")};
+    const std::string key_text = "cache_format 2\nref " + ref + "\n";
+    return store.publish({key_text, sha256_hex(key_text)}, {dir.path / ref / "demo-1.0-py3-none-any.whl"},
+                         json_text(manifest.to_json()));
+  };
+  publish_to_cache_index(cache, store, publish("v1.0", "built from v1.0"));
+  ASSERT_TRUE(verify_cache_index(cache, store).empty());
+  publish("v1.1", "built from v1.1");  // killed before its index refresh
+  auto problems = verify_cache_index(cache, store);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("is an older entry's copy; the newest entry's is published but not in the index"),
+            std::string::npos)
+      << problems[0];
+}
