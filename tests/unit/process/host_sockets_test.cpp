@@ -13,6 +13,21 @@
 namespace archbuild {
 namespace {
 
+// A unix socket listening at `path`, or -1.
+int listening_socket(const std::string& path) {
+  sockaddr_un address{};
+  if (path.size() >= sizeof address.sun_path) return -1;
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  address.sun_family = AF_UNIX;
+  path.copy(address.sun_path, sizeof address.sun_path - 1);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 || ::listen(fd, 1) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 TEST(HostSockets, PathnameSocketsOfProcNetUnixAbstractAndUnnamedLeftOut) {
   const std::string text =
       "Num       RefCount Protocol Flags    Type St Inode Path\n"
@@ -29,13 +44,8 @@ TEST(HostSockets, AListeningSocketUnderTmpIsFound) {
   auto dir = std::filesystem::temp_directory_path() / ("archbuild-sockets-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   auto path = (dir / "relay.sock").string();
-  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  int fd = listening_socket(path);
   ASSERT_GE(fd, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  path.copy(address.sun_path, sizeof address.sun_path - 1);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  ASSERT_EQ(::listen(fd, 1), 0);
   auto found = host_socket_paths();
   ::close(fd);
   std::filesystem::remove_all(dir);
@@ -52,14 +62,8 @@ TEST(HostSockets, AForgedProcNetUnixLineNeverNamesAnotherFile) {
   { std::ofstream(victim) << "not a socket"; }
   const std::string name = (dir / "x").string() + "\n0: 1 2 3 4 5 6 " + victim;
   std::filesystem::create_directories(std::filesystem::path(name).parent_path());  // the forged line's dirs exist
-  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  int fd = listening_socket(name);
   ASSERT_GE(fd, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  ASSERT_LT(name.size(), sizeof address.sun_path);
-  name.copy(address.sun_path, sizeof address.sun_path - 1);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  ASSERT_EQ(::listen(fd, 1), 0);
   auto found = host_socket_paths();
   ::close(fd);
   std::filesystem::remove_all(dir);
