@@ -53,4 +53,13 @@ RunVerdict best_verdict(RunVerdict a, RunVerdict b) {
   return rank(a) >= rank(b) ? a : b;
 }
 
+RunVerdict best_verdict(const std::vector<ArchTarget>& targets, ComputeCapability device) {
+  RunVerdict best = RunVerdict::no_kernel_image;
+  for (const auto& target : targets) {
+    if (target.sass) best = best_verdict(best, can_run({KernelImage::Kind::sass, target.cc, target.variant}, device));
+    if (target.ptx) best = best_verdict(best, can_run({KernelImage::Kind::ptx, target.cc, target.variant}, device));
+  }
+  return best;
+}
+
 }  // namespace archbuild

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "arch/arch_target.h"
 
@@ -29,5 +30,8 @@ RunVerdict can_run(const KernelImage& image, ComputeCapability device);
 
 // The best verdict over a set of images (native > ptx-jit > no-kernel-image).
 RunVerdict best_verdict(RunVerdict a, RunVerdict b);
+
+// The best verdict of a build's targets (the SASS and PTX each asks for) on a device.
+RunVerdict best_verdict(const std::vector<ArchTarget>& targets, ComputeCapability device);
 
 }  // namespace archbuild

@@ -10,21 +10,10 @@ namespace {
 
 std::string cell(const std::vector<ArchTarget>& targets, std::optional<CudaVersion> build_cuda,
                  ComputeCapability device, std::optional<CudaVersion> driver_cuda) {
-  RunVerdict verdict = RunVerdict::no_kernel_image;
-  for (const auto& target : targets) {
-    if (target.sass)
-      verdict = best_verdict(verdict, can_run({KernelImage::Kind::sass, target.cc, target.variant}, device));
-    if (target.ptx)
-      verdict = best_verdict(verdict, can_run({KernelImage::Kind::ptx, target.cc, target.variant}, device));
-  }
-  if (verdict != RunVerdict::no_kernel_image && driver_cuda && build_cuda) {
-    // SASS runs on an older driver of the same major (minor-version
-    // compatibility); PTX needs the driver's CUDA to be at least the build's.
-    bool runs = driver_cuda->major > build_cuda->major ||
-                (driver_cuda->major == build_cuda->major &&
-                 (verdict == RunVerdict::native || *driver_cuda >= *build_cuda));
-    if (!runs) return "driver-too-old";
-  }
+  RunVerdict verdict = best_verdict(targets, device);
+  if (verdict != RunVerdict::no_kernel_image && driver_cuda && build_cuda &&
+      !driver_runs(verdict, *build_cuda, *driver_cuda))
+    return "driver-too-old";
   return to_string(verdict);
 }
 

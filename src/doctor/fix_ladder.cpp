@@ -44,17 +44,8 @@ std::string serving_images(const std::vector<ArchTarget>& targets, const std::ve
 }
 
 bool all_native(const std::vector<ArchTarget>& targets, const std::vector<ComputeCapability>& devices) {
-  for (auto device : devices) {
-    RunVerdict best = RunVerdict::no_kernel_image;
-    for (const auto& target : targets)
-      if (target.sass) best = best_verdict(best, can_run({KernelImage::Kind::sass, target.cc, target.variant}, device));
-    if (best != RunVerdict::native) return false;
-  }
-  return true;
-}
-
-bool all_native(const OfficialBuild& build, const std::vector<ComputeCapability>& devices) {
-  return all_native(build.targets, devices);
+  return std::all_of(devices.begin(), devices.end(),
+                     [&](ComputeCapability cc) { return best_verdict(targets, cc) == RunVerdict::native; });
 }
 
 bool all_run_with_ptx(const OfficialBuild& build, const std::vector<ComputeCapability>& devices) {
@@ -92,7 +83,7 @@ std::vector<Fix> torch_fixes(const TorchFixInputs& in) {
   const OfficialBuild* native_but_python = nullptr;  // runs natively, but has no wheel for this Python
   if (in.official)
     for (const auto& build : in.official->all()) {
-      if (!all_native(build, devices)) continue;
+      if (!all_native(build.targets, devices)) continue;
       if (!python_fits(build)) {
         if (!native_but_python) native_but_python = &build;
       } else if (!driver_fits(build)) {

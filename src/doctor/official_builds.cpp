@@ -64,13 +64,10 @@ std::string OfficialBuild::variant() const { return "cu" + std::to_string(cuda.m
 
 std::string OfficialBuild::index_url() const { return "https://download.pytorch.org/whl/" + variant(); }
 
-RunVerdict OfficialBuild::verdict_for(ComputeCapability device) const {
-  RunVerdict best = RunVerdict::no_kernel_image;
-  for (const auto& target : targets) {
-    if (target.sass) best = best_verdict(best, can_run({KernelImage::Kind::sass, target.cc, target.variant}, device));
-    if (target.ptx) best = best_verdict(best, can_run({KernelImage::Kind::ptx, target.cc, target.variant}, device));
-  }
-  return best;
+RunVerdict OfficialBuild::verdict_for(ComputeCapability device) const { return best_verdict(targets, device); }
+
+bool driver_runs(RunVerdict verdict, CudaVersion build_cuda, CudaVersion driver_cuda) {
+  return verdict == RunVerdict::native ? driver_cuda.major >= build_cuda.major : driver_cuda >= build_cuda;
 }
 
 bool OfficialBuild::has_python(const std::string& major_minor) const {

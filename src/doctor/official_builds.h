@@ -11,6 +11,12 @@
 
 namespace archbuild {
 
+// Whether a driver supporting `driver_cuda` runs code built by `build_cuda`
+// that reaches a device as `verdict`: SASS on any CUDA of the same major or
+// newer (CUDA's minor version compatibility); JIT-compiling PTX needs at
+// least the CUDA that wrote it.
+bool driver_runs(RunVerdict verdict, CudaVersion build_cuda, CudaVersion driver_cuda);
+
 // One official PyTorch wheel build: a release for one CUDA variant, as
 // published on https://download.pytorch.org/whl/<variant> (x86-64 Linux),
 // from toolchains/torch/official_builds.toml (sources in docs/FIXING_NO_KERNEL_IMAGE.md).
@@ -29,11 +35,8 @@ struct OfficialBuild {
   std::string index_url() const;  // "https://download.pytorch.org/whl/cu130"
   // Native, PTX JIT or no kernel image for a device: CUDA's rules (arch/compat.h).
   RunVerdict verdict_for(ComputeCapability device) const;
-  // Its SASS runs on a driver that supports `driver_cuda`: any CUDA of the
-  // same major or newer (CUDA's minor version compatibility); JIT-compiling
-  // its PTX needs at least its own CUDA.
-  bool driver_runs_sass(CudaVersion driver_cuda) const { return driver_cuda.major >= cuda.major; }
-  bool driver_jits_ptx(CudaVersion driver_cuda) const { return driver_cuda >= cuda; }
+  bool driver_runs_sass(CudaVersion driver_cuda) const { return driver_runs(RunVerdict::native, cuda, driver_cuda); }
+  bool driver_jits_ptx(CudaVersion driver_cuda) const { return driver_runs(RunVerdict::ptx_jit, cuda, driver_cuda); }
   bool has_python(const std::string& major_minor) const;
 };
 
