@@ -49,20 +49,18 @@ bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
   return ::stat(a.c_str(), &x) == 0 && ::lstat(b.c_str(), &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
-constexpr std::string_view kTemporaryPrefix = ".tmp-";
-
 // link_into_place's temporary: .tmp-PID-NAME.whl
 bool is_own_temporary(const std::string& name) {
-  if (name.rfind(kTemporaryPrefix, 0) != 0 || !name.ends_with(".whl")) return false;
-  auto digits = name.find_first_not_of("0123456789", kTemporaryPrefix.size());
-  return digits != std::string::npos && digits > kTemporaryPrefix.size() && name[digits] == '-';
+  if (name.rfind(CacheLayout::kTemporaryPrefix, 0) != 0 || !name.ends_with(".whl")) return false;
+  auto digits = name.find_first_not_of("0123456789", CacheLayout::kTemporaryPrefix.size());
+  return digits != std::string::npos && digits > CacheLayout::kTemporaryPrefix.size() && name[digits] == '-';
 }
 
 // A hard link (same bytes, no copy) renamed over `target`; a copy where the
 // filesystem cannot link.
 void link_into_place(const std::filesystem::path& source, const std::filesystem::path& target) {
-  auto temporary = target.parent_path() /
-                   (std::string(kTemporaryPrefix) + std::to_string(getpid()) + "-" + target.filename().string());
+  auto temporary = target.parent_path() / (std::string(CacheLayout::kTemporaryPrefix) + std::to_string(getpid()) + "-" +
+                                           target.filename().string());
   std::error_code ec;
   std::filesystem::remove(temporary, ec);
   std::filesystem::create_hard_link(source, temporary, ec);
@@ -97,7 +95,7 @@ std::map<std::string, std::string> merged_variants_documents(const std::vector<s
 bool write_variants_document(const std::filesystem::path& target, const std::string& text) {
   std::string now;
   if (read_regular_file(target, 16u << 20, now).empty() && now == text) return false;
-  auto temporary = target.parent_path() / (std::string(kTemporaryPrefix) + std::to_string(getpid()) + "-" +
+  auto temporary = target.parent_path() / (std::string(CacheLayout::kTemporaryPrefix) + std::to_string(getpid()) + "-" +
                                            target.filename().string() + ".whl");  // a temporary gc knows
   write_whole_file(temporary, text);
   std::filesystem::rename(temporary, target);

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "core/cache_layout.h"
 #include "core/error.h"
 #include "core/regular_file.h"
 #include "core/sha256.h"
@@ -62,15 +63,14 @@ std::string href_unescape(const std::string& href) {
 constexpr std::string_view kPageHead =
     "<!DOCTYPE html>\n<html>\n<head><meta name=\"pypi:repository-version\" content=\"1.0\"><title>";
 constexpr std::string_view kMarkerFormat = "archbuild simple index 1";
-constexpr std::string_view kTemporaryPrefix = ".tmp-";
 constexpr const char* kRootTitle = "Simple index";
 
 std::string project_title(const std::string& project) { return "Links for " + project; }
 
 void write_atomically(const std::filesystem::path& path, const std::string& content) {
   std::filesystem::create_directories(path.parent_path());
-  auto temporary = path.parent_path() /
-                   (std::string(kTemporaryPrefix) + path.filename().string() + "-" + std::to_string(getpid()));
+  auto temporary = path.parent_path() / (std::string(CacheLayout::kTemporaryPrefix) + path.filename().string() + "-" +
+                                         std::to_string(getpid()));
   try {
     write_whole_file(temporary, content);  // checked to the close: a full disk never renames a short page in
     std::filesystem::rename(temporary, path);
@@ -87,7 +87,7 @@ std::string page(const std::string& title, const std::string& body) {
 
 bool is_temporary(const std::filesystem::directory_entry& entry) {
   std::error_code ec;
-  return entry.path().filename().string().rfind(kTemporaryPrefix, 0) == 0 && entry.is_regular_file(ec) &&
+  return entry.path().filename().string().rfind(CacheLayout::kTemporaryPrefix, 0) == 0 && entry.is_regular_file(ec) &&
          !entry.is_symlink(ec);
 }
 

@@ -81,7 +81,6 @@ std::vector<StoreEntry> WheelStore::matching(const std::string& prefix) const {
 }
 
 namespace {
-constexpr const char* kTemporaryPrefix = ".tmp-";
 
 std::string host_name() {
   char name[256] = {};
@@ -92,7 +91,8 @@ std::string host_name() {
 std::filesystem::path temporary_name(const std::filesystem::path& parent, const std::string& name) {
   // Host and pid in the name let `cache gc` tell a dead publish from a
   // running one, also in a directory several builders share.
-  return parent / (kTemporaryPrefix + name + "@" + host_name() + "@" + std::to_string(getpid()));
+  return parent /
+         (std::string(CacheLayout::kTemporaryPrefix) + name + "@" + host_name() + "@" + std::to_string(getpid()));
 }
 
 // Written aside, whole, or not at all: on any error (a full disk) what was
@@ -209,7 +209,7 @@ std::vector<std::filesystem::path> WheelStore::leftovers() const {
   const auto hour_ago = std::filesystem::file_time_type::clock::now() - std::chrono::hours(1);
   for (const auto& dir : std::filesystem::directory_iterator(root_, ec)) {
     auto name = dir.path().filename().string();
-    if (name.rfind(kTemporaryPrefix, 0) != 0) continue;
+    if (name.rfind(CacheLayout::kTemporaryPrefix, 0) != 0) continue;
     auto last = name.rfind('@');
     auto first = last == std::string::npos || last == 0 ? std::string::npos : name.rfind('@', last - 1);
     bool dead;

@@ -227,7 +227,8 @@ ExitCode run_verify(const CacheOptions& options) {
     if (!found.empty()) ++bad;
     problems[entry.hash] = found;
     if (!options.json) {
-      std::cout << verdict_label(found.empty() ? Verdict::ok : Verdict::fail) << " " << entry.hash.substr(0, 12) << " "
+      std::cout << verdict_label(found.empty() ? CheckVerdict::ok : CheckVerdict::fail) << " "
+                << entry.hash.substr(0, 12) << " "
                 << (entry.wheels.empty() ? "(no wheel)" : entry.wheels.front().filename().string()) << "\n";
       for (const auto& text : found) std::cout << "     " << text << "\n";
     }
@@ -248,11 +249,11 @@ ExitCode run_verify(const CacheOptions& options) {
                 {"index_problems", index_problems},
                 {"unfinished_publishes", leftover_paths}});
   } else {
-    std::cout << verdict_label(index_problems.empty() ? Verdict::ok : Verdict::fail) << " index "
+    std::cout << verdict_label(index_problems.empty() ? CheckVerdict::ok : CheckVerdict::fail) << " index "
               << cache_index_paths(cache_dir).simple_dir.string() << "\n";
     for (const auto& text : index_problems) std::cout << "     " << text << "\n";
     for (const auto& path : leftovers)
-      std::cout << verdict_label(Verdict::warn)
+      std::cout << verdict_label(CheckVerdict::warn)
                 << " unfinished publish (its process is gone; `cache gc` removes it): " << path.string() << "\n";
     std::cout << entries.size() << " build" << (entries.size() == 1 ? "" : "s") << " checked, " << bad << " bad\n";
   }

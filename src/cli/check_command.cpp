@@ -53,7 +53,7 @@ Command check_command() {
               bool all_passed = true;
               auto json_checks = nlohmann::json::array();
               for (const auto& check : checks) {
-                if (check.verdict == Verdict::fail) all_passed = false;
+                if (check.verdict == CheckVerdict::fail) all_passed = false;
                 json_checks.push_back(
                     {{"name", check.name}, {"verdict", verdict_word(check.verdict)}, {"detail", check.detail}});
               }

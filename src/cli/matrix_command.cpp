@@ -86,9 +86,9 @@ Command matrix_command() {
               return;
             }
             ++done;
-            auto word = result.status == CellState::ok        ? verdict_label(Verdict::ok)
-                        : result.status == CellState::skipped ? verdict_label(Verdict::skip)
-                                                              : verdict_label(Verdict::fail);
+            auto word = result.status == CellState::ok        ? verdict_label(CheckVerdict::ok)
+                        : result.status == CellState::skipped ? verdict_label(CheckVerdict::skip)
+                                                              : verdict_label(CheckVerdict::fail);
             char seconds[32];
             std::snprintf(seconds, sizeof seconds, "%.1f s", result.seconds());
             std::cout << "[" << done << "/" << matrix.cells.size() << "] " << word << " " << cell.name() << " ("

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 namespace archbuild {
 
@@ -22,6 +23,10 @@ namespace archbuild {
 //   matrix/             one dir per matrix cell
 class CacheLayout {
  public:
+  // What every file or dir written beside its final name starts with until
+  // it is renamed into place; gc removes the ones whose writer is gone.
+  static constexpr std::string_view kTemporaryPrefix = ".tmp-";
+
   explicit CacheLayout(std::filesystem::path root) : root_(std::move(root)) {}
   const std::filesystem::path& root() const { return root_; }
 

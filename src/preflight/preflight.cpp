@@ -38,9 +38,9 @@ int compare_driver_versions(const std::string& a, const std::string& b) {
 }
 
 PreflightCheck check_driver(const Toolchain& toolchain, const GpuReport& gpus) {
-  PreflightCheck check{"driver", Verdict::ok, ""};
+  PreflightCheck check{"driver", CheckVerdict::ok, ""};
   if (!gpus.driver_cuda) {
-    check.verdict = Verdict::skip;
+    check.verdict = CheckVerdict::skip;
     check.detail = "not checked: " +
                    (gpus.unavailable_reason.empty() ? std::string("no driver") : gpus.unavailable_reason);
     return check;
@@ -52,13 +52,13 @@ PreflightCheck check_driver(const Toolchain& toolchain, const GpuReport& gpus) {
   if (driver >= needed) {
     check.detail = driver_text + " >= toolkit CUDA " + needed.str();
   } else if (driver.major == needed.major) {
-    check.verdict = Verdict::warn;
+    check.verdict = CheckVerdict::warn;
     check.detail = driver_text + " < toolkit CUDA " + needed.str() +
                    ": SASS runs (minor-version compatibility), but PTX from this toolkit will not "
                    "JIT; update the driver to " +
                    toolchain.facts.min_driver + " or newer";
   } else {
-    check.verdict = Verdict::fail;
+    check.verdict = CheckVerdict::fail;
     check.detail = driver_text + ", too old for toolkit CUDA " + needed.str() + ": install driver " +
                    toolchain.facts.min_driver + " or newer";
   }
@@ -75,7 +75,7 @@ PreflightCheck check_compile(const Toolchain& toolchain, const HostCompiler& hos
   std::string arch = "compute_" + std::to_string(target.cc.number()) + variant_suffix(target.variant);
   std::string sm = "sm_" + std::to_string(target.cc.number()) + variant_suffix(target.variant);
   std::string code = target.sass && target.ptx ? "[" + sm + "," + arch + "]" : target.sass ? sm : arch;
-  PreflightCheck check{"compile " + target.canonical(), Verdict::ok, ""};
+  PreflightCheck check{"compile " + target.canonical(), CheckVerdict::ok, ""};
   auto source = scratch / "probe.cu";
   auto object = scratch / (target.gpu_code_name() + (target.ptx ? "_ptx" : "") + ".o");
   std::vector<std::string> argv = {toolchain.installed->nvcc.string(),
@@ -100,7 +100,7 @@ PreflightCheck check_compile(const Toolchain& toolchain, const HostCompiler& hos
     check.detail = "nvcc " + toolchain.installed->release + " + " + host.kind + " " + host.version +
                    " built a kernel for " + code;
   } else {
-    check.verdict = Verdict::fail;
+    check.verdict = CheckVerdict::fail;
     check.detail = first_error_line(output) + " (" + outcome.describe() + ")";
   }
   return check;
@@ -110,35 +110,35 @@ namespace {
 
 PreflightCheck check_disk(const std::string& name, const std::filesystem::path& dir, uint64_t needed) {
   uint64_t free_bytes = free_disk_bytes(dir);
-  PreflightCheck check{name, Verdict::ok, ""};
+  PreflightCheck check{name, CheckVerdict::ok, ""};
   check.detail = format_bytes(free_bytes) + " free at " + dir.string() + " (needs " + format_bytes(needed) + ")";
-  if (free_bytes < needed) check.verdict = Verdict::fail;
+  if (free_bytes < needed) check.verdict = CheckVerdict::fail;
   return check;
 }
 
 PreflightCheck check_memory(uint64_t job_bytes) {
-  PreflightCheck check{"memory", Verdict::ok, ""};
+  PreflightCheck check{"memory", CheckVerdict::ok, ""};
   auto available = available_memory_bytes();
   if (!available) {
-    check.verdict = Verdict::warn;
+    check.verdict = CheckVerdict::warn;
     check.detail = "cannot read MemAvailable from /proc/meminfo";
     return check;
   }
   uint64_t jobs = job_bytes ? *available / job_bytes : cpu_count();
   check.detail = format_bytes(*available) + " available: room for " + std::to_string(jobs) + " compile jobs of " +
                  format_bytes(job_bytes) + " (" + std::to_string(cpu_count()) + " cores)";
-  if (jobs == 0) check.verdict = Verdict::fail;
+  if (jobs == 0) check.verdict = CheckVerdict::fail;
   return check;
 }
 
 PreflightCheck check_host_compiler(const HostCompiler& host) {
-  PreflightCheck check{"host compiler", Verdict::ok, ""};
+  PreflightCheck check{"host compiler", CheckVerdict::ok, ""};
   check.detail = host.kind + " " + host.version + " (" + host.path.string() + ", " + host.how_chosen + ")";
   if (!host.max_major) {
-    check.verdict = Verdict::warn;
+    check.verdict = CheckVerdict::warn;
     check.detail += ": this nvcc's limit is unknown";
   } else if (!host.accepted()) {
-    check.verdict = Verdict::fail;
+    check.verdict = CheckVerdict::fail;
     check.detail += ": nvcc accepts " + host.kind + " <= " + std::to_string(*host.max_major) + " (" +
                     host.limit_source + "); set CUDAHOSTCXX to an older compiler";
   } else {
@@ -152,9 +152,9 @@ PreflightCheck check_host_compiler(const HostCompiler& host) {
 std::vector<PreflightCheck> run_preflight(const PreflightInputs& in) {
   std::vector<PreflightCheck> checks;
   const Toolchain& toolchain = *in.toolchain;
-  PreflightCheck toolkit{"toolkit", Verdict::ok, toolchain.describe()};
+  PreflightCheck toolkit{"toolkit", CheckVerdict::ok, toolchain.describe()};
   if (!toolchain.installed) {
-    toolkit.verdict = Verdict::fail;
+    toolkit.verdict = CheckVerdict::fail;
     toolkit.detail += ": a build needs it installed";
   }
   checks.push_back(toolkit);
@@ -164,7 +164,7 @@ std::vector<PreflightCheck> run_preflight(const PreflightInputs& in) {
     host = detect_host_compiler(toolchain);
     checks.push_back(check_host_compiler(*host));
   } catch (const UserError& e) {
-    checks.push_back({"host compiler", Verdict::fail, e.what()});
+    checks.push_back({"host compiler", CheckVerdict::fail, e.what()});
   }
 
   if (toolchain.installed && host) {
@@ -190,7 +190,7 @@ std::vector<PreflightCheck> run_preflight(const PreflightInputs& in) {
                                                  ": its nvcc runs were stopped and its scratch dir removed");
   } else {
     for (const auto& target : in.archs->targets())
-      checks.push_back({"compile " + target.canonical(), Verdict::skip, "no installed toolkit or host compiler"});
+      checks.push_back({"compile " + target.canonical(), CheckVerdict::skip, "no installed toolkit or host compiler"});
   }
 
   checks.push_back(check_driver(toolchain, *in.gpus));

@@ -15,7 +15,7 @@ namespace archbuild {
 
 struct PreflightCheck {
   std::string name;  // "compile sm_90", "host compiler", "driver", ...
-  Verdict verdict = Verdict::ok;
+  CheckVerdict verdict = CheckVerdict::ok;
   std::string detail;  // one line a user can act on
 };
 

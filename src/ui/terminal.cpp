@@ -30,23 +30,23 @@ std::string paint(const std::string& text, Style style, std::FILE* stream) {
   return std::string("\x1b[") + code + "m" + text + "\x1b[0m";
 }
 
-std::string verdict_word(Verdict verdict) {
+std::string verdict_word(CheckVerdict verdict) {
   switch (verdict) {
-    case Verdict::ok: return "ok";
-    case Verdict::warn: return "warn";
-    case Verdict::fail: return "FAIL";
-    case Verdict::skip: return "skip";
+    case CheckVerdict::ok: return "ok";
+    case CheckVerdict::warn: return "warn";
+    case CheckVerdict::fail: return "FAIL";
+    case CheckVerdict::skip: return "skip";
   }
   return "?";
 }
 
-std::string verdict_label(Verdict verdict, std::FILE* stream) {
+std::string verdict_label(CheckVerdict verdict, std::FILE* stream) {
   std::string word = verdict_word(verdict);
   word.resize(4, ' ');
-  Style style = verdict == Verdict::ok     ? Style::green
-                : verdict == Verdict::warn ? Style::yellow
-                : verdict == Verdict::fail ? Style::red
-                                           : Style::dim;
+  Style style = verdict == CheckVerdict::ok     ? Style::green
+                : verdict == CheckVerdict::warn ? Style::yellow
+                : verdict == CheckVerdict::fail ? Style::red
+                                                : Style::dim;
   return paint(word, style, stream);
 }
 

@@ -12,8 +12,8 @@ bool color_enabled(std::FILE* stream);
 std::string paint(const std::string& text, Style style, std::FILE* stream = stdout);
 
 // A check's verdict word, padded and coloured: "ok  ", "warn", "FAIL", "skip".
-enum class Verdict { ok, warn, fail, skip };
-std::string verdict_word(Verdict verdict);
-std::string verdict_label(Verdict verdict, std::FILE* stream = stdout);
+enum class CheckVerdict { ok, warn, fail, skip };
+std::string verdict_word(CheckVerdict verdict);
+std::string verdict_label(CheckVerdict verdict, std::FILE* stream = stdout);
 
 }  // namespace archbuild

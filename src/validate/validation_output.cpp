@@ -7,13 +7,13 @@ namespace archbuild {
 void print_validation(const WheelValidation& validation, const std::function<void(const std::string&)>& line,
                       std::FILE* stream) {
   const auto& checked = validation.static_checks;
-  line(verdict_label(checked.record.ok() ? Verdict::ok : Verdict::fail, stream) +
+  line(verdict_label(checked.record.ok() ? CheckVerdict::ok : CheckVerdict::fail, stream) +
        " RECORD: " + std::to_string(checked.record.files_checked) + " files hashed");
   for (const auto& error : checked.record.errors) line("     " + error);
   line(verdict_label(checked.gaps.empty() && checked.extras.empty() && checked.unreadable.empty() &&
                              !checked.libraries.empty()
-                         ? Verdict::ok
-                         : Verdict::fail,
+                         ? CheckVerdict::ok
+                         : CheckVerdict::fail,
                      stream) +
        " CUDA code: " + std::to_string(checked.libraries.size()) + " librar" +
        (checked.libraries.size() == 1 ? "y" : "ies") + (checked.libraries.empty() ? ", nothing to run on a GPU" : ""));
@@ -27,19 +27,19 @@ void print_validation(const WheelValidation& validation, const std::function<voi
   if (!checked.no_cuda_hint.empty()) line("     " + checked.no_cuda_hint);
   for (const auto& text : checked.unreadable) line("     unreadable: " + text);
   if (!validation.device.ran) {
-    line(verdict_label(Verdict::skip, stream) + " device: " + validation.device.skipped_reason);
+    line(verdict_label(CheckVerdict::skip, stream) + " device: " + validation.device.skipped_reason);
     return;
   }
   for (const auto& check : validation.device.checks) {
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, " [%.1f s]", check.seconds);
-    line(verdict_label(check.ok ? Verdict::ok : Verdict::fail, stream) + " device: " + check.name +
+    line(verdict_label(check.ok ? CheckVerdict::ok : CheckVerdict::fail, stream) + " device: " + check.name +
          (check.detail.empty() ? "" : ": " + check.detail) + seconds);
     if (!check.ok && !check.log.empty()) line("     log: " + check.log.string());
   }
   if (const auto& census = validation.device.census) {
     const bool launched = validation.device.kernels_launched();
-    line(verdict_label(launched ? Verdict::ok : Verdict::warn, stream) + " device: kernel census: " +
+    line(verdict_label(launched ? CheckVerdict::ok : CheckVerdict::warn, stream) + " device: kernel census: " +
          census->summary() + (launched ? "" : "; the wheel counts as `loaded`, not `device`"));
   }
 }

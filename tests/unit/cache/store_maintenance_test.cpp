@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cache/cache_test_support.h"
 #include "cache/provenance.h"
 #include "cache/wheel_store.h"
 #include "core/ed25519.h"
@@ -70,8 +71,6 @@ TEST(IndexPage, PercentDecodingRejectsMalformedEscapes) {
 }
 
 namespace {
-
-CacheKey key_of(const std::string& text) { return {text, sha256_hex(text)}; }
 
 // A wheel's bytes, published with a manifest and an unsigned provenance whose
 // subjects are the wheel, the manifest and the variant wheel as published.

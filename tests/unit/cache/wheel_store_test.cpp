@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cache/cache_test_support.h"
 #include "core/error.h"
 #include "core/sha256.h"
 #include "test_support.h"
@@ -16,8 +17,6 @@
 using namespace archbuild;
 
 namespace {
-
-CacheKey key_of(const std::string& text) { return {text, sha256_hex(text)}; }
 
 std::vector<std::string> names_in(const std::filesystem::path& dir) {
   std::vector<std::string> names;

@@ -16,16 +16,16 @@ TEST(Preflight, DriverCheckVerdicts) {
   Toolchain chain;
   chain.facts = *table().find({13, 0});
   GpuReport gpus;
-  EXPECT_EQ(check_driver(chain, gpus).verdict, Verdict::skip);
+  EXPECT_EQ(check_driver(chain, gpus).verdict, CheckVerdict::skip);
   gpus.driver_cuda = CudaVersion{13, 0};
-  EXPECT_EQ(check_driver(chain, gpus).verdict, Verdict::ok);
+  EXPECT_EQ(check_driver(chain, gpus).verdict, CheckVerdict::ok);
   gpus.driver_cuda = CudaVersion{12, 8};
   auto old = check_driver(chain, gpus);
-  EXPECT_EQ(old.verdict, Verdict::fail);
+  EXPECT_EQ(old.verdict, CheckVerdict::fail);
   EXPECT_NE(old.detail.find("580.65.06"), std::string::npos) << old.detail;
   chain.facts.version = {13, 2};
   gpus.driver_cuda = CudaVersion{13, 0};
-  EXPECT_EQ(check_driver(chain, gpus).verdict, Verdict::warn);
+  EXPECT_EQ(check_driver(chain, gpus).verdict, CheckVerdict::warn);
 }
 
 TEST(Preflight, Helpers) {

@@ -7,7 +7,7 @@
 namespace archbuild {
 namespace {
 
-std::string error_of(const std::string& spec) {
+std::string spec_error_of(const std::string& spec) {
   try {
     parse_pypi_spec(spec);
   } catch (const UserError& e) {
@@ -31,18 +31,18 @@ TEST(PypiSpec, ParsesNameAndExactVersion) {
 }
 
 TEST(PypiSpec, RefusesWhatNamesNoOneSdist) {
-  EXPECT_NE(error_of("pypi:").find("no project name"), std::string::npos);
-  EXPECT_NE(error_of("pypi:demo==").find("no version after =="), std::string::npos);
-  EXPECT_NE(error_of("pypi:demo>=1.0").find("only an exact version"), std::string::npos);
-  EXPECT_NE(error_of("pypi:demo~=1.0").find("only an exact version"), std::string::npos);
-  EXPECT_NE(error_of("pypi:demo===1.0").find("==="), std::string::npos);
-  EXPECT_NE(error_of("pypi:demo[cuda]==1.0").find("extras"), std::string::npos);
-  EXPECT_NE(error_of("pypi:demo==1.*").find("not one exact version"), std::string::npos);
-  EXPECT_NE(error_of("pypi:demo==../../x").find("not one exact version"), std::string::npos);
-  EXPECT_NE(error_of("pypi:../x==1.0").find("not a valid project name"), std::string::npos);
-  EXPECT_NE(error_of("pypi:demo @ https://x/y.tar.gz").find("only an exact version"), std::string::npos);
+  EXPECT_NE(spec_error_of("pypi:").find("no project name"), std::string::npos);
+  EXPECT_NE(spec_error_of("pypi:demo==").find("no version after =="), std::string::npos);
+  EXPECT_NE(spec_error_of("pypi:demo>=1.0").find("only an exact version"), std::string::npos);
+  EXPECT_NE(spec_error_of("pypi:demo~=1.0").find("only an exact version"), std::string::npos);
+  EXPECT_NE(spec_error_of("pypi:demo===1.0").find("==="), std::string::npos);
+  EXPECT_NE(spec_error_of("pypi:demo[cuda]==1.0").find("extras"), std::string::npos);
+  EXPECT_NE(spec_error_of("pypi:demo==1.*").find("not one exact version"), std::string::npos);
+  EXPECT_NE(spec_error_of("pypi:demo==../../x").find("not one exact version"), std::string::npos);
+  EXPECT_NE(spec_error_of("pypi:../x==1.0").find("not a valid project name"), std::string::npos);
+  EXPECT_NE(spec_error_of("pypi:demo @ https://x/y.tar.gz").find("only an exact version"), std::string::npos);
   // Every message shows the expected form.
-  EXPECT_NE(error_of("pypi:").find("pypi:NAME==VERSION"), std::string::npos);
+  EXPECT_NE(spec_error_of("pypi:").find("pypi:NAME==VERSION"), std::string::npos);
 }
 
 }  // namespace

@@ -5,31 +5,21 @@
 
 #include <gtest/gtest.h>
 
+#include "test_support.h"
 #include "validate/device_validation.h"
 
 using namespace archbuild;
 
-namespace {
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    char name[] = "/tmp/archbuild-census-XXXXXX";
-    path = mkdtemp(name);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  void write(const std::string& file, const std::string& text) const { std::ofstream(path / file) << text; }
-};
-}  // namespace
-
 TEST(KernelCensus, CountsOnlyTheWheelsOwnKernels) {
   TempDir dir;
-  dir.write("launches-100.tsv",
-            "# archbuild launch recorder 1: cupti libcupti.so.13\n"
-            "0\t_Z6muladdPKfS0_fPfi\n"
-            "0\t_ZN2at6native29vectorized_elementwise_kernel\n"
-            "1\t_Z6muladdPKfS0_fPfi\n");
-  dir.write("launches-101.tsv", "# archbuild launch recorder 1: cupti libcupti.so.13\n0\tplain_c\nnot a line\n-3\tx\n");
-  dir.write("unrelated.txt", "0\t_Z5otherv\n");
+  write(dir.path / "launches-100.tsv",
+        "# archbuild launch recorder 1: cupti libcupti.so.13\n"
+        "0\t_Z6muladdPKfS0_fPfi\n"
+        "0\t_ZN2at6native29vectorized_elementwise_kernel\n"
+        "1\t_Z6muladdPKfS0_fPfi\n");
+  write(dir.path / "launches-101.tsv",
+        "# archbuild launch recorder 1: cupti libcupti.so.13\n0\tplain_c\nnot a line\n-3\tx\n");
+  write(dir.path / "unrelated.txt", "0\t_Z5otherv\n");
   auto records = read_launch_records(dir.path);
   ASSERT_TRUE(records.recorded);
   auto census = take_census({"_Z6muladdPKfS0_fPfi", "plain_c", "_Z5otherv", "_Z6unusedv"}, records);
@@ -43,7 +33,7 @@ TEST(KernelCensus, CountsOnlyTheWheelsOwnKernels) {
 
 TEST(KernelCensus, NothingLaunchedSaysSoWithoutAGpuCount) {
   TempDir dir;
-  dir.write("launches-7.tsv", "# archbuild launch recorder 1: cupti libcupti.so.13\n");
+  write(dir.path / "launches-7.tsv", "# archbuild launch recorder 1: cupti libcupti.so.13\n");
   auto census = take_census({"_Z1kv"}, read_launch_records(dir.path));
   EXPECT_FALSE(census.any_launched());
   EXPECT_EQ(census.summary(), "launched 0 of 1 kernel of this wheel");
@@ -54,7 +44,7 @@ TEST(KernelCensus, WhyNothingWasRecorded) {
   auto none = read_launch_records(dir.path);
   EXPECT_FALSE(none.recorded);
   EXPECT_NE(none.not_recorded.find("no process"), std::string::npos);
-  dir.write("launches-8.tsv", "# unavailable: libcupti.so.13 not found by the loader\n");
+  write(dir.path / "launches-8.tsv", "# unavailable: libcupti.so.13 not found by the loader\n");
   auto unavailable = read_launch_records(dir.path);
   EXPECT_FALSE(unavailable.recorded);
   EXPECT_EQ(unavailable.not_recorded, "libcupti.so.13 not found by the loader");
