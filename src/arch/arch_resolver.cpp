@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "arch/compat.h"
 #include "core/error.h"
 #include "core/strings.h"
 
@@ -22,18 +23,46 @@ std::string explain_untargetable(const ArchTarget& target, const CudaTargets& to
   else if (last_older)
     text += "; the last CUDA that can is " + last_older->version.str() + " (use --cuda " + last_older->version.str() +
             " with that toolkit installed)";
+  // A newer CUDA's name for a GPU this one knows by its older name.
+  for (const auto& facts : releases)
+    if (facts.version > toolkit.version)
+      for (const auto& rename : facts.renamed)
+        if (rename.to == target.cc && toolkit.can_target(rename.from, target.variant))
+          text += "; CUDA " + toolkit.version.str() + " calls that GPU (" + rename.gpu + ") " + rename.from.dotted() +
+                  ": --arch " + rename.from.dotted() + " builds its code for a CUDA " +
+                  std::to_string(toolkit.version.major) + " driver, under which it reports " + rename.from.dotted();
   return text;
 }
 
 namespace {
+
+// The name this toolkit gives a GPU that `cc` names in an older CUDA.
+std::optional<CudaTargets::Rename> toolkit_name_for(ComputeCapability cc, ArchVariant variant,
+                                                    const CudaTargets& toolkit,
+                                                    const std::vector<CudaTargets>& releases) {
+  for (const auto& facts : releases)
+    if (facts.version <= toolkit.version)
+      for (const auto& rename : facts.renamed)
+        if (rename.from == cc && toolkit.can_target(rename.to, variant)) return rename;
+  return std::nullopt;
+}
 
 struct ErrorCollector {
   std::vector<std::string> malformed;     // bad input
   std::vector<std::string> untargetable;  // environment
 };
 
-void add_checked(ResolvedArchs& out, ErrorCollector& errors, const std::string& item_text, const ArchTarget& target,
+void add_checked(ResolvedArchs& out, ErrorCollector& errors, const std::string& item_text, ArchTarget target,
                  const ArchResolveInputs& in) {
+  // An older name of a GPU this toolkit names anew builds the new name: the
+  // code runs under this toolkit's drivers, where the GPU reports that CC.
+  if (!in.toolkit->can_target(target.cc, target.variant))
+    if (auto rename = toolkit_name_for(target.cc, target.variant, *in.toolkit, in.releases)) {
+      out.notes.push_back("arch item '" + item_text + "': CUDA " + in.toolkit->version.str() + " calls " + rename->gpu +
+                          " " + rename->to.dotted() + ", not " + rename->from.dotted() + ": building " +
+                          ArchTarget{rename->to, target.variant, true, false}.gpu_code_name());
+      target.cc = rename->to;
+    }
   if (in.names && !in.names->accepts(target)) {
     errors.malformed.push_back("arch item '" + item_text + "': " + in.names->consumer + " does not accept " +
                                target.canonical() + " (it raises \"ValueError: Unknown CUDA arch\"); it takes " +
@@ -54,16 +83,41 @@ void add_checked(ResolvedArchs& out, ErrorCollector& errors, const std::string& 
   out.list.add(target);
 }
 
+// A visible GPU's own CC; where this toolkit cannot target it, the newest
+// CC of the same family it can whose SASS runs there (CUDA 12.8 has no
+// sm_121, and GB10's 12.1 runs sm_120 code).
+ArchTarget native_target(ComputeCapability device, bool ptx, const ArchResolveInputs& in,
+                         std::vector<std::string>& notes) {
+  ArchTarget own{device, ArchVariant::plain, true, ptx};
+  if (in.toolkit->can_target(device, ArchVariant::plain) ||
+      toolkit_name_for(device, ArchVariant::plain, *in.toolkit, in.releases))
+    return own;
+  const ComputeCapability* best = nullptr;
+  for (const auto& cc : in.toolkit->targets)
+    if (can_run(KernelImage{KernelImage::Kind::sass, cc, ArchVariant::plain}, device) == RunVerdict::native) best = &cc;
+  if (!best) return own;  // add_checked explains
+  notes.push_back("native: CUDA " + in.toolkit->version.str() + " cannot target " + own.gpu_code_name() + "; sm_" +
+                  std::to_string(best->major) + std::to_string(best->minor) + " code runs on CC " + device.dotted() +
+                  " (same major), so that is built (a CUDA that can target " + own.gpu_code_name() +
+                  " builds the GPU's own code)");
+  return {*best, ArchVariant::plain, true, ptx};
+}
+
 std::string official_list(const ArchResolveInputs& in, std::vector<std::string>& notes) {
-  if (in.toolkit->torch_official_arch_list) return *in.toolkit->torch_official_arch_list;
+  const bool aarch64 = in.machine == "aarch64";
+  auto list_of = [&](const CudaTargets& facts) {
+    return aarch64 && facts.torch_official_arch_list_aarch64 ? facts.torch_official_arch_list_aarch64
+                                                             : facts.torch_official_arch_list;
+  };
+  if (auto list = list_of(*in.toolkit)) return *list;
   const CudaTargets* nearest = nullptr;
   for (const auto& facts : in.releases)
-    if (facts.version <= in.toolkit->version && facts.torch_official_arch_list) nearest = &facts;
+    if (facts.version <= in.toolkit->version && list_of(facts)) nearest = &facts;
   if (!nearest)
     fail_environment("PyTorch publishes no official arch list for CUDA " + in.toolkit->version.str() + " or older");
   notes.push_back("PyTorch ships no CUDA " + in.toolkit->version.str() + " wheels: `official` uses its CUDA " +
                   nearest->version.str() + " list");
-  return *nearest->torch_official_arch_list;
+  return *list_of(*nearest);
 }
 
 }  // namespace
@@ -85,7 +139,7 @@ ResolvedArchs resolve_archs(const std::vector<ArchSpecItem>& items, const ArchRe
         const bool ptx = in.names && in.names->native_with_ptx;
         for (size_t i = 0; i < ccs.size(); ++i)
           add_checked(out, errors, item.text + " (GPU of CC " + ccs[i].dotted() + ")",
-                      ArchTarget{ccs[i], ArchVariant::plain, true, ptx && i + 1 == ccs.size()}, in);
+                      native_target(ccs[i], ptx && i + 1 == ccs.size(), in, out.notes), in);
         if (ptx)
           out.notes.push_back("native: the visible GPUs, PTX for the newest, as " + in.names->consumer +
                               " reads an unset list");

@@ -20,6 +20,9 @@ struct ArchResolveInputs {
   // The consumer's rules (arch_names.h): what it accepts, and whether
   // `native` carries PTX. Null: PyTorch's CMake (anything the toolkit can).
   const ArchNames* names = nullptr;
+  // The host's CPU ("x86_64", "aarch64"): `official` is PyTorch's list for
+  // the wheels of this platform.
+  std::string machine = "x86_64";
 };
 
 struct ResolvedArchs {

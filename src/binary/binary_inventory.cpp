@@ -92,6 +92,7 @@ BinaryInventory inspect_bytes(const std::string& path, const ByteView& bytes, bo
     } else {
       ElfFile elf = read_elf(bytes);
       inventory.format = elf.kind();
+      inventory.machine = elf.machine_name();
       if (elf.machine == kElfMachineCuda) {
         auto arch = cubin_arch(elf);
         if (!arch) throw ParseError(48, "cubin e_flags name no sm arch");

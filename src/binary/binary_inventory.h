@@ -17,8 +17,9 @@ using ArchCounts = std::vector<std::pair<std::string, size_t>>;
 // Everything inspection learns about one binary: its fatbin containers and
 // entries, or the reason it could not be read.
 struct BinaryInventory {
-  std::string path;    // "lib.so", or "pkg.whl!torch/lib/libtorch_cuda.so"
-  std::string format;  // "shared object", "cubin", "fatbin", ...
+  std::string path;     // "lib.so", or "pkg.whl!torch/lib/libtorch_cuda.so"
+  std::string format;   // "shared object", "cubin", "fatbin", ...
+  std::string machine;  // the host CPU of an ELF file ("x86_64", "aarch64", "cuda" for a cubin); "" for a raw fatbin
   size_t containers = 0;
   std::vector<FatbinEntry> entries;
   std::vector<FatbinContainer> container_ranges;

@@ -28,6 +28,16 @@ std::string ElfFile::kind() const {
   return "ELF type " + std::to_string(type);
 }
 
+std::string ElfFile::machine_name() const {
+  switch (machine) {
+    case 62: return "x86_64";    // EM_X86_64
+    case 183: return "aarch64";  // EM_AARCH64
+    case 21: return "ppc64le";   // EM_PPC64 (only little-endian files are read)
+    case kElfMachineCuda: return "cuda";
+  }
+  return "e_machine " + std::to_string(machine);
+}
+
 ElfFile read_elf(const ByteView& view) {
   auto ident = view.copy(0, 16, "ELF identification");
   if (!has_elf_magic(ident)) throw ParseError(0, "not an ELF file (no \\x7fELF magic)");

@@ -32,6 +32,9 @@ struct ElfFile {
   const ElfSection* find(const std::string& name) const;
   // "shared object", "executable", "relocatable object", "cubin"
   std::string kind() const;
+  // The CPU the file is for, as wheel platform tags spell it: "x86_64",
+  // "aarch64", "ppc64le"; "cuda" for a cubin; "e_machine N" otherwise.
+  std::string machine_name() const;
 };
 
 bool has_elf_magic(std::span<const uint8_t> bytes);

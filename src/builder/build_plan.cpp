@@ -87,6 +87,7 @@ KeyFields key_fields(const PlanInputs& in, const PlanFacts& facts, const BuildPl
   key.cuda = in.toolchain->key_string();
   key.host_compiler = in.host ? in.host->kind + " " + in.host->version : "unknown";
   key.python_tag = facts.python_tag;
+  key.host_machine = facts.machine;
   key.build_system = plan.build_system;
   key.build_command = join(in.resolved.build->command, " ");
   key.build_env = plan.recipe_env.key_text;

@@ -24,6 +24,7 @@ struct PlanFacts {
   std::string self_executable;     // archbuild itself: the step launcher
   std::filesystem::path data_dir;  // recipes/frontends/ and the like ({archbuild_data})
   std::string python_tag;          // cp311, from the build's interpreter
+  std::string machine = "x86_64";  // the host CPU (uname): the wheel's platform, the recipe's machine entries
   unsigned cores = 1;
   uint64_t available_memory_bytes = 0;
   size_t cuda_files = 0;            // .cu files in the source (0: not checked out yet)

@@ -1,19 +1,16 @@
 #include "builder/system_libraries.h"
 
-#include <sys/utsname.h>
-
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/system_info.h"
 #include "process/run_process.h"
 
 namespace archbuild {
 
 std::map<std::string, FoundLibrary> find_system_libraries(const std::vector<SystemLibrary>& libraries,
                                                           const std::optional<std::filesystem::path>& toolkit_root) {
-  utsname machine{};
-  ::uname(&machine);
-  const std::string arch = machine.machine;  // x86_64, aarch64
+  const std::string arch = host_machine();  // x86_64, aarch64
   std::vector<FoundLibrary> places;
   if (toolkit_root) {
     const auto& root = *toolkit_root;

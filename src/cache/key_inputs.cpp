@@ -20,6 +20,9 @@ KeyInputs KeyInputs::of(const KeyFields& in) {
   key[std::string(key_name::cuda)] = in.cuda;
   key[std::string(key_name::host_compiler)] = in.host_compiler;
   key[std::string(key_name::python_tag)] = in.python_tag;
+  // Absent on x86-64, where every key made before other hosts were built on
+  // was made, so that those keys stay as they were.
+  if (in.host_machine != "x86_64") key[std::string(key_name::host_machine)] = in.host_machine;
   key[std::string(key_name::build_system)] = in.build_system;
   key[std::string(key_name::build_command)] = in.build_command;
   for (const auto& [name, value] : in.build_env) key[named(key_name::build_env, name)] = value;

@@ -20,6 +20,7 @@ inline constexpr std::string_view arch_enforcement = "arch_enforcement";
 inline constexpr std::string_view cuda = "cuda";
 inline constexpr std::string_view host_compiler = "host_compiler";
 inline constexpr std::string_view python_tag = "python_tag";
+inline constexpr std::string_view host_machine = "host_machine";  // the host CPU, where not x86_64
 inline constexpr std::string_view build_system = "build.system";
 inline constexpr std::string_view build_command = "build.command";
 inline constexpr std::string_view build_env = "build.env.";  // the recipe's environment
@@ -51,6 +52,7 @@ struct KeyFields {
   std::string recipe, recipe_sha256, ref, arch_list, arch_dialect;
   bool arch_enforcement = true;
   std::string cuda, host_compiler, python_tag, build_system, build_command;
+  std::string host_machine = "x86_64";                    // uname's: the wheel's platform
   std::map<std::string, std::string> build_env;           // the recipe's, before its path placeholders
   std::map<std::string, std::string> extra_env;           // --env
   std::optional<KeySource> source;                        // absent when planning before a checkout

@@ -76,6 +76,7 @@ Command detect_command() {
                 for (const auto& note : chain.notes) line += "\n      note: " + note;
                 toolkit_lines.push_back(line);
               }
+              out["machine"] = host_machine();
               out["cpu_count"] = cpu_count();
               out["available_memory_bytes"] = available_memory_bytes().value_or(0);
 
@@ -97,7 +98,7 @@ Command detect_command() {
                 std::cout << paint("CUDA toolkits", Style::bold) << " (* = the one used by default)\n";
                 if (toolkits.empty()) std::cout << "  none found\n";
                 for (const auto& line : toolkit_lines) std::cout << line << "\n";
-                std::cout << paint("host", Style::bold) << "\n  " << cpu_count() << " cores, "
+                std::cout << paint("host", Style::bold) << "\n  " << host_machine() << ", " << cpu_count() << " cores, "
                           << format_bytes(available_memory_bytes().value_or(0)) << " memory available\n";
               }
               if (gpus.devices.empty()) {

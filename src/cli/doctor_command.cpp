@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/strings.h"
+#include "core/system_info.h"
 #include "doctor/compat_matrix.h"
 #include "doctor/diagnosis.h"
 #include "doctor/diagnosis_output.h"
@@ -27,6 +28,7 @@ struct DoctorOptions {
   std::vector<std::string> pythons, device_ccs;
   std::string driver;  // --driver VERSION: judge for this driver instead of the loaded one
   std::string cache_dir;
+  std::string machine;  // --machine: whose official builds; default the interpreter's (the matrix: this host's)
   bool json = false;
   bool matrix = false;
 };
@@ -143,7 +145,8 @@ ExitCode run_doctor(const DoctorOptions& options) {
                      "); pass --device-cc M.N for the GPU that fails");
   }
   if (options.matrix) {
-    auto matrix = compatibility_matrix(official, cached, devices, gpus.driver_cuda);
+    auto matrix = compatibility_matrix(official.for_machine(options.machine.empty() ? host_machine() : options.machine),
+                                       cached, devices, gpus.driver_cuda);
     if (options.json) {
       report["matrix"] = matrix_json(matrix);
       print_json(report);
@@ -173,7 +176,12 @@ ExitCode run_doctor(const DoctorOptions& options) {
     inputs.driver_cuda = gpus.driver_cuda;
     inputs.nvcc_on_path = nvcc_on_path_version();
     inputs.table = &table;
-    inputs.official = &official;
+    // The official builds that install into this interpreter: its CPU's.
+    const auto machine = !options.machine.empty()  ? options.machine
+                         : !python.machine.empty() ? python.machine
+                                                   : host_machine();
+    const auto official_here = official.for_machine(machine);
+    inputs.official = &official_here;
     inputs.cached_torch = cached;
     for (const auto& package : packages)
       if (auto distribution = distribution_of(package.site_dir, package.name))
@@ -190,6 +198,7 @@ ExitCode run_doctor(const DoctorOptions& options) {
     report["interpreters"].push_back({{"interpreter", interpreter},
                                       {"executable", python.executable},
                                       {"python_version", python.python_version},
+                                      {"machine", python.machine},
                                       {"torch_dir", python.torch_dir.value_or("")},
                                       {"torch_dirs", python.torch_dirs},
                                       {"torch_version", python.torch_version.value_or("")},
@@ -231,6 +240,10 @@ Command doctor_command() {
                          "Print which official torch builds (and the cache's) run on each device: native, ptx-jit, "
                          "no-kernel-image, driver-too-old");
             app.add_option("--cache-dir", options->cache_dir, "archbuild's cache, for the builds it already holds");
+            app.add_option("--machine", options->machine,
+                           "Whose official builds: x86_64 or aarch64 (default: each interpreter's CPU; for "
+                           "--matrix, this host's)")
+                ->check(CLI::IsMember({"x86_64", "aarch64"}));
             add_json_flag(app, options->json, "Print a JSON object");
             app.footer(
                 "Exit: 0 all is well; 1 a problem was found; 3 nothing to diagnose (no GPU and no "

@@ -30,6 +30,7 @@ std::string format_counts(const ArchCounts& counts) {
 
 nlohmann::json to_json(const BinaryInventory& inventory, const std::vector<ComputeCapability>& devices) {
   nlohmann::json out = {{"path", inventory.path}, {"format", inventory.format}};
+  if (!inventory.machine.empty()) out["machine"] = inventory.machine;
   if (inventory.error) {
     out["error"] = *inventory.error;
     return out;
@@ -119,6 +120,7 @@ void InventoryPrinter::add(const BinaryInventory& inventory, const BinaryKernels
     return;
   }
   std::cout << paint(inventory.path, Style::bold) << "  " << inventory.format;
+  if (!inventory.machine.empty() && inventory.machine != "cuda") std::cout << " (" << inventory.machine << ")";
   if (!inventory.has_cuda_code()) {
     std::cout << ": no CUDA code\n";
     return;

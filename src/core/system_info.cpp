@@ -1,5 +1,7 @@
 #include "core/system_info.h"
 
+#include <sys/utsname.h>
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -45,6 +47,12 @@ std::string format_bytes(uint64_t bytes) {
   char text[32];
   std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
   return text;
+}
+
+std::string host_machine() {
+  utsname names{};
+  if (::uname(&names) != 0) return "unknown";
+  return names.machine;
 }
 
 }  // namespace archbuild

@@ -12,6 +12,9 @@ uint64_t free_disk_bytes(const std::filesystem::path& path);
 // MemAvailable from /proc/meminfo, in bytes.
 std::optional<uint64_t> available_memory_bytes();
 unsigned cpu_count();
+// The host's CPU as uname(2) names it ("x86_64", "aarch64"); wheel platform
+// tags and PyTorch's release builds use the same words.
+std::string host_machine();
 std::string format_bytes(uint64_t bytes);  // "4.5 GiB"
 
 }  // namespace archbuild

@@ -120,6 +120,11 @@ OfficialBuildTable OfficialBuildTable::load(const std::filesystem::path& file) {
       auto cuda = CudaVersion::parse(cuda_text);
       if (!cuda) bad_entry(file, variant->source(), "cuda", "must be \"M.N\"");
       build.cuda = *cuda;
+      if (auto machine = string_key(*variant, file, "machine", false); !machine.empty()) {
+        if (machine != "x86_64" && machine != "aarch64")
+          bad_entry(file, variant->get("machine")->source(), "machine", "must be \"x86_64\" or \"aarch64\"");
+        build.machine = machine;
+      }
       build.arch_list = string_key(*variant, file, "arch_list", true);
       build.targets = targets_of(build.arch_list, *variant->get("arch_list"), file, "arch_list");
       if (auto inspected = string_key(*variant, file, "wheel_targets", false); !inspected.empty()) {
@@ -135,6 +140,13 @@ OfficialBuildTable OfficialBuildTable::load(const std::filesystem::path& file) {
 
 OfficialBuildTable OfficialBuildTable::load_default() {
   return load(data_dir() / "toolchains" / "torch" / "official_builds.toml");
+}
+
+OfficialBuildTable OfficialBuildTable::for_machine(const std::string& machine) const {
+  OfficialBuildTable table;
+  for (const auto& build : builds_)
+    if (build.machine == machine) table.builds_.push_back(build);
+  return table;
 }
 
 std::vector<std::string> OfficialBuildTable::releases() const {

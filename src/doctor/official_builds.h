@@ -17,8 +17,8 @@ namespace archbuild {
 // least the CUDA that wrote it.
 bool driver_runs(RunVerdict verdict, CudaVersion build_cuda, CudaVersion driver_cuda);
 
-// One official PyTorch wheel build: a release for one CUDA variant, as
-// published on https://download.pytorch.org/whl/<variant> (x86-64 Linux),
+// One official PyTorch wheel build: a release for one CUDA variant and one
+// host CPU, as published on https://download.pytorch.org/whl/<variant>,
 // from toolchains/torch/official_builds.toml (sources in docs/FIXING_NO_KERNEL_IMAGE.md).
 struct OfficialBuild {
   std::string torch;                // "2.11.0"
@@ -26,6 +26,7 @@ struct OfficialBuild {
   std::string torchaudio;           // "" when none
   std::vector<std::string> python;  // "3.10", ...: the interpreters it has wheels for
   CudaVersion cuda;
+  std::string machine = "x86_64";   // the wheels' platform: "x86_64" or "aarch64" (SBSA)
   std::string arch_list;            // TORCH_CUDA_ARCH_LIST in PyTorch's build script
   std::vector<ArchTarget> targets;  // what its wheels hold: `wheel_targets` where inspected, else the list
   bool inspected = false;           // `targets` read off the published wheel
@@ -50,6 +51,8 @@ class OfficialBuildTable {
 
   const std::vector<OfficialBuild>& all() const { return builds_; }
   std::vector<std::string> releases() const;  // newest first
+  // The builds for hosts of this CPU ("x86_64", "aarch64").
+  OfficialBuildTable for_machine(const std::string& machine) const;
 
  private:
   std::vector<OfficialBuild> builds_;

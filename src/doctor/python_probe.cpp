@@ -13,8 +13,8 @@ namespace {
 // Locates torch with importlib's finder (which does not run torch's code),
 // reads version.py as text, and only then tries the import. Prints one JSON line.
 constexpr const char* kProbeScript = R"PY(
-import importlib.util, json, os, re, sys, sysconfig
-out = {"executable": sys.executable, "python_version": sys.version.split()[0]}
+import importlib.util, json, os, platform, re, sys, sysconfig
+out = {"executable": sys.executable, "python_version": sys.version.split()[0], "machine": platform.machine()}
 stdlib = {os.path.realpath(p) for p in (sysconfig.get_paths().get("stdlib"), sysconfig.get_paths().get("platstdlib")) if p}
 dirs = []
 for entry in sys.path:
@@ -80,6 +80,7 @@ PythonEnvironment probe_python(const std::string& interpreter) {
   env.interpreter = interpreter;
   env.executable = answer.value("executable", "");
   env.python_version = answer.value("python_version", "");
+  env.machine = answer.value("machine", "");
   env.package_dirs = answer.value("package_dirs", std::vector<std::string>{});
   env.torch_dirs = answer.value("torch_dirs", std::vector<std::string>{});
   env.torch_dir = optional_field<std::string>(answer, "torch_dir");

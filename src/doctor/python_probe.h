@@ -13,6 +13,7 @@ struct PythonEnvironment {
   std::string interpreter;  // as asked (--python or python3 on PATH)
   std::string executable;   // sys.executable
   std::string python_version;
+  std::string machine;                       // platform.machine(): the CPU its wheels are for ("x86_64", "aarch64")
   std::vector<std::string> package_dirs;     // sys.path dirs that hold packages (stdlib excluded)
   std::vector<std::string> torch_dirs;       // every torch package on sys.path, in order
   std::optional<std::string> torch_dir;      // the one `import torch` would load

@@ -1,6 +1,7 @@
 #include "pipeline/host_context.h"
 
 #include "core/error.h"
+#include "core/system_info.h"
 
 namespace archbuild {
 
@@ -22,6 +23,7 @@ HostContext HostContext::gather(const std::string& cuda_option) {
   HostContext context{ToolkitTable::load_default(), find_installed_toolkits(), {}, {}};
   context.toolchain = select_toolchain(context.toolkits, context.table, requested);
   context.gpus = make_gpu_probe()->probe();
+  context.machine = host_machine();
   return context;
 }
 
@@ -32,6 +34,7 @@ ResolvedArchs HostContext::resolve(const std::string& spec, const ArchNames* nam
   if (!gpus.devices.empty()) inputs.native_ccs = gpus.distinct_ccs();
   inputs.no_gpu_reason = gpus.unavailable_reason;
   inputs.names = names;
+  inputs.machine = machine;
   return resolve_archs(parse_arch_spec(spec, names ? *names : pytorch_cmake_arch_names()), inputs);
 }
 

@@ -16,6 +16,7 @@ struct HostContext {
   std::vector<InstalledToolkit> toolkits;
   Toolchain toolchain;
   GpuReport gpus;
+  std::string machine = "x86_64";  // the host CPU (uname): `official` follows its wheels
 
   // --cuda X.Y (empty: the first installed toolkit).
   static HostContext gather(const std::string& cuda_option);

@@ -15,6 +15,7 @@
 #include "core/path_policy.h"
 #include "core/sha256.h"
 #include "core/strings.h"
+#include "core/system_info.h"
 #include "recipe/repository_url.h"
 
 namespace archbuild {
@@ -125,14 +126,15 @@ class RecipeParser {
       recipe.builds.push_back(std::move(step));
     }
     for (auto* table : tables(root, "env")) {
-      only_keys(*table, {"versions", "cuda", "set"}, "env.");
+      only_keys(*table, {"versions", "cuda", "set", "machine"}, "env.");
       EnvOverlay overlay{range(*table, "env.versions"), range(*table, "env.cuda"),
-                         string_table(*table, "set", "env.set")};
+                         string_table(*table, "set", "env.set"), machine(*table, "env.")};
       if (overlay.set.empty()) bad(table->source(), "env.set", "must be a non-empty table of strings");
       recipe.env_overlays.push_back(std::move(overlay));
     }
     for (auto* table : tables(root, "system_library")) {
-      only_keys(*table, {"name", "header", "library", "found_env", "missing", "wheel", "wheel_dir", "wheel_env"},
+      only_keys(*table,
+                {"name", "header", "library", "found_env", "missing", "wheel", "wheel_dir", "wheel_env", "machine"},
                 "system_library.");
       SystemLibrary library{string(*table, "name", true, "system_library."),
                             string(*table, "header", true, "system_library."),
@@ -141,7 +143,8 @@ class RecipeParser {
                             string(*table, "missing", false, "system_library."),
                             string(*table, "wheel", false, "system_library."),
                             string(*table, "wheel_dir", false, "system_library."),
-                            string_table(*table, "wheel_env", "system_library.wheel_env")};
+                            string_table(*table, "wheel_env", "system_library.wheel_env"),
+                            machine(*table, "system_library.")};
       if (library.wheel.empty() != library.wheel_dir.empty())
         bad(table->source(), "system_library",
             "wheel and wheel_dir go together (the distribution, and its dir "
@@ -215,6 +218,15 @@ class RecipeParser {
     auto value = node->value<std::string>();
     if (!value) bad(node->source(), prefix + key, "must be a string");
     return *value;
+  }
+
+  // `machine = "aarch64"`: the host CPUs archbuild builds on.
+  std::string machine(const toml::table& table, const std::string& prefix) {
+    auto value = string(table, "machine", false, prefix);
+    if (!value.empty() && value != "x86_64" && value != "aarch64")
+      bad(table.get("machine")->source(), prefix + "machine",
+          "'" + value + "' is not a host CPU archbuild builds on (x86_64 or aarch64)");
+    return value;
   }
 
   bool boolean(const toml::table& table, const std::string& key) {
@@ -356,11 +368,20 @@ Recipe RecipeBook::parse_file(const std::filesystem::path& file, const std::file
   return RecipeParser(file, patches_dir).parse();
 }
 
-RecipeBook RecipeBook::load(const std::filesystem::path& recipes_dir, const std::filesystem::path& patches_dir) {
-  return load_search_path({{recipes_dir, patches_dir, "built-in"}});
+Recipe RecipeBook::for_machine(Recipe recipe, const std::string& machine) {
+  auto elsewhere = [&](const auto& entry) { return !entry.machine.empty() && entry.machine != machine; };
+  std::erase_if(recipe.env_overlays, elsewhere);
+  std::erase_if(recipe.system_libraries, elsewhere);
+  return recipe;
 }
 
-RecipeBook RecipeBook::load_search_path(const std::vector<RecipeDir>& dirs) {
+RecipeBook RecipeBook::load(const std::filesystem::path& recipes_dir, const std::filesystem::path& patches_dir,
+                            const std::string& machine) {
+  return load_search_path({{recipes_dir, patches_dir, "built-in"}}, machine);
+}
+
+RecipeBook RecipeBook::load_search_path(const std::vector<RecipeDir>& dirs, const std::string& machine) {
+  const std::string host = machine.empty() ? host_machine() : machine;
   RecipeBook book;
   std::map<std::string, size_t> by_name;
   for (const auto& dir : dirs) {
@@ -385,7 +406,7 @@ RecipeBook RecipeBook::load_search_path(const std::vector<RecipeDir>& dirs) {
         book.recipes_[it->second].shadows.push_back(file);  // an earlier dir's recipe wins
         continue;
       }
-      Recipe recipe = RecipeParser(file, dir.patches, dir.origin != "built-in").parse();
+      Recipe recipe = for_machine(RecipeParser(file, dir.patches, dir.origin != "built-in").parse(), host);
       recipe.origin = dir.origin;
       by_name[name] = book.recipes_.size();
       book.recipes_.push_back(std::move(recipe));

@@ -37,6 +37,7 @@ struct EnvOverlay {
   VersionRange versions;
   VersionRange cuda;
   std::map<std::string, std::string> set;
+  std::string machine;  // "aarch64": only on such hosts; "" on any
 };
 
 // [[pairs]]: the refs in `versions` belong to these versions of their
@@ -84,6 +85,7 @@ struct SystemLibrary {
   std::string wheel;
   std::string wheel_dir;
   std::map<std::string, std::string> wheel_env;
+  std::string machine;  // "aarch64": only on such hosts; "" on any
 };
 
 // [estimate]: what a build takes before one is recorded on this machine
@@ -149,17 +151,23 @@ struct ResolvedRecipe {
 class RecipeBook {
  public:
   // Throws UserError(bad_input) naming the file, line and key of a bad entry.
-  static RecipeBook load(const std::filesystem::path& recipes_dir, const std::filesystem::path& patches_dir);
+  // `machine`: the host CPU the recipes are for ("": this one; see for_machine).
+  static RecipeBook load(const std::filesystem::path& recipes_dir, const std::filesystem::path& patches_dir,
+                         const std::string& machine = "");
   // The recipes of every dir, by name: the first dir holding NAME.toml wins
   // and the later ones are recorded as shadowed (not read); dependencies and
   // cycles are checked across all of them.
-  static RecipeBook load_search_path(const std::vector<RecipeDir>& dirs);
+  static RecipeBook load_search_path(const std::vector<RecipeDir>& dirs, const std::string& machine = "");
   // The built-in recipes (the data dir's recipes/ and patches/) alone.
   static RecipeBook load_default();
   // The recipe_path setting's dirs (each one's patches in its own patches/),
   // then the built-in ones.
   static RecipeBook load_for(const Settings& settings);
   static Recipe parse_file(const std::filesystem::path& file, const std::filesystem::path& patches_dir);
+  // The recipe as a host of this CPU ("x86_64", "aarch64") builds it: the
+  // [[env]] and [[system_library]] entries for other hosts left out. The
+  // loaders above apply it for this host.
+  static Recipe for_machine(Recipe recipe, const std::string& machine);
 
   const std::vector<Recipe>& all() const { return recipes_; }
   const Recipe* find(const std::string& name) const;

@@ -45,12 +45,43 @@ std::vector<ComputeCapability> cc_array(const toml::table& table, const std::fil
   return out;
 }
 
+std::optional<std::string> optional_string(const toml::table& table, const std::filesystem::path& file,
+                                           std::string_view key) {
+  auto node = table.get(key);
+  if (!node) return std::nullopt;
+  auto value = node->value<std::string>();
+  if (!value) bad_entry(file, node->source(), key, "must be a string");
+  return *value;
+}
+
 std::optional<int> optional_int(const toml::table& table, const std::filesystem::path& file, std::string_view key) {
   auto node = table.get(key);
   if (!node) return std::nullopt;
   auto value = node->value<int64_t>();
   if (!value) bad_entry(file, node->source(), key, "must be an integer");
   return static_cast<int>(*value);
+}
+
+// renamed = [{ from = "10.1", to = "11.0", gpu = "Jetson Thor" }]
+std::vector<CudaTargets::Rename> renames(const toml::table& table, const std::filesystem::path& file) {
+  std::vector<CudaTargets::Rename> out;
+  auto node = table.get("renamed");
+  if (!node) return out;
+  auto array = node->as_array();
+  if (!array) bad_entry(file, node->source(), "renamed", "must be an array of { from, to, gpu } tables");
+  for (const auto& element : *array) {
+    auto entry = element.as_table();
+    auto cc = [&](std::string_view key) {
+      auto text = entry ? (*entry)[key].value<std::string>() : std::nullopt;
+      auto parsed = text ? ComputeCapability::parse_dotted(*text) : std::nullopt;
+      if (!parsed) bad_entry(file, element.source(), "renamed", std::string(key) + " must be a \"M.N\" string");
+      return *parsed;
+    };
+    CudaTargets::Rename rename{cc("from"), cc("to"), (*entry)["gpu"].value_or(std::string())};
+    if (rename.gpu.empty()) bad_entry(file, element.source(), "renamed", "gpu must name the GPU");
+    out.push_back(rename);
+  }
+  return out;
 }
 
 ToolkitFacts parse_facts(const std::filesystem::path& file) {
@@ -70,11 +101,9 @@ ToolkitFacts parse_facts(const std::filesystem::path& file) {
   facts.targets = cc_array(table, file, "targets", true);
   facts.arch_specific = cc_array(table, file, "arch_specific", false);
   facts.family_specific = cc_array(table, file, "family_specific", false);
-  if (auto node = table.get("torch_official_arch_list")) {
-    auto value = node->value<std::string>();
-    if (!value) bad_entry(file, node->source(), "torch_official_arch_list", "must be a string");
-    facts.torch_official_arch_list = *value;
-  }
+  facts.torch_official_arch_list = optional_string(table, file, "torch_official_arch_list");
+  facts.torch_official_arch_list_aarch64 = optional_string(table, file, "torch_official_arch_list_aarch64");
+  facts.renamed = renames(table, file);
   facts.max_gcc_major = optional_int(table, file, "max_gcc");
   facts.max_clang_major = optional_int(table, file, "max_clang");
   return facts;

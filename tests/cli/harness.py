@@ -80,17 +80,19 @@ def pypi_cuobjdump():
 TORCH_VERSION = "2.11.0"
 
 
-def torch_wheel():
-    """The real torch 2.11.0 (cu130) wheel from PyPI, downloaded once (about 530 MB)."""
+def torch_wheel(machine="x86_64"):
+    """The real torch 2.11.0 (cu130) wheel from PyPI for `machine` (x86_64,
+    about 530 MB; aarch64, about 420 MB), downloaded once."""
     wheels = TEST_CACHE / "wheels"
     wheels.mkdir(parents=True, exist_ok=True)
     tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
-    found = sorted(wheels.glob(f"torch-{TORCH_VERSION}-{tag}-{tag}-manylinux*_x86_64.whl"))
+    pattern = f"torch-{TORCH_VERSION}-{tag}-{tag}-manylinux*_{machine}.whl"
+    found = sorted(wheels.glob(pattern))
     if not found:
         subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
-                        "--no-deps", "--only-binary=:all:", f"torch=={TORCH_VERSION}", "-d", str(wheels)],
-                       check=True)
-        found = sorted(wheels.glob(f"torch-{TORCH_VERSION}-{tag}-{tag}-manylinux*_x86_64.whl"))
+                        "--no-deps", "--only-binary=:all:", "--platform", f"manylinux_2_28_{machine}",
+                        f"torch=={TORCH_VERSION}", "-d", str(wheels)], check=True)
+        found = sorted(wheels.glob(pattern))
     return found[0]
 
 

@@ -142,7 +142,7 @@ class DoctorOnFixtures(unittest.TestCase):
     def test_matrix_for_devices_and_a_fleet_driver(self):
         site = self.fixture()
         result = run("doctor", "--python", self.python, "--matrix", "--device-cc", "6.1", "--device-cc", "9.0",
-                     "--driver", "570.26", "--json", env={"PYTHONPATH": str(site), "ARCHBUILD_FAKE_GPUS": None})
+                     "--driver", "570.26", "--machine", "x86_64", "--json", env={"PYTHONPATH": str(site), "ARCHBUILD_FAKE_GPUS": None})
         self.assertEqual(result.returncode, 0, result.stderr)
         matrix = json.loads(result.stdout)["matrix"]
         self.assertEqual(matrix["devices"], ["6.1", "9.0"])
@@ -150,7 +150,7 @@ class DoctorOnFixtures(unittest.TestCase):
         cells = {row["build"]: row["cells"] for row in matrix["rows"]}
         self.assertEqual(cells["torch 2.11.0+cu126"], ["native", "native"])
         self.assertEqual(cells["torch 2.11.0+cu130"], ["no-kernel-image", "driver-too-old"])
-        text = run("doctor", "--python", self.python, "--matrix", "--device-cc", "12.1",
+        text = run("doctor", "--python", self.python, "--matrix", "--device-cc", "12.1", "--machine", "x86_64",
                    env={"PYTHONPATH": str(site), "ARCHBUILD_FAKE_GPUS": None, "NO_COLOR": "1"})
         self.assertEqual(text.returncode, 0, text.stderr)
         self.assertRegex(text.stdout, r"torch 2\.11\.0\+cu130 +native +https://download\.pytorch\.org/whl/cu130")
@@ -159,6 +159,32 @@ class DoctorOnFixtures(unittest.TestCase):
                   env={"ARCHBUILD_FAKE_GPUS": None})
         self.assertEqual(bad.returncode, 2)
         self.assertIn("--driver banana: not a driver version", bad.stderr)
+
+    def test_aarch64_hosts_get_the_aarch64_wheels(self):
+        # Jetson Thor (11.0) and GB10 (12.1): only the aarch64 wheels carry sm_110,
+        # and those are what installs into an aarch64 interpreter.
+        site = self.fixture()
+        env = {"PYTHONPATH": str(site), "ARCHBUILD_FAKE_GPUS": None}
+        fixes = {}
+        for machine in ("aarch64", "x86_64"):
+            result = run("doctor", "--python", self.python, "--device-cc", "11.0", "--machine", machine, "--json",
+                         env=env)
+            self.assertEqual(result.returncode, 1, result.stderr)
+            torch = next(p for p in json.loads(result.stdout)["interpreters"][0]["packages"] if p["name"] == "torch")
+            fixes[machine] = torch["fixes"]
+        self.assertEqual(fixes["aarch64"][0]["kind"], "official-build", fixes["aarch64"])
+        self.assertRegex(fixes["aarch64"][0]["why"], r"torch 2\.11\.0\+cu130")
+        self.assertIn("--index-url https://download.pytorch.org/whl/cu130", fixes["aarch64"][0]["lines"][0])
+        self.assertEqual(fixes["x86_64"][0]["lines"], [], fixes["x86_64"])  # "none: ... runs natively on CC 11.0"
+        self.assertTrue(fixes["x86_64"][0]["why"].startswith("none"), fixes["x86_64"])
+        matrix = run("doctor", "--python", self.python, "--matrix", "--device-cc", "11.0", "--device-cc", "12.1",
+                     "--machine", "aarch64", "--json", env=env)
+        self.assertEqual(matrix.returncode, 0, matrix.stderr)
+        cells = {row["build"]: row["cells"] for row in json.loads(matrix.stdout)["matrix"]["rows"]}
+        self.assertEqual(cells["torch 2.11.0+cu130"], ["native", "native"])
+        self.assertEqual(cells["torch 2.11.0+cu128"], ["no-kernel-image", "native"])
+        self.assertNotIn("torch 2.13.0+cu126", cells)  # no aarch64 rows for releases not read
+        self.assertEqual(run("doctor", "--machine", "arm64", "--device-cc", "9.0", env=env).returncode, 2)
 
     def test_plain_output_says_verdict_and_fix(self):
         site = self.fixture()

@@ -60,3 +60,74 @@ TEST(ArchResolve, NativeUsesEveryVisibleGpuAndFailsWithoutOne) {
   resolve.gpus = std::vector<ComputeCapability>{{6, 1}};  // a Pascal card with CUDA 13
   EXPECT_EQ(code_of([&] { resolve("native"); }), ExitCode::environment);
 }
+
+// The facts of the aarch64 machines (docs/CUDA_FACTS.md#aarch64-machines).
+TEST(ArchResolve, ThorIs101ToCuda12And110ToCuda13) {
+  Resolver cuda13({13, 0});
+  auto resolved = cuda13.resolve("10.1");  // its CUDA 12 name: CUDA 13 builds its own
+  EXPECT_EQ(format_arch_list(resolved.list, ArchDialect::cmake), "11.0");
+  ASSERT_EQ(resolved.notes.size(), 1u);
+  EXPECT_NE(resolved.notes[0].find("CUDA 13.0 calls Jetson Thor 11.0, not 10.1: building sm_110"), std::string::npos)
+      << resolved.notes[0];
+  EXPECT_EQ(cuda13("10.1a"), "11.0a");
+  Resolver cuda129({12, 9});
+  EXPECT_EQ(cuda129("10.1"), "10.1");
+  try {
+    cuda129("11.0");
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.code(), ExitCode::environment);
+    std::string text = e.what();
+    EXPECT_NE(text.find("it needs CUDA 13.0 or newer"), std::string::npos) << text;
+    EXPECT_NE(text.find("CUDA 12.9 calls that GPU (Jetson Thor) 10.1: --arch 10.1"), std::string::npos) << text;
+  }
+  // A Thor under a CUDA 13 driver reports 11.0: native is its own CC.
+  cuda13.gpus = std::vector<ComputeCapability>{{11, 0}};
+  EXPECT_EQ(cuda13("native"), "11.0");
+}
+
+TEST(ArchResolve, NativeBuildsTheFamilysCodeATookitCanWhereItCannotTargetTheGpu) {
+  struct Row {
+    CudaVersion cuda;
+    ComputeCapability gpu;
+    const char* list;  // what native builds
+    bool noted;        // with a note saying why
+  } rows[] = {
+      {{12, 8}, {12, 1}, "12.0", true},                                    // GB10 before CUDA 12.9: sm_120 runs there
+      {{12, 9}, {12, 1}, "12.1", false},                                   // its own from 12.9 on
+      {{12, 8}, {10, 3}, "10.0", true},                                    // GB300 before 12.9
+      {{13, 0}, {10, 3}, "10.3", false}, {{13, 0}, {9, 0}, "9.0", false},  // GH200
+      {{13, 0}, {10, 0}, "10.0", false},                                   // GB200
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.gpu.dotted() + " with CUDA " + row.cuda.str());
+    Resolver resolver(row.cuda);
+    resolver.gpus = std::vector<ComputeCapability>{row.gpu};
+    auto resolved = resolver.resolve("native");
+    EXPECT_EQ(format_arch_list(resolved.list, ArchDialect::cmake), row.list);
+    EXPECT_EQ(!resolved.notes.empty(), row.noted);
+  }
+  // Never across majors, and never onto a Tegra part's own code.
+  Resolver cuda126({12, 6});
+  cuda126.gpus = std::vector<ComputeCapability>{{12, 1}};
+  EXPECT_EQ(code_of([&] { cuda126("native"); }), ExitCode::environment);
+}
+
+TEST(ArchResolve, OfficialOnAarch64IsTheAarch64WheelsList) {
+  struct Row {
+    CudaVersion cuda;
+    const char* x86_64;
+    const char* aarch64;
+  } rows[] = {
+      {{13, 0}, "7.5;8.0;8.6;9.0;10.0;12.0+PTX", "8.0;9.0;10.0;11.0;12.0+PTX"},
+      {{12, 9}, "7.5;8.0;8.6;9.0;10.0;12.0+PTX", "8.0;9.0;10.0;12.0+PTX"},
+      {{12, 8}, "7.5;8.0;8.6;9.0;10.0;12.0", "8.0;9.0;10.0;12.0"},
+      {{12, 6}, "5.0;6.0;7.0;7.5;8.0;8.6;9.0", "8.0;9.0"},
+  };
+  for (const auto& row : rows) {
+    Resolver resolver(row.cuda);
+    EXPECT_EQ(resolver("official"), row.x86_64);
+    resolver.machine = "aarch64";
+    EXPECT_EQ(resolver("official"), row.aarch64);
+  }
+}

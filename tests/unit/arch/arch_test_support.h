@@ -23,10 +23,15 @@ struct Resolver {
   ToolkitTable tables = table();
   const ToolkitFacts* toolkit;
   std::optional<std::vector<ComputeCapability>> gpus;
+  std::string machine = "x86_64";
   explicit Resolver(CudaVersion version) : toolkit(tables.find(version)) {}
-  std::string operator()(const std::string& spec, ArchDialect dialect = ArchDialect::cmake) const {
+  ResolvedArchs resolve(const std::string& spec) const {
     ArchResolveInputs in{toolkit, tables.release_targets(), gpus, "no GPU (test)"};
-    return format_arch_list(resolve_archs(parse_arch_spec(spec), in).list, dialect);
+    in.machine = machine;
+    return resolve_archs(parse_arch_spec(spec), in);
+  }
+  std::string operator()(const std::string& spec, ArchDialect dialect = ArchDialect::cmake) const {
+    return format_arch_list(resolve(spec).list, dialect);
   }
 };
 

@@ -16,8 +16,14 @@ using namespace archbuild;
 namespace {
 
 struct TorchPlan {
-  RecipeBook book = RecipeBook::load(ARCHBUILD_SOURCE_DIR "/recipes", ARCHBUILD_SOURCE_DIR "/patches");
+  // The host's CPU the plan is made on (the same on every machine the tests run on).
+  std::string machine;
+  RecipeBook book;
   Toolchain toolchain;
+
+  explicit TorchPlan(std::string host = "x86_64")
+      : machine(std::move(host)),
+        book(RecipeBook::load(ARCHBUILD_SOURCE_DIR "/recipes", ARCHBUILD_SOURCE_DIR "/patches", machine)) {}
 
   BuildPlan plan(const std::string& ref, CudaVersion cuda, std::map<std::string, FoundLibrary> libraries = {}) {
     InstalledToolkit toolkit;
@@ -40,6 +46,7 @@ struct TorchPlan {
     PlanFacts facts;
     facts.self_executable = "/opt/archbuild/bin/archbuild";
     facts.data_dir = "/opt/archbuild/share";
+    facts.machine = machine;
     facts.cores = 16;
     facts.available_memory_bytes = 128ull << 30;
     facts.cuda_files = 400;
@@ -132,6 +139,41 @@ TEST(TorchReleasePlan, NcclAndCudnnComeFromThisMachineOrThePlanSaysWhy) {
             "nvidia-nccl-cu13==2.28.9)");
   EXPECT_EQ(env_of(found, "PYTORCH_EXTRA_INSTALL_REQUIREMENTS"),
             "(unset)");  // the machine's NCCL is linked, not required
+}
+
+TEST(TorchReleasePlan, OnAarch64HostsAsPyTorchsOwnAarch64Wheels) {
+  struct Row {
+    const char* machine;
+    const char* use_magma;     // MAGMA has no aarch64 build
+    const char* linker_flags;  // 64 KiB pages (Grace kernels)
+    const char* blas;          // NVPL where the machine has it
+    size_t libraries;          // NCCL, cuDNN, and NVPL on aarch64
+    const char* key_machine;   // the key names a host other than x86-64
+  } rows[] = {
+      {"x86_64", "(unset)", "(unset)", "(unset)", 2, "(absent)"},
+      {"aarch64", "0", "-Wl,-z,max-page-size=0x10000", "NVPL", 3, "aarch64"},
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.machine);
+    TorchPlan torch(row.machine);
+    for (const char* ref : {"v2.11.0", "v2.15.0"}) {
+      auto plan = torch.plan(ref, {13, 0}, {{"NVPL", {"/usr/include", "/usr/lib/aarch64-linux-gnu"}}});
+      EXPECT_EQ(env_of(plan, "USE_MAGMA"), row.use_magma);
+      EXPECT_EQ(env_of(plan, "CMAKE_SHARED_LINKER_FLAGS"), row.linker_flags);
+      EXPECT_EQ(env_of(plan, "BLAS"), row.blas);
+      EXPECT_EQ(env_of(plan, "TORCH_NVCC_FLAGS"), "-Xfatbin -compress-all -compress-mode=size");
+      EXPECT_EQ(plan.recipe_env.libraries.size(), row.libraries);
+      auto key = plan.key_inputs();
+      EXPECT_EQ(key.count("host_machine") ? key.at("host_machine") : "(absent)", row.key_machine);
+    }
+  }
+  // Without NVPL the plan says what torch does then, and BLAS is left to torch.
+  auto missing = TorchPlan("aarch64").plan("v2.11.0", {13, 0});
+  EXPECT_EQ(env_of(missing, "BLAS"), "(unset)");
+  ASSERT_EQ(missing.recipe_env.libraries.size(), 3u);
+  EXPECT_NE(missing.recipe_env.libraries[2].find("NVPL: not found on this machine"), std::string::npos)
+      << missing.recipe_env.libraries[2];
+  EXPECT_NE(missing.recipe_env.libraries[2].find("LAPACK library not found"), std::string::npos);
 }
 
 TEST(TorchReleasePlan, CompanionsPairWithTheirTorchAndPinIt) {

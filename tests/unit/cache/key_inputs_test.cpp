@@ -57,6 +57,15 @@ TEST(KeyInputs, SpellsEveryFieldOnceAndReadsItBack) {
   EXPECT_FALSE(parsed.sdist_sha256());
 }
 
+TEST(KeyInputs, AHostOtherThanX86NamesItsMachineAndX86KeysStayAsTheyWere) {
+  auto x86 = fields();
+  EXPECT_EQ(KeyInputs::of(x86).values().count("host_machine"), 0u);
+  auto arm = fields();
+  arm.host_machine = "aarch64";
+  EXPECT_EQ(KeyInputs::of(arm).values().at("host_machine"), "aarch64");
+  EXPECT_NE(CacheKey::compute(KeyInputs::of(x86).values()).hash, CacheKey::compute(KeyInputs::of(arm).values()).hash);
+}
+
 TEST(KeyInputs, PrefixedNamesDoNotLeakIntoEachOther) {
   // "env." must not match "build.env." and "source.patch." not "source.patches"
   KeyInputs key({{"build.env.A", "1"}, {"env.B", "2"}, {"source.patches", "x"}, {"source.patch.p", "y"}});

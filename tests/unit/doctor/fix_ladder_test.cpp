@@ -17,19 +17,25 @@ using namespace archbuild;
 
 namespace {
 
-const OfficialBuildTable& table() {
+const OfficialBuildTable& every_official_build() {
   static const auto loaded = OfficialBuildTable::load(ARCHBUILD_SOURCE_DIR "/toolchains/torch/official_builds.toml");
   return loaded;
 }
 
+// The x86-64 wheels, which the fix ladder's cases below are about.
+const OfficialBuildTable& official_table() {
+  static const auto x86_64 = every_official_build().for_machine("x86_64");
+  return x86_64;
+}
+
 std::vector<Fix> fixes_for(std::vector<ComputeCapability> devices, std::optional<CudaVersion> driver,
-                           std::string python = "3.12") {
+                           std::string python = "3.12", const OfficialBuildTable* official = nullptr) {
   TorchFixInputs in;
   in.devices = std::move(devices);
   in.driver_cuda = driver;
   in.python_version = std::move(python);
   in.companions = {"torchvision"};
-  in.official = &table();
+  in.official = official ? official : &official_table();
   in.source_command = "archbuild torch --arch X";
   return torch_fixes(in);
 }
@@ -45,7 +51,7 @@ std::string first(const std::vector<Fix>& fixes) {
 
 TEST(OfficialBuilds, EveryReleaseOfTheTorchRecipeIsInTheTable) {
   auto recipe = toml::parse_file(ARCHBUILD_SOURCE_DIR "/recipes/torch.toml");
-  auto releases = table().releases();
+  auto releases = official_table().releases();
   std::set<std::string> known(releases.begin(), releases.end());
   auto* listed = recipe["releases"].as_array();
   ASSERT_NE(listed, nullptr);
@@ -57,8 +63,27 @@ TEST(OfficialBuilds, EveryReleaseOfTheTorchRecipeIsInTheTable) {
   EXPECT_EQ("v" + releases.front(), *default_ref);
 }
 
+TEST(OfficialBuilds, Aarch64WheelsHaveTheirOwnRowsAndArchList) {
+  auto aarch64 = every_official_build().for_machine("aarch64");
+  ASSERT_FALSE(aarch64.all().empty());
+  EXPECT_EQ(aarch64.releases(), (std::vector<std::string>{"2.11.0", "2.10.0", "2.9.1", "2.9.0"}));
+  EXPECT_EQ(aarch64.all().size() + official_table().all().size(), every_official_build().all().size());
+  const auto& newest = aarch64.all().front();  // 2.11.0+cu130, inspected on PyPI
+  EXPECT_EQ(newest.variant(), "cu130");
+  EXPECT_TRUE(newest.inspected);
+  EXPECT_EQ(newest.verdict_for({11, 0}), RunVerdict::native);  // Jetson Thor
+  EXPECT_EQ(newest.verdict_for({12, 1}), RunVerdict::native);  // GB10
+  EXPECT_EQ(newest.verdict_for({7, 5}), RunVerdict::no_kernel_image);
+  // Thor's fix on aarch64 is that wheel; on x86-64 there is none.
+  auto fixes = fixes_for({{11, 0}}, CudaVersion{13, 0}, "3.12", &aarch64);
+  EXPECT_EQ(first(fixes),
+            "official-build: pip install torch==2.11.0 torchvision==0.26.0 --index-url "
+            "https://download.pytorch.org/whl/cu130");
+  EXPECT_EQ(first(fixes_for({{11, 0}}, CudaVersion{13, 0})), "official-build: none");
+}
+
 TEST(OfficialBuilds, EveryVariantParsesAndIsSortedNewestFirst) {
-  const auto& all = table().all();
+  const auto& all = every_official_build().all();
   ASSERT_GT(all.size(), 30u);
   for (size_t i = 0; i < all.size(); ++i) {
     EXPECT_FALSE(all[i].targets.empty()) << all[i].torch;
@@ -69,7 +94,7 @@ TEST(OfficialBuilds, EveryVariantParsesAndIsSortedNewestFirst) {
     }
   }
   // the published 2.11.0 cu130 wheel holds no PTX although the script's main-branch list says +PTX
-  for (const auto& build : all)
+  for (const auto& build : official_table().all())
     if (build.torch == "2.11.0" && build.variant() == "cu130") {
       EXPECT_TRUE(build.inspected);
       EXPECT_EQ(build.verdict_for({12, 1}), RunVerdict::native);  // sm_120 runs on 12.1
@@ -191,7 +216,7 @@ TEST(FixLadder, CudaVariantNames) {
 }
 
 TEST(CompatMatrix, CellsForDevicesAndDriver) {
-  auto matrix = compatibility_matrix(table(), {}, {{6, 1}, {9, 0}, {12, 1}}, CudaVersion{12, 8});
+  auto matrix = compatibility_matrix(official_table(), {}, {{6, 1}, {9, 0}, {12, 1}}, CudaVersion{12, 8});
   auto row = [&](const std::string& build) {
     for (const auto& r : matrix.rows)
       if (r.build == build) return r.cells;

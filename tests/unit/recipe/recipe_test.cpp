@@ -1,5 +1,7 @@
 #include "recipe/recipe.h"
 
+#include <tuple>
+
 #include <gtest/gtest.h>
 
 #include "core/error.h"
@@ -116,6 +118,20 @@ TEST(RecipeBook, FindsTheRecipeOfARepositoryUrl) {
   EXPECT_EQ(both.find_by_repository("https://github.com/pytorch/vision"), nullptr);
 }
 
+TEST(RecipeBook, EntriesForAnotherHostsCpuAreLeftOut) {
+  TempDir site;
+  write_recipe(site.path, "ext",
+               "[[env]]\nset = { ALL = \"1\" }\n[[env]]\nmachine = \"aarch64\"\nset = { ARM = \"1\" }\n"
+               "[[system_library]]\nmachine = \"aarch64\"\nname = \"NVPL\"\nheader = \"nvpl_blas.h\"\n"
+               "library = \"libnvpl_blas_lp64_gomp.so\"\n");
+  for (const auto& [machine, overlays, libraries] :
+       std::vector<std::tuple<std::string, size_t, size_t>>{{"x86_64", 1, 0}, {"aarch64", 2, 1}}) {
+    auto book = RecipeBook::load_search_path({{site.path, site.path / "patches", "x"}, kBuiltIn}, machine);
+    EXPECT_EQ(book.find("ext")->env_overlays.size(), overlays) << machine;
+    EXPECT_EQ(book.find("ext")->system_libraries.size(), libraries) << machine;
+  }
+}
+
 TEST(RecipeBook, EnvRowsAndPairsAreCheckedOnLoad) {
   TempDir site;
   auto load = [&] { return RecipeBook::load_search_path({{site.path, site.path / "patches", "x"}, kBuiltIn}); };
@@ -143,7 +159,9 @@ TEST(RecipeBook, EnvRowsAndPairsAreCheckedOnLoad) {
             "wheel and wheel_dir go together"},
            {"[[system_library]]\nname = \"X\"\nheader = \"x.h\"\nlibrary = \"libx.so\"\nwheel = \"nvidia-x\"\n"
             "wheel_dir = \"../x\"\n",
-            "key 'system_library.wheel_dir': '../x' must be a dir inside site-packages"}}) {
+            "key 'system_library.wheel_dir': '../x' must be a dir inside site-packages"},
+           {"[[env]]\nmachine = \"arm64\"\nset = { A = \"1\" }\n",
+            "key 'env.machine': 'arm64' is not a host CPU archbuild builds on (x86_64 or aarch64)"}}) {
     write_recipe(site.path, "companion", extra);
     EXPECT_NE(error_of(load).find(why), std::string::npos) << extra << "\n" << error_of(load);
   }

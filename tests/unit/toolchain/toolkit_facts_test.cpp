@@ -39,6 +39,11 @@ TEST(ToolkitTable, LoadsEveryShippedRelease) {
   EXPECT_EQ(t.newest_at_or_below({12, 7})->version, (CudaVersion{12, 6}));
   EXPECT_EQ(t.newest_at_or_below({13, 2})->version, (CudaVersion{13, 0}));
   EXPECT_EQ(t.newest_at_or_below({11, 0}), nullptr);
+  ASSERT_EQ(cuda13->renamed.size(), 1u);  // Jetson Thor: 10.1 to CUDA 12.x, 11.0 from 13.0
+  EXPECT_EQ(cuda13->renamed[0].from, (ComputeCapability{10, 1}));
+  EXPECT_EQ(cuda13->renamed[0].to, (ComputeCapability{11, 0}));
+  EXPECT_EQ(cuda13->renamed[0].gpu, "Jetson Thor");
+  EXPECT_EQ(cuda13->torch_official_arch_list_aarch64, "8.0;9.0;10.0;11.0;12.0+PTX");
 }
 
 TEST(ToolkitTable, MalformedFileNamesFileLineAndKey) {
@@ -60,6 +65,18 @@ TEST(ToolkitTable, MalformedFileNamesFileLineAndKey) {
     FAIL();
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("min_driver"), std::string::npos) << e.what();
+  }
+  for (const char* renamed : {"renamed = [{ from = \"10.1\", to = \"eleven\", gpu = \"Thor\" }]",
+                              "renamed = [{ from = \"10.1\", to = \"11.0\" }]", "renamed = \"10.1\""}) {
+    std::ofstream(dir / "cuda-13.0.toml") << "cuda = \"13.0\"\nmin_driver = \"580\"\ntargets = [\"7.5\"]\n"
+                                          << renamed << "\n";
+    try {
+      ToolkitTable::load(dir);
+      ADD_FAILURE() << renamed;
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("cuda-13.0.toml:4"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("renamed"), std::string::npos) << e.what();
+    }
   }
   std::ofstream(dir / "cuda-13.0.toml") << "cuda = [\n";
   EXPECT_THROW(ToolkitTable::load(dir), UserError);

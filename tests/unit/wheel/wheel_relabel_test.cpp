@@ -13,6 +13,7 @@
 #include "wheel/build_record.h"
 #include "wheel/wheel_archive.h"
 #include "wheel/wheel_test_support.h"
+#include "wheel/wheel_variant.h"
 
 using namespace archbuild;
 
@@ -75,6 +76,30 @@ TEST(RelabelWheel, AddsTheBuildRecordToTheDistInfoWithItsRecordRow) {
   // a wheel archbuild did not build has none
   EXPECT_FALSE(read_build_record(write_wheel(dir.path)));
   EXPECT_THROW(relabel_wheel(again.path, "cu130.sm90", {{"../escape", "x"}}), UserError);
+}
+
+TEST(RelabelWheel, KeepsAnAarch64WheelsPlatformTagAndNamesItsVariant) {
+  struct Row {
+    const char* tag;        // as the build backend (or auditwheel) names it
+    const char* relabeled;  // with the local version label
+    const char* variant;    // and as a variant wheel
+  } rows[] = {
+      {"cp311-cp311-linux_aarch64", "pkg-1.0+cu130.sm110-cp311-cp311-linux_aarch64.whl",
+       "pkg-1.0+cu130.sm110-cp311-cp311-linux_aarch64-0a1b2c3d.whl"},
+      {"cp311-cp311-manylinux_2_28_aarch64", "pkg-1.0+cu130.sm110-cp311-cp311-manylinux_2_28_aarch64.whl",
+       "pkg-1.0+cu130.sm110-cp311-cp311-manylinux_2_28_aarch64-0a1b2c3d.whl"},
+  };
+  TempDir dir;
+  for (const auto& row : rows) {
+    auto relabeled = relabel_wheel(write_minimal_wheel(dir.path, "pkg", row.tag), "cu130.sm110", {});
+    EXPECT_EQ(relabeled.path.filename(), row.relabeled);
+    EXPECT_TRUE(verify_record(relabeled.path).ok());
+    EXPECT_EQ(variant_file_name(relabeled.path.filename().string(), "0a1b2c3d"), row.variant);
+    auto name = WheelName::parse(row.variant);
+    ASSERT_TRUE(name) << row.variant;
+    EXPECT_EQ(name->platform, std::string(row.tag).substr(std::string("cp311-cp311-").size()));
+    EXPECT_EQ(name->variant, "0a1b2c3d");
+  }
 }
 
 TEST(BuildRecord, RefusesJsonThatIsNotARecord) {
