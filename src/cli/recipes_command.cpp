@@ -26,8 +26,10 @@ nlohmann::json recipe_json(const Recipe& recipe) {
   std::vector<std::string> shadows;
   for (const auto& file : recipe.shadows) shadows.push_back(file.string());
   auto env_rows = nlohmann::json::array();
-  for (const auto& row : recipe.env_overlays)
+  for (const auto& row : recipe.env_overlays) {
     env_rows.push_back({{"versions", row.versions.text()}, {"cuda", row.cuda.text()}, {"set", row.set}});
+    if (!row.machine.empty()) env_rows.back()["machine"] = row.machine;  // this host's: others are left out
+  }
   auto pairs = nlohmann::json::array();
   for (const auto& pin : recipe.pins) pairs.push_back({{"versions", pin.versions.text()}, {"with", pin.dependencies}});
   auto libraries = nlohmann::json::array();
@@ -37,6 +39,8 @@ nlohmann::json recipe_json(const Recipe& recipe) {
                          {"library", library.library},
                          {"found_env", library.found_env},
                          {"missing", library.missing}});
+  for (size_t i = 0; i < libraries.size(); ++i)
+    if (!recipe.system_libraries[i].machine.empty()) libraries[i]["machine"] = recipe.system_libraries[i].machine;
   nlohmann::json tests = nullptr;
   if (recipe.tests)
     tests = {{"command", recipe.tests->command},
@@ -168,7 +172,8 @@ Command recipes_command() {
                 if (row.versions.contains(resolved.version))
                   for (const auto& [key, value] : row.set)
                     std::cout << "    env         " << key << "=" << value
-                              << (row.cuda.text().empty() ? "" : " (CUDA " + row.cuda.text() + ")") << "\n";
+                              << (row.cuda.text().empty() ? "" : " (CUDA " + row.cuda.text() + ")")
+                              << (row.machine.empty() ? "" : " (" + row.machine + " hosts)") << "\n";
               for (const auto& [dependency, version] : resolved.pinned)
                 std::cout << "  pairs with    " << dependency << " " << version << "\n";
               for (const auto& library : recipe->system_libraries)

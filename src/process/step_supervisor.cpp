@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -200,8 +201,13 @@ int run_step_supervisor(int argc, char** argv) {
     }
     ::close(status_pipe[0]);
   }
-  // No PID namespace here: be the subreaper of the step instead.
-  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  // No PID namespace here: be the subreaper of the step instead. Said in
+  // the log where that is refused too (qemu-user does not pass it on).
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+    std::fprintf(stderr,
+                 "archbuild: note: processes the build step leaves running cannot be stopped here "
+                 "(no PID namespace, and PR_SET_CHILD_SUBREAPER failed: %s)\n",
+                 std::strerror(errno));
   exit_like(supervise(program, false));
 }
 

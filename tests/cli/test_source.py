@@ -398,7 +398,11 @@ class Recipes(unittest.TestCase):
         vision = run("recipes", "torchvision", "--ref", "v0.24.1")
         self.assertIn("pairs with    torch 2.9.1", vision.stdout)
         torch = json.loads(run("recipes", "torch", "--json").stdout)
-        self.assertEqual([library["name"] for library in torch["system_libraries"]], ["NCCL", "cuDNN"])
+        machine = json.loads(run("detect", "--json").stdout)["machine"]
+        # the recipe as this host builds it: NVPL (BLAS and LAPACK) only on aarch64
+        self.assertEqual([library["name"] for library in torch["system_libraries"]],
+                         {"x86_64": ["NCCL", "cuDNN"], "aarch64": ["NCCL", "cuDNN", "NVPL"]}[machine])
+        self.assertEqual([row.get("machine", "") for row in torch["env"]].count("aarch64"), machine == "aarch64")
         self.assertIn({"versions": "", "cuda": ">=13",
                        "set": {"TORCH_NVCC_FLAGS": "-Xfatbin -compress-all -compress-mode=size"}}, torch["env"])
         self.assertEqual(torch["default_ref"], "v" + torch["releases"][-1])

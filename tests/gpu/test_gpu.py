@@ -9,6 +9,7 @@ import ctypes
 import json
 import os
 import pathlib
+import platform
 import shutil
 import subprocess
 import sys
@@ -83,6 +84,7 @@ class Gpu(unittest.TestCase):
         self.assertEqual(ccs, gpu_ccs())
         self.assertTrue(report["gpus"]["driver_cuda"])
         self.assertTrue(report["gpus"]["driver_version"])
+        self.assertEqual(report["machine"], platform.machine())
         print("\n  detect:", [(d["name"], d["cc"]) for d in report["gpus"]["devices"]],
               "driver", report["gpus"]["driver_version"], "CUDA", report["gpus"]["driver_cuda"])
 
@@ -153,6 +155,13 @@ class Gpu(unittest.TestCase):
         self.assertEqual(firsts["6.1"][1][0][0], "official-build")
         self.assertIn("/whl/cu126", firsts["6.1"][1][0][1])  # CUDA 13 dropped Pascal; cu126 holds sm_60
         self.assertEqual(firsts["11.0"][1][0], ("official-build", "none"))  # no x86-64 wheel holds sm_110
+        self.assertEqual(installed["machine"], platform.machine())  # the interpreter's CPU picks the rows
+        # A Thor / GB10 fleet on this driver: the aarch64 rows (2.11.0+cu130 holds sm_110 and sm_120)
+        fleet = json.loads(archbuild("doctor", "--matrix", "--machine", "aarch64", "--device-cc", "11.0",
+                                     "--device-cc", "12.1", "--json").stdout)["matrix"]
+        fleet_cells = {row["build"]: row["cells"] for row in fleet["rows"]}
+        print("  doctor --matrix --machine aarch64:", {b: c for b, c in fleet_cells.items() if "2.11.0" in b})
+        self.assertEqual(fleet_cells["torch 2.11.0+cu130"], ["native", "native"])
 
     def test_verdicts_are_proved_by_launching(self):
         source = self.work / "twice.cu"
