@@ -29,6 +29,11 @@ if [[ -f $sysroot/.complete ]]; then
   echo "$sysroot"
   exit 0
 fi
+if [[ -e $sysroot ]]; then
+  echo "aarch64-sysroot: $sysroot exists and is not a sysroot this script finished (no .complete in it):" \
+       "remove it, or name another dir" >&2
+  exit 2
+fi
 command -v mmdebstrap >/dev/null || { echo "aarch64-sysroot: mmdebstrap not found (scripts/install-deps.sh installs it)" >&2; exit 3; }
 log=${TMPDIR:-/tmp}/archbuild-aarch64-sysroot.log
 rm -rf "$sysroot.partial"
@@ -44,6 +49,5 @@ if ! mmdebstrap --variant=extract --architectures=arm64 --include="$include" "$s
   exit 1
 fi
 touch "$sysroot.partial/.complete"
-rm -rf "$sysroot"
 mv "$sysroot.partial" "$sysroot"
 echo "$sysroot"

@@ -40,19 +40,20 @@ cmake -S . -B build-aarch64 -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aar
 cmake --build build-aarch64 --parallel --target archbuild archbuild_unit_tests
 
 binfmt=/proc/sys/fs/binfmt_misc
-registered=""
-if [[ ! -e $binfmt/qemu-aarch64 ]]; then
+handler=$binfmt/qemu-aarch64
+handler_enabled() { [[ -r $handler ]] && grep -qx enabled "$handler"; }
+if [[ ! -e $handler ]]; then
   if [[ $(id -u) -eq 0 && ! -e $binfmt/register ]]; then
     mount -t binfmt_misc binfmt_misc "$binfmt" 2>/dev/null || true
   fi
-  if [[ -w $binfmt/register && -f /usr/lib/binfmt.d/qemu-aarch64.conf ]]; then
-    cat /usr/lib/binfmt.d/qemu-aarch64.conf >"$binfmt/register"
-    registered=$binfmt/qemu-aarch64
-    trap 'echo -1 >"$registered"' EXIT
+  if [[ -w $binfmt/register && -f /usr/lib/binfmt.d/qemu-aarch64.conf ]] &&
+     cat /usr/lib/binfmt.d/qemu-aarch64.conf 2>/dev/null >"$binfmt/register"; then
+    # Removed on exit: only the handler this run registered, and only while it is there.
+    trap '[[ -e $handler ]] && echo -1 >"$handler" 2>/dev/null; true' EXIT
   fi
 fi
-if [[ ! -e $binfmt/qemu-aarch64 ]]; then
-  echo "test-aarch64: SKIPPED the aarch64 tests: no binfmt_misc handler for aarch64 and none can be" \
+if ! handler_enabled; then
+  echo "test-aarch64: SKIPPED the aarch64 tests: no enabled binfmt_misc handler for aarch64 and none can be" \
        "registered here (needs root and binfmt_misc); the aarch64 build itself succeeded" >&2
   exit 0
 fi

@@ -104,20 +104,34 @@ ArchTarget native_target(ComputeCapability device, bool ptx, const ArchResolveIn
 }
 
 std::string official_list(const ArchResolveInputs& in, std::vector<std::string>& notes) {
-  const bool aarch64 = in.machine == "aarch64";
-  auto list_of = [&](const CudaTargets& facts) {
-    return aarch64 && facts.torch_official_arch_list_aarch64 ? facts.torch_official_arch_list_aarch64
-                                                             : facts.torch_official_arch_list;
+  // The list of `facts` for the host's wheels; the nearest older release's
+  // where this one has none (PyTorch ships no wheels for every CUDA).
+  auto nearest = [&](auto list_of) -> const CudaTargets* {
+    if (list_of(*in.toolkit)) return in.toolkit;
+    const CudaTargets* found = nullptr;
+    for (const auto& facts : in.releases)
+      if (facts.version <= in.toolkit->version && list_of(facts)) found = &facts;
+    return found;
   };
-  if (auto list = list_of(*in.toolkit)) return *list;
-  const CudaTargets* nearest = nullptr;
-  for (const auto& facts : in.releases)
-    if (facts.version <= in.toolkit->version && list_of(facts)) nearest = &facts;
-  if (!nearest)
+  auto x86_64 = [](const CudaTargets& facts) { return facts.torch_official_arch_list; };
+  auto aarch64 = [](const CudaTargets& facts) { return facts.torch_official_arch_list_aarch64; };
+  if (in.machine == "aarch64") {
+    if (const auto* facts = nearest(aarch64)) {
+      if (facts != in.toolkit)
+        notes.push_back("PyTorch ships no CUDA " + in.toolkit->version.str() +
+                        " aarch64 wheels: `official` uses its CUDA " + facts->version.str() + " aarch64 list");
+      return *facts->torch_official_arch_list_aarch64;
+    }
+    notes.push_back("PyTorch publishes no aarch64 arch list for CUDA " + in.toolkit->version.str() +
+                    " or older: `official` uses its x86-64 list");
+  }
+  const auto* facts = nearest(x86_64);
+  if (!facts)
     fail_environment("PyTorch publishes no official arch list for CUDA " + in.toolkit->version.str() + " or older");
-  notes.push_back("PyTorch ships no CUDA " + in.toolkit->version.str() + " wheels: `official` uses its CUDA " +
-                  nearest->version.str() + " list");
-  return *list_of(*nearest);
+  if (facts != in.toolkit)
+    notes.push_back("PyTorch ships no CUDA " + in.toolkit->version.str() + " wheels: `official` uses its CUDA " +
+                    facts->version.str() + " list");
+  return *facts->torch_official_arch_list;
 }
 
 }  // namespace

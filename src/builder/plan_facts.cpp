@@ -115,7 +115,6 @@ PlanFacts gather_plan_facts(const std::filesystem::path& source_dir, const std::
   if (!tag.succeeded()) fail_environment("python " + python + " cannot report its version: " + tag.describe_status());
   facts.python_tag = trim(tag.out);
   facts.cores = cpu_count();
-  facts.machine = host_machine();
   facts.available_memory_bytes = available_memory_bytes().value_or(0);
   facts.cuda_files = count_cuda_files(source_dir);
   facts.one_file_at_a_time = compiles_one_file_at_a_time(source_dir);

@@ -11,6 +11,7 @@
 #include "builder/build_history.h"
 #include "builder/build_requirements.h"
 #include "builder/system_libraries.h"
+#include "core/system_info.h"
 
 namespace archbuild {
 
@@ -24,7 +25,10 @@ struct PlanFacts {
   std::string self_executable;     // archbuild itself: the step launcher
   std::filesystem::path data_dir;  // recipes/frontends/ and the like ({archbuild_data})
   std::string python_tag;          // cp311, from the build's interpreter
-  std::string machine = "x86_64";  // the host CPU (uname): the wheel's platform, the recipe's machine entries
+  // The host CPU (uname): the wheel's platform, in the key where not x86-64.
+  // This host's unless a test says otherwise: the cache's dependency lookup
+  // asks host_machine() too, and the two must agree.
+  std::string machine = host_machine();
   unsigned cores = 1;
   uint64_t available_memory_bytes = 0;
   size_t cuda_files = 0;            // .cu files in the source (0: not checked out yet)

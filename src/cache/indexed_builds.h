@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/key_inputs.h"
 #include "wheel/build_record.h"
 
 namespace archbuild {
@@ -15,6 +16,10 @@ struct IndexedBuild {
   std::filesystem::path wheel;  // the store entry's copy (store/KEY/wheels/NAME)
   BuildRecord record;
   std::filesystem::file_time_type published;  // the entry's manifest.json time
+
+  // The host CPU it was built on (its key's host_machine): a cache shared by
+  // x86-64 and aarch64 builders serves each only its own.
+  std::string machine() const { return KeyInputs(record.key_inputs).host_machine(); }
 };
 
 // The builds whose wheels the cache's index lists, newest first, among the

@@ -76,6 +76,11 @@ class KeyInputs {
   std::string arch_list() const { return get(key_name::arch_list); }
   std::string arch_enforcement() const { return get(key_name::arch_enforcement); }
   std::string cuda() const { return get(key_name::cuda); }
+  // The host CPU the build ran on: its wheels are for that platform.
+  std::string host_machine() const {
+    auto machine = get(key_name::host_machine);
+    return machine.empty() ? "x86_64" : machine;  // absent: an x86-64 key
+  }
   std::string source_commit() const { return get(key_name::source_commit); }
   std::optional<std::string> sdist_sha256() const;
   std::map<std::string, std::string> submodules() const { return with_prefix(key_name::source_submodule); }

@@ -318,7 +318,7 @@ std::string gc_group(const StoreEntry& entry) {
     if (auto name = WheelName::parse(wheel.filename().string())) projects.insert(normalize_project_name(name->name));
   std::string group;
   for (const auto& project : projects) group += (group.empty() ? "" : ",") + project;
-  return group + " " + entry.inputs.arch_list();
+  return group + " " + entry.inputs.arch_list() + " " + entry.inputs.host_machine();
 }
 
 std::vector<StoreEntry> entries_to_collect(const std::vector<StoreEntry>& entries, size_t keep) {

@@ -41,7 +41,7 @@ std::vector<CachedTorch> cached_torch_builds(const std::string& cache_dir) {
     const auto root = Settings::load({{"cache_dir", cache_dir}}).cache_dir();
     for (const auto& build : indexed_builds(root, [](const std::string&) { return true; })) {
       if (build.record.recipe != "torch") continue;
-      CachedTorch cached{build.record.version, CudaVersion::parse(build.record.cuda), {}, ""};
+      CachedTorch cached{build.record.version, CudaVersion::parse(build.record.cuda), {}, "", build.machine()};
       for (const auto& item : split_any(build.record.targets, ";"))
         for (auto& target : parse_arch_item(item)) cached.targets.push_back(target);
       auto lines = install_lines({build.wheel}, CacheLayout(root).simple_index());
@@ -52,6 +52,13 @@ std::vector<CachedTorch> cached_torch_builds(const std::string& cache_dir) {
     log::verbose("doctor: the cache's builds are left out: {}", e.what());
   }
   return builds;
+}
+
+std::vector<CachedTorch> built_for(const std::vector<CachedTorch>& builds, const std::string& machine) {
+  std::vector<CachedTorch> out;
+  for (const auto& build : builds)
+    if (build.machine == machine) out.push_back(build);
+  return out;
 }
 
 std::optional<CudaVersion> nvcc_on_path_version() {
@@ -145,8 +152,9 @@ ExitCode run_doctor(const DoctorOptions& options) {
                      "); pass --device-cc M.N for the GPU that fails");
   }
   if (options.matrix) {
-    auto matrix = compatibility_matrix(official.for_machine(options.machine.empty() ? host_machine() : options.machine),
-                                       cached, devices, gpus.driver_cuda);
+    const auto machine = options.machine.empty() ? host_machine() : options.machine;
+    auto matrix = compatibility_matrix(official.for_machine(machine), built_for(cached, machine), devices,
+                                       gpus.driver_cuda);
     if (options.json) {
       report["matrix"] = matrix_json(matrix);
       print_json(report);
@@ -182,7 +190,7 @@ ExitCode run_doctor(const DoctorOptions& options) {
                                                    : host_machine();
     const auto official_here = official.for_machine(machine);
     inputs.official = &official_here;
-    inputs.cached_torch = cached;
+    inputs.cached_torch = built_for(cached, machine);
     for (const auto& package : packages)
       if (auto distribution = distribution_of(package.site_dir, package.name))
         inputs.distributions[package.name] = *distribution;

@@ -33,6 +33,7 @@ struct CachedTorch {
   std::optional<CudaVersion> cuda;
   std::vector<ArchTarget> targets;
   std::string install_line;
+  std::string machine = "x86_64";  // the CPU it was built on: it installs only there
 };
 
 struct TorchFixInputs {

@@ -84,6 +84,16 @@ OfficialBuildTable OfficialBuildTable::from(std::vector<OfficialBuild> builds) {
   return table;
 }
 
+namespace {
+// A misspelt key (`machnie`) would otherwise read as an x86-64 row.
+void known_keys(const toml::table& table, const std::filesystem::path& file,
+                std::initializer_list<std::string_view> keys) {
+  for (const auto& [key, value] : table)
+    if (std::find(keys.begin(), keys.end(), key.str()) == keys.end())
+      bad_entry(file, value.source(), std::string(key.str()), "unknown key");
+}
+}  // namespace
+
 OfficialBuildTable OfficialBuildTable::load(const std::filesystem::path& file) {
   toml::table root;
   try {
@@ -97,6 +107,7 @@ OfficialBuildTable OfficialBuildTable::load(const std::filesystem::path& file) {
   for (const auto& node : *releases) {
     const auto* release = node.as_table();
     if (!release) bad_entry(file, node.source(), "release", "must be a table");
+    known_keys(*release, file, {"torch", "torchvision", "torchaudio", "python", "source", "variant"});
     OfficialBuild common;
     common.torch = string_key(*release, file, "torch", true);
     if (!release_text(common.torch)) bad_entry(file, release->source(), "torch", "must be a release number: N.N.N");
@@ -115,6 +126,7 @@ OfficialBuildTable OfficialBuildTable::load(const std::filesystem::path& file) {
     for (const auto& variant_node : *variants) {
       const auto* variant = variant_node.as_table();
       if (!variant) bad_entry(file, variant_node.source(), "variant", "must be a table");
+      known_keys(*variant, file, {"cuda", "arch_list", "wheel_targets", "source", "machine"});
       OfficialBuild build = common;
       auto cuda_text = string_key(*variant, file, "cuda", true);
       auto cuda = CudaVersion::parse(cuda_text);

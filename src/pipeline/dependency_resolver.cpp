@@ -3,6 +3,7 @@
 #include "cache/indexed_builds.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "core/system_info.h"
 #include "pipeline/build_session.h"
 #include "wheel/wheel_archive.h"
 #include "wheel/wheel_relabel.h"
@@ -18,6 +19,7 @@ std::optional<std::filesystem::path> cached_dependency(const CacheLayout& cache,
   for (const auto& build : indexed_builds(cache.root(), cuda_label_filter(cuda))) {
     const auto& record = build.record;
     if (record.recipe != dependency.name || record.arch_list != spelled || record.cuda != cuda) continue;
+    if (build.machine() != host_machine()) continue;  // another CPU's wheel does not install here
     if (!version.empty() && public_version(record.version) != version) continue;
     return build.wheel;
   }

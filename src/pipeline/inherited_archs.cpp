@@ -3,6 +3,7 @@
 #include "cache/indexed_builds.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "core/system_info.h"
 #include "pipeline/dependency_resolver.h"
 #include "process/run_process.h"
 #include "wheel/build_record.h"
@@ -66,7 +67,7 @@ InheritedArchs inherit_archs(const BuildRequest& request, const Recipe& recipe, 
   }
   std::map<std::string, BuildRecord> by_targets;  // one per arch list, the first (newest) entry's
   for (const auto& build : indexed_builds(cache.root(), cuda_label_filter(cuda)))
-    if (build.record.recipe == dependency && build.record.cuda == cuda)
+    if (build.record.recipe == dependency && build.record.cuda == cuda && build.machine() == host_machine())
       by_targets.emplace(build.record.targets, build.record);
   if (by_targets.size() == 1) return from_record(by_targets.begin()->second, "the cache's only " + dependency);
   if (by_targets.empty())

@@ -79,6 +79,10 @@ std::vector<CudaTargets::Rename> renames(const toml::table& table, const std::fi
     };
     CudaTargets::Rename rename{cc("from"), cc("to"), (*entry)["gpu"].value_or(std::string())};
     if (rename.gpu.empty()) bad_entry(file, element.source(), "renamed", "gpu must name the GPU");
+    if (entry->size() != 3) bad_entry(file, element.source(), "renamed", "takes from, to and gpu only");
+    for (const auto& earlier : out)
+      if (earlier.from == rename.from)
+        bad_entry(file, element.source(), "renamed", rename.from.dotted() + " is renamed twice");
     out.push_back(rename);
   }
   return out;

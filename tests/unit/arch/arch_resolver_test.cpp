@@ -130,4 +130,14 @@ TEST(ArchResolve, OfficialOnAarch64IsTheAarch64WheelsList) {
     resolver.machine = "aarch64";
     EXPECT_EQ(resolver("official"), row.aarch64);
   }
+  // No aarch64 list for the toolkit: the nearest older one's, or the x86-64 list, each with a note.
+  Resolver cuda125({12, 5});
+  cuda125.machine = "aarch64";
+  auto resolved = cuda125.resolve("official");
+  EXPECT_EQ(format_arch_list(resolved.list, ArchDialect::cmake), "5.0;6.0;7.0;7.5;8.0;8.6;9.0");
+  ASSERT_EQ(resolved.notes.size(), 2u);
+  EXPECT_NE(resolved.notes[0].find("no aarch64 arch list for CUDA 12.5 or older"), std::string::npos);
+  Resolver cuda13({13, 0});
+  cuda13.machine = "aarch64";
+  EXPECT_TRUE(cuda13.resolve("official").notes.empty());
 }

@@ -19,11 +19,13 @@
 using namespace archbuild;
 
 TEST(StoreGc, KeepsTheNewestPerProjectAndArchList) {
-  auto entry = [](const std::string& hash, const std::string& wheel, const std::string& arch_list) {
+  auto entry = [](const std::string& hash, const std::string& wheel, const std::string& arch_list,
+                  const std::string& machine = "") {
     StoreEntry e;
     e.hash = hash;
     e.wheels = {"/c/store/" + hash + "/wheels/" + wheel};
     e.inputs = KeyInputs({{"arch_list", arch_list}});
+    if (!machine.empty()) e.inputs = KeyInputs({{"arch_list", arch_list}, {"host_machine", machine}});
     return e;
   };
   // newest first, as WheelStore::entries() returns them
@@ -32,7 +34,7 @@ TEST(StoreGc, KeepsTheNewestPerProjectAndArchList) {
                                      entry("c", "torch-2.9.0+cu130.sm90-cp311-cp311-linux_x86_64.whl", "9.0"),
                                      entry("d", "Torch-2.8.0+cu130.sm90-cp311-cp311-linux_x86_64.whl", "9.0"),
                                      entry("e", "fixture-1.0+cu130.sm90-py3-none-linux_x86_64.whl", "9.0")};
-  EXPECT_EQ(gc_group(entries[0]), "torch 9.0");
+  EXPECT_EQ(gc_group(entries[0]), "torch 9.0 x86_64");
   auto doomed = entries_to_collect(entries, 2);
   ASSERT_EQ(doomed.size(), 1u);
   EXPECT_EQ(doomed[0].hash, "d");
@@ -40,6 +42,12 @@ TEST(StoreGc, KeepsTheNewestPerProjectAndArchList) {
   ASSERT_EQ(doomed.size(), 2u);
   EXPECT_EQ(doomed[0].hash, "c");
   EXPECT_EQ(doomed[1].hash, "d");
+  // A shared cache's aarch64 build never makes its x86-64 twin look old.
+  std::vector<StoreEntry> both = {entry("arm", "torch-2.9.1+cu130.sm90-cp311-cp311-linux_aarch64.whl", "9.0",
+                                        "aarch64"),
+                                  entry("x86", "torch-2.9.1+cu130.sm90-cp311-cp311-linux_x86_64.whl", "9.0")};
+  EXPECT_EQ(gc_group(both[0]), "torch 9.0 aarch64");
+  EXPECT_TRUE(entries_to_collect(both, 1).empty());
 }
 
 TEST(IndexPage, LinksAreScannedWithoutRecursion) {

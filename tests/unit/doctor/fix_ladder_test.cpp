@@ -117,6 +117,18 @@ TEST(OfficialBuilds, ABadEntryNamesFileLineAndKey) {
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("official.toml:1: key 'torch'"), std::string::npos) << e.what();
   }
+  // a misspelt key is refused, not read as an x86-64 row
+  {
+    std::ofstream out(file);
+    out << "[[release]]\ntorch = \"2.11.0\"\npython = [\"3.12\"]\nsource = \"s\"\n[[release.variant]]\n"
+        << "machnie = \"aarch64\"\ncuda = \"13.0\"\narch_list = \"11.0\"\n";
+  }
+  try {
+    OfficialBuildTable::load(file);
+    FAIL() << "accepted a misspelt key";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("official.toml:6: key 'machnie': unknown key"), std::string::npos) << e.what();
+  }
   std::filesystem::remove_all(dir);
 }
 

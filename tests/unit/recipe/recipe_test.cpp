@@ -161,7 +161,8 @@ TEST(RecipeBook, EnvRowsAndPairsAreCheckedOnLoad) {
             "wheel_dir = \"../x\"\n",
             "key 'system_library.wheel_dir': '../x' must be a dir inside site-packages"},
            {"[[env]]\nmachine = \"arm64\"\nset = { A = \"1\" }\n",
-            "key 'env.machine': 'arm64' is not a host CPU archbuild builds on (x86_64 or aarch64)"}}) {
+            "key 'env.machine': 'arm64' is not a host CPU archbuild builds on (x86_64 or aarch64)"},
+           {"[[env]]\nmachine = \"\"\nset = { A = \"1\" }\n", "key 'env.machine': '' is not a host CPU"}}) {
     write_recipe(site.path, "companion", extra);
     EXPECT_NE(error_of(load).find(why), std::string::npos) << extra << "\n" << error_of(load);
   }

@@ -67,7 +67,10 @@ TEST(ToolkitTable, MalformedFileNamesFileLineAndKey) {
     EXPECT_NE(std::string(e.what()).find("min_driver"), std::string::npos) << e.what();
   }
   for (const char* renamed : {"renamed = [{ from = \"10.1\", to = \"eleven\", gpu = \"Thor\" }]",
-                              "renamed = [{ from = \"10.1\", to = \"11.0\" }]", "renamed = \"10.1\""}) {
+                              "renamed = [{ from = \"10.1\", to = \"11.0\" }]", "renamed = \"10.1\"",
+                              "renamed = [{ from = \"10.1\", to = \"11.0\", gpu = \"T\", extra = 1 }]",
+                              "renamed = [{ from = \"10.1\", to = \"11.0\", gpu = \"T\" }, "
+                              "{ from = \"10.1\", to = \"12.1\", gpu = \"T\" }]"}) {
     std::ofstream(dir / "cuda-13.0.toml") << "cuda = \"13.0\"\nmin_driver = \"580\"\ntargets = [\"7.5\"]\n"
                                           << renamed << "\n";
     try {
