@@ -251,7 +251,7 @@ Command doctor_command() {
             app.add_option("--machine", options->machine,
                            "Whose official builds: x86_64 or aarch64 (default: each interpreter's CPU; for "
                            "--matrix, this host's)")
-                ->check(CLI::IsMember({"x86_64", "aarch64"}));
+                ->check(CLI::IsMember(std::vector<std::string>(std::begin(kKnownMachines), std::end(kKnownMachines))));
             add_json_flag(app, options->json, "Print a JSON object");
             app.footer(
                 "Exit: 0 all is well; 1 a problem was found; 3 nothing to diagnose (no GPU and no "

@@ -55,4 +55,10 @@ std::string host_machine() {
   return names.machine;
 }
 
+bool is_known_machine(std::string_view machine) {
+  for (const char* known : kKnownMachines)
+    if (machine == known) return true;
+  return false;
+}
+
 }  // namespace archbuild

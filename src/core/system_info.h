@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace archbuild {
 
@@ -15,6 +16,10 @@ unsigned cpu_count();
 // The host's CPU as uname(2) names it ("x86_64", "aarch64"); wheel platform
 // tags and PyTorch's release builds use the same words.
 std::string host_machine();
+// The host CPUs archbuild builds on and knows PyTorch's wheels for: the one
+// list recipes, the official builds table and doctor's --machine accept.
+inline constexpr const char* kKnownMachines[] = {"x86_64", "aarch64"};
+bool is_known_machine(std::string_view machine);
 std::string format_bytes(uint64_t bytes);  // "4.5 GiB"
 
 }  // namespace archbuild

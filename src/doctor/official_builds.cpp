@@ -7,6 +7,7 @@
 #include "core/data_dir.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "core/system_info.h"
 
 namespace archbuild {
 
@@ -133,7 +134,7 @@ OfficialBuildTable OfficialBuildTable::load(const std::filesystem::path& file) {
       if (!cuda) bad_entry(file, variant->source(), "cuda", "must be \"M.N\"");
       build.cuda = *cuda;
       if (auto machine = string_key(*variant, file, "machine", false); !machine.empty()) {
-        if (machine != "x86_64" && machine != "aarch64")
+        if (!is_known_machine(machine))
           bad_entry(file, variant->get("machine")->source(), "machine", "must be \"x86_64\" or \"aarch64\"");
         build.machine = machine;
       }

@@ -223,7 +223,7 @@ class RecipeParser {
   // `machine = "aarch64"`: the host CPUs archbuild builds on.
   std::string machine(const toml::table& table, const std::string& prefix) {
     auto value = string(table, "machine", false, prefix);
-    if (table.get("machine") && value != "x86_64" && value != "aarch64")
+    if (table.get("machine") && !is_known_machine(value))
       bad(table.get("machine")->source(), prefix + "machine",
           "'" + value + "' is not a host CPU archbuild builds on (x86_64 or aarch64)");
     return value;
