@@ -14,6 +14,7 @@ debian_packages=(
   libssl-dev libgtest-dev clang-format
   python3-venv python3-setuptools python3-wheel python3-pip
   redis-server
+  bubblewrap iproute2  # the compile cluster's tests: sccache-dist's sandbox, network namespaces
   g++-aarch64-linux-gnu qemu-user-static mmdebstrap  # the aarch64 cross build and its tests
 )
 

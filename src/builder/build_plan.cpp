@@ -24,7 +24,7 @@ size_t code_images_of(const ArchList& archs) {
   return images;
 }
 
-JobPlan plan_build_jobs(const PlanInputs& in, const PlanFacts& facts) {
+JobPlan plan_build_jobs(const PlanInputs& in, const PlanFacts& facts, const CompileClusterPlan& cluster) {
   JobInputs jobs;
   jobs.cores = facts.cores;
   jobs.available_memory_bytes = facts.available_memory_bytes;
@@ -34,6 +34,7 @@ JobPlan plan_build_jobs(const PlanInputs& in, const PlanFacts& facts) {
   jobs.one_file_at_a_time = facts.one_file_at_a_time;
   jobs.parallel_setuptools = runs_parallel_frontend(*in.resolved.build, in.extra_env);
   jobs.arch_count = code_images_of(in.archs);
+  jobs.cluster_cpus = cluster.cluster_cpus;
   return plan_jobs(jobs);
 }
 
@@ -51,9 +52,9 @@ std::map<std::string, std::string> base_environment(const PlanInputs& in, const 
   env["TORCH_CUDA_ARCH_LIST"] = plan.arch_list;
   set_jobs(env, plan.jobs.jobs);
   env["USE_NINJA"] = "1";
-  env["PYTHONUNBUFFERED"] = "1";                  // build output arrives as it happens
-  env["TMPDIR"] = (in.out_dir / "tmp").string();  // nvcc's intermediates on the build disk
-  auto given = before.find("PATH");               // a recipe's own PATH, which the toolkit's would replace
+  env["PYTHONUNBUFFERED"] = "1";  // build output arrives as it happens
+  env["TMPDIR"] = build_temp_dir(in.out_dir).string();
+  auto given = before.find("PATH");  // a recipe's own PATH, which the toolkit's would replace
   std::string path = given != before.end() ? given->second : facts.path;
   if (in.toolchain->installed) {
     env["CUDA_HOME"] = env["CUDA_PATH"] = in.toolchain->installed->root.string();
@@ -144,7 +145,9 @@ void forecast_needs(BuildPlan& plan, const PlanInputs& in, const PlanFacts& fact
   request.clean = plan.clean_build;
   request.estimate = in.recipe->estimate;
   plan.forecast = forecast_build_time(facts.build_history, request);
-  plan.peak_memory_gb = plan.jobs.compiles_at_once * in.recipe->job_memory_gb;
+  // With a compile cluster, what stays here per job is its local part.
+  plan.peak_memory_gb = plan.jobs.compiles_at_once *
+                        (plan.cluster.distributing ? kDistributedJobLocalMemoryGb : in.recipe->job_memory_gb);
   for (const auto& record : facts.build_history)
     if (record.ref == plan.ref && record.tree_bytes > 0) {
       plan.disk_bytes = record.tree_bytes;
@@ -179,7 +182,8 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
 
   // The parts, each a pure step; the environment is their sum, later parts
   // over earlier ones.
-  plan.jobs = plan_build_jobs(in, facts);
+  plan.cluster = plan_compile_cluster(in, facts);
+  plan.jobs = plan_build_jobs(in, facts, plan.cluster);
   plan.recipe_env = plan_recipe_environment(in, facts, plan.wheel_dir);
   overlay(plan.env, plan.recipe_env.env);
   overlay(plan.env, in.extra_env);
@@ -202,6 +206,7 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
   overlay(plan.env, plan.configure.env);
   plan.network = plan_network(in);
   overlay(plan.env, plan.network.env);
+  overlay(plan.env, plan.cluster.env);
 
   plan.key = KeyInputs::of(key_fields(in, facts, plan));
   plan.requirements = describe_requirements(facts.build_requirements);
@@ -240,6 +245,7 @@ nlohmann::json BuildPlan::to_json() const {
           {"jobs_reason", jobs.reason},
           {"parallelism", jobs.parallelism},
           {"network", network.description},
+          {"compile_cluster", cluster.to_json()},
           {"libraries", recipe_env.libraries},
           {"build_requirements", requirements},
           {"job_memory_gb", job_memory_gb},

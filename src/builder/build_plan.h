@@ -11,6 +11,7 @@
 #include "arch/arch_dialect.h"
 #include "builder/arch_enforcement_plan.h"
 #include "builder/build_time_model.h"
+#include "builder/compile_cluster_plan.h"
 #include "builder/compiler_launchers.h"
 #include "builder/configure_plan.h"
 #include "builder/job_planner.h"
@@ -51,7 +52,8 @@ struct BuildPlan {
   CompilerLaunchers launchers;  // step launcher, compiler launcher, shims to create
   ConfigurePlan configure;      // CMAKE_FRESH, stale setuptools outputs
   NetworkPlan network;
-  KeyInputs key;  // what the cache key hashes (cache/key_inputs.h)
+  CompileClusterPlan cluster;  // where compiles run: here or on an sccache-dist cluster
+  KeyInputs key;               // what the cache key hashes (cache/key_inputs.h)
   // One line per build requirement: "cmake>=3.27: 3.31.2", or what happens
   // to a missing one ("ninja: missing, installed before the build step").
   std::vector<std::string> requirements;
@@ -73,6 +75,12 @@ struct BuildPlan {
   // A script a user can paste: cd, exports, the command (shell-quoted).
   std::string shell_script() const;
 };
+
+// The build's TMPDIR (nvcc's intermediates on the build disk). archbuild's
+// sccache server gets it too: sccache 0.16 splits an nvcc call in a temp
+// dir of its own, and a distributed compile fails when the server's and
+// the client's TMPDIR differ.
+inline std::filesystem::path build_temp_dir(const std::filesystem::path& out_dir) { return out_dir / "tmp"; }
 
 // The plan as a pure function of its inputs and the facts: no files read or
 // written, no process run, no environment looked at.

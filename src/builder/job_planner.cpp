@@ -16,6 +16,18 @@ JobPlan plan_jobs(const JobInputs& in) {
   if (in.jobs_override) {
     plan.jobs = std::max(1u, *in.jobs_override);
     plan.reason = "--jobs " + std::to_string(plan.jobs);
+  } else if (in.cluster_cpus > 0) {
+    const auto local_part = static_cast<uint64_t>(kDistributedJobLocalMemoryGb * (1ull << 30));
+    const unsigned by_local_memory = static_cast<unsigned>(
+        std::max<uint64_t>(1, in.available_memory_bytes / local_part));
+    plan.jobs = std::max(1u, std::min(cores + in.cluster_cpus, by_local_memory));
+    char local_text[32];
+    std::snprintf(local_text, sizeof local_text, "%.1f", kDistributedJobLocalMemoryGb);
+    plan.reason = std::to_string(plan.jobs) + " jobs = min(" + std::to_string(cores) + " cores here + " +
+                  std::to_string(in.cluster_cpus) + " on the compile cluster, " +
+                  format_bytes(in.available_memory_bytes) + " available / " + local_text +
+                  " GB per job for what stays here (nvcc's driver, the preprocessor) = " +
+                  std::to_string(by_local_memory) + ")";
   } else {
     plan.jobs = std::max(1u, std::min(cores, by_memory));
     char per_job_text[32];

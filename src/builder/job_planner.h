@@ -15,7 +15,15 @@ struct JobInputs {
   size_t arch_count = 1;                  // SASS/PTX targets per .cu file
   bool one_file_at_a_time = false;        // setup.py compiles serially (cpp_extension use_ninja=False)
   bool parallel_setuptools = false;       // ... unless archbuild's frontend runs its compiles in parallel
+  // A compile cluster's cores (sccache-dist): compiles run there, and what
+  // stays here per job is the nvcc driver and the preprocessor.
+  unsigned cluster_cpus = 0;
 };
+
+// Memory a compile takes here when its passes run on a compile cluster:
+// nvcc --dryrun and the preprocessor of a torch-sized translation unit
+// (docs/MATRIX.md "How many jobs").
+inline constexpr double kDistributedJobLocalMemoryGb = 0.5;
 
 struct JobPlan {
   unsigned jobs = 1;              // MAX_JOBS
@@ -28,6 +36,8 @@ struct JobPlan {
 };
 
 // jobs = min(cores, memory / per-job estimate), at least 1; --jobs wins.
+// With a compile cluster: min(cores + the cluster's cores, memory / the
+// local part of a job).
 // When the project has fewer CUDA files than jobs and several archs, the idle
 // cores go to nvcc --threads, so a small multi-arch build takes the time of a
 // single-arch one (docs/CUDA_FACTS.md#measured-threads: 141 s -> 57 s for 6 archs). A build

@@ -7,6 +7,11 @@ NetworkPlan plan_network(const PlanInputs& in) {
   if (in.allow_network) {
     plan.offline = false;
     plan.description = "on (--allow-network)";
+  } else if (!in.compile_cluster.empty()) {
+    // The build's sccache clients reach archbuild's sccache server on this
+    // host's loopback, which a network namespace of its own would not have.
+    plan.offline = false;
+    plan.description = "on: the build's compiles go through archbuild's sccache server (compile_cluster)";
   } else if (!in.compiler_cache_remote.empty()) {
     plan.offline = false;
     plan.description = "on: the compiler cache's remote storage needs it";

@@ -11,6 +11,7 @@
 #include "builder/build_history.h"
 #include "builder/build_requirements.h"
 #include "builder/system_libraries.h"
+#include "cluster/compile_cluster.h"
 #include "core/system_info.h"
 
 namespace archbuild {
@@ -40,6 +41,7 @@ struct PlanFacts {
   std::map<std::string, FoundLibrary> system_libraries;   // the recipe's [[system_library]] found here
   std::vector<BuildTimeRecord> build_history;             // the recipe's earlier builds in this cache
   std::vector<RequirementStatus> build_requirements;      // the build's requirements, as the interpreter has them
+  std::optional<ClusterConnection> cluster;               // the compile cluster's link, once the build made it
 };
 
 // Reads the facts for a build of `source_dir` (which may not exist yet) run

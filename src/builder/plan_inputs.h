@@ -31,6 +31,7 @@ struct PlanInputs {
   std::optional<unsigned> jobs_override;                   // --jobs / the jobs setting
   std::string compiler_launcher;                           // "ccache", "sccache" or "" (none)
   std::string compiler_cache_remote;                       // ccache remote storage URL, or ""
+  std::string compile_cluster;                             // sccache-dist scheduler URL, or ""
   std::optional<SourceTree> source;                        // absent when planning before checkout
   std::map<std::string, std::string> dependencies;         // "torch" -> what it builds against
   std::map<std::string, std::string> build_requirements;   // "cmake" -> "3.31.2", installed for the build

@@ -55,6 +55,11 @@ void BuildOptions::declare(CLI::App& app) {
   app.add_option("--compiler-launcher", settings.compiler_launcher, "ccache, sccache or none");
   app.add_option("--compiler-cache-remote", settings.compiler_cache_remote,
                  "ccache remote storage shared by builders (redis://host:port)");
+  app.add_option("--compile-cluster", settings.compile_cluster,
+                 "Spread compiles over an sccache-dist cluster: its scheduler's URL (needs --compiler-launcher "
+                 "sccache)");
+  app.add_option("--compile-cluster-token-file", settings.compile_cluster_token_file,
+                 "File holding the scheduler's client token");
   app.add_option("--signing-key", settings.signing_key,
                  "Sign the published build's provenance with this ed25519 private key (PEM; `cache keygen` makes one)");
   app.add_option("--patch", patches, "Apply this git-format patch too (repeatable)");

@@ -4,8 +4,11 @@
 #include "cli/command.h"
 #include "cli/common_options.h"
 #include "cli/json_output.h"
+#include "cluster/cluster_setting.h"
+#include "config/settings.h"
 #include "core/error.h"
 #include "core/system_info.h"
+#include "preflight/cluster_checks.h"
 #include "preflight/preflight.h"
 
 namespace archbuild {
@@ -16,6 +19,7 @@ Command check_command() {
               std::string spec, cuda, build_dir = ".";
               double min_build_disk_gb = 20, min_temp_disk_gb = 5, job_memory_gb = 4.5;
               bool json = false;
+              SettingFlags settings;
             };
             auto options = std::make_shared<Options>();
             app.add_option("--arch", options->spec, "Arch spec, as for `archbuild arch`")->required();
@@ -27,6 +31,11 @@ Command check_command() {
                 ->capture_default_str();
             app.add_option("--job-memory-gb", options->job_memory_gb, "Memory one compile job needs")
                 ->capture_default_str();
+            app.add_option("--compile-cluster", options->settings.compile_cluster,
+                           "Check the link to this sccache-dist scheduler too (default: the compile_cluster setting)");
+            app.add_option("--compile-cluster-token-file", options->settings.compile_cluster_token_file,
+                           "File holding the scheduler's client token");
+            add_cache_dir_option(app, options->settings.cache_dir);
             add_json_flag(app, options->json, "Print a JSON object");
             app.footer("Exit: 0 every check passed; 2 bad arch spec; 3 a check failed.");
             return [options]() {
@@ -49,6 +58,23 @@ Command check_command() {
               inputs.min_temp_disk_bytes = static_cast<uint64_t>(options->min_temp_disk_gb * gib);
               inputs.job_memory_bytes = static_cast<uint64_t>(options->job_memory_gb * gib);
               auto checks = run_preflight(inputs);
+              // The compile cluster, when one is configured: checking it
+              // is what --compile-cluster asks, whatever the launcher setting.
+              auto flags = options->settings.by_key();
+              if (!options->settings.compile_cluster.empty()) flags["compiler_launcher"] = "sccache";
+              const auto settings = Settings::load(flags);
+              if (const auto cluster = resolve_cluster_setting(settings); cluster.configured()) {
+                ClusterCheckInputs cluster_inputs;
+                cluster_inputs.setting = cluster;
+                cluster_inputs.toolchain = &context.toolchain;
+                try {
+                  cluster_inputs.probe_compiler = detect_host_compiler(context.toolchain).path;
+                } catch (const UserError&) {
+                  cluster_inputs.probe_compiler = "c++";  // the host compiler check says why
+                }
+                cluster_inputs.cache_dir = settings.cache_dir();
+                for (auto& check : check_compile_cluster(cluster_inputs)) checks.push_back(std::move(check));
+              }
 
               bool all_passed = true;
               auto json_checks = nlohmann::json::array();

@@ -41,6 +41,8 @@ std::map<std::string, std::string> SettingFlags::by_key() const {
           {"jobs", jobs},
           {"compiler_launcher", compiler_launcher},
           {"compiler_cache_remote", compiler_cache_remote},
+          {"compile_cluster", compile_cluster},
+          {"compile_cluster_token_file", compile_cluster_token_file},
           {"recipe_path", recipe_path},
           {"signing_key", signing_key},
           {"offline", offline ? "true" : ""},

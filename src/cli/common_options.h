@@ -35,6 +35,7 @@ void add_test_options(CLI::App& app, TestOptions& tests);
 // means "not given", so commands pass their fields as they are).
 struct SettingFlags {
   std::string cache_dir, python, jobs, compiler_launcher, compiler_cache_remote, recipe_path, signing_key;
+  std::string compile_cluster, compile_cluster_token_file;
   bool offline = false, require_kernel_launch = false;
   std::map<std::string, std::string> by_key() const;
 };

@@ -20,6 +20,11 @@ const std::vector<SettingSpec>& setting_specs() {
       {"compiler_launcher", "ARCHBUILD_COMPILER_LAUNCHER", "--compiler-launcher", "ccache, sccache or none"},
       {"compiler_cache_remote", "ARCHBUILD_COMPILER_CACHE_REMOTE", "--compiler-cache-remote",
        "ccache remote storage shared by builders (redis://host:port, http://host/path); empty: none"},
+      {"compile_cluster", "ARCHBUILD_COMPILE_CLUSTER", "--compile-cluster",
+       "sccache-dist scheduler URL (http://host:10600): compiles spread over its build servers; needs "
+       "compiler_launcher = sccache; empty: compiles run here"},
+      {"compile_cluster_token_file", "ARCHBUILD_COMPILE_CLUSTER_TOKEN_FILE", "--compile-cluster-token-file",
+       "file holding the scheduler's client token (its client_auth token)"},
       {"python", "ARCHBUILD_PYTHON", "--python", "the interpreter builds run with"},
       {"offline", "ARCHBUILD_OFFLINE", "--offline", "never fetch: use the mirrors as they are"},
       {"signing_key", "ARCHBUILD_SIGNING_KEY", "--signing-key",

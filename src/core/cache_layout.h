@@ -40,6 +40,8 @@ class CacheLayout {
   std::filesystem::path simple_index() const { return root_ / "simple"; }
   std::filesystem::path index_lock() const { return root_ / "index.lock"; }
   std::filesystem::path ccache() const { return root_ / "ccache"; }
+  // sccache's local cache and toolchain packages for the compile cluster.
+  std::filesystem::path sccache() const { return root_ / "sccache"; }
   std::filesystem::path ccache_masquerade() const { return root_ / "ccache-bin"; }
   std::filesystem::path launcher_toolkits() const { return root_ / "launcher-cuda"; }
   std::filesystem::path matrix() const { return root_ / "matrix"; }

@@ -1,5 +1,6 @@
 #include "pipeline/build_context.h"
 
+#include "cluster/cluster_setting.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/user_path.h"
@@ -52,8 +53,9 @@ std::string torch_version_of_wheel(const std::filesystem::path& wheel) {
 OwnedDir build_out_dir(const std::filesystem::path& dir) {
   return {dir,
           ".archbuild-build",
-          {"wheels", "variants", "tmp", "validate", "build-env", "build-requirements", "library-links", "build.log",
-           "nvcc.log", "steps.log", "trace.json", "report.json", "key.txt", "archbuild-debug.log", "archbuild.log"},
+          {"wheels", "variants", "tmp", "validate", "build-env", "build-requirements", "library-links", "sccache",
+           "build.log", "nvcc.log", "steps.log", "trace.json", "report.json", "key.txt", "archbuild-debug.log",
+           "archbuild.log"},
           "the build output dir",
           {"key.txt", "report.json", "archbuild-debug.log", "archbuild.log"}};
 }
@@ -103,6 +105,9 @@ BuildContext BuildContext::resolve(const BuildRequest& request) {
   if (launcher.value != "none" && !find_on_path(launcher.value))
     fail_environment("compiler launcher '" + launcher.value + "' is not on PATH (use --compiler-launcher none)");
   context.compiler_launcher = launcher.value == "none" ? "" : launcher.value;
+  const auto cluster = resolve_cluster_setting(context.settings);
+  context.compile_cluster = cluster.scheduler_url;
+  context.compile_cluster_token = cluster.token_file;
   context.extra_env = request.env;
   // Without --test or a recipe's [tests], --test-timeout and --max-failed-tests
   // apply to the suite validation may find in the source tree.
@@ -145,6 +150,7 @@ PlanInputs BuildContext::plan_inputs(const std::optional<SourceTree>& source, co
   inputs.jobs_override = settings.jobs();
   inputs.compiler_launcher = compiler_launcher;
   inputs.compiler_cache_remote = settings.get("compiler_cache_remote").value;
+  inputs.compile_cluster = compile_cluster;
   inputs.source = source;
   if (dependencies) {
     inputs.dependencies = dependencies->built_against;

@@ -36,6 +36,8 @@ struct BuildContext {
   std::filesystem::path source_dir;  // where the work tree is (or will be)
   std::filesystem::path out_dir;
   std::string compiler_launcher;                 // "ccache", "sccache" or "" (none), checked
+  std::string compile_cluster;                   // sccache-dist scheduler URL, checked; "" none
+  std::filesystem::path compile_cluster_token;   // the file holding its client token; "" none
   std::map<std::string, std::string> extra_env;  // --env, checked
   std::optional<ProjectTests> tests;             // the project's own suite validation runs
   std::string tests_origin;                      // "--test", "recipe NAME"

@@ -16,6 +16,7 @@
 #include "cache/install_lines.h"
 #include "cache/provenance.h"
 #include "cache/wheel_store.h"
+#include "core/cache_layout.h"
 #include "core/error.h"
 #include "core/file_lock.h"
 #include "core/interrupt.h"
@@ -213,8 +214,30 @@ class BuildSession {
     return installed;
   }
 
+  // archbuild's sccache server for this build, its link to the compile
+  // cluster checked by a trial compile; it stops when the session ends.
+  std::optional<ClusterConnection> connect_compile_cluster() {
+    if (context_.compile_cluster.empty()) return std::nullopt;
+    CompileClusterRequest request;
+    request.scheduler_url = context_.compile_cluster;
+    request.token_file = context_.compile_cluster_token;
+    request.sccache = find_on_path("sccache").value_or("sccache");
+    request.state_dir = context_.out_dir / "sccache";
+    request.cache_dir = CacheLayout(context_.cache.root()).sccache();
+    request.temp_dir = build_temp_dir(context_.out_dir);
+    request.probe_compiler = context_.host_compiler ? context_.host_compiler->path : "c++";
+    events_.status().update("compile cluster: checking " + request.scheduler_url);
+    cluster_ = services_.connect_compile_cluster(request);
+    const auto& link = cluster_->connection();
+    events_.stage("cluster", link.describe(), link.distributing ? Tone::plain : Tone::warning);
+    log::verbose("compile cluster: {} ({}); archbuild's sccache server on 127.0.0.1:{}, log {}", link.status.describe(),
+                 link.sccache_version, link.port, link.log.string());
+    return link;
+  }
+
   void plan(const SourceTree& tree, const DependencyEnv& deps, const BuildRequirementsEnv& requirements) {
     auto facts = services_.plan_facts(tree.project_dir(), deps.python);
+    facts.cluster = connect_compile_cluster();
     facts.system_libraries = libraries_;
     facts.build_history = read_build_history(context_.cache.root(), context_.target.recipe->name);
     facts.build_requirements = requirements.status;
@@ -232,6 +255,7 @@ class BuildSession {
     log::verbose("plan: arch enforcement {}{}", plan.enforcement.on ? "on: " : "off",
                  plan.enforcement.on ? plan.enforcement.nvcc_targets : "");
     if (plan.configure.fresh) log::verbose("plan: CMAKE_FRESH=1: {}", plan.configure.reason);
+    if (plan.cluster.configured) log::verbose("plan: compile cluster: {}", plan.cluster.description);
     for (const auto& toolkit : plan.launchers.toolkits)
       log::verbose("plan: launcher toolkit {} ({} over {})", toolkit.dir.string(),
                    toolkit.launcher.empty() ? "step launcher" : toolkit.launcher, toolkit.toolkit_root.string());
@@ -288,8 +312,24 @@ class BuildSession {
     auto& report = outcome_.report;
     report.build = result.to_json(plan);
     if (plan.forecast.seconds) report.build["predicted_seconds"] = *plan.forecast.seconds;
+    report_cluster_compiles();
     if (result.ok) record_build_time();
     if (!result.ok && !result.interrupted) explain_network_failure();
+  }
+
+  // Where the compiles ran (sccache's counts of archbuild's own server).
+  void report_cluster_compiles() {
+    if (!cluster_) return;
+    auto& entry = outcome_.report.build["compile_cluster"];
+    entry = cluster_->connection().to_json();
+    try {
+      const auto counts = cluster_->counts();
+      entry["compiles"] = counts.to_json();
+      events_.stage("cluster", "compiles: " + counts.describe(), counts.dist_errors ? Tone::warning : Tone::plain);
+    } catch (const std::exception& error) {
+      entry["compiles_error"] = error.what();
+      events_.stage("cluster", std::string("compile counts unavailable: ") + error.what(), Tone::warning);
+    }
   }
 
   // The build step's times, for the next plan's forecast (a failed build's
@@ -500,6 +540,7 @@ class BuildSession {
   SessionServices& services_;
   BuildOutcome outcome_;
   std::optional<FileLock> tree_lock_;
+  std::unique_ptr<CompileCluster> cluster_;     // archbuild's sccache server while the build runs
   std::optional<log::DebugLogFile> debug_log_;  // after the lock: released before it
   std::map<std::string, FoundLibrary> libraries_;
   std::string started_at_;

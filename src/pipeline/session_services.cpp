@@ -43,4 +43,8 @@ PlanFacts SystemServices::plan_facts(const std::filesystem::path& tree, const st
 
 WheelValidation SystemServices::validate(const WheelValidationRequest& request) { return validate_wheel(request); }
 
+std::unique_ptr<CompileCluster> SystemServices::connect_compile_cluster(const CompileClusterRequest& request) {
+  return archbuild::connect_compile_cluster(request);
+}
+
 }  // namespace archbuild

