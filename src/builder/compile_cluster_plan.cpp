@@ -13,7 +13,7 @@ CompileClusterPlan plan_compile_cluster(const PlanInputs& in, const PlanFacts& f
     return plan;
   }
   const auto& link = *facts.cluster;
-  plan.env = link.client_env();
+  if (link.port != 0) plan.env = link.client_env();  // 0: `archbuild plan`, whose server is gone
   plan.distributing = link.distributing;
   if (link.distributing) plan.cluster_cpus = link.status.cpus;
   plan.description = link.describe();

@@ -64,6 +64,7 @@ Command plan_command() {
                                 ? "about " + format_duration(*plan.forecast.seconds) + " (" + plan.forecast.basis + ")"
                                 : plan.forecast.basis)
                         << "\n# needs: " << describe_needs(plan) << "\n# network: " << plan.network.description << "\n";
+              if (plan.cluster.configured) std::cout << "# compile cluster: " << plan.cluster.description << "\n";
               for (const auto& library : plan.recipe_env.libraries) std::cout << "# library: " << library << "\n";
               for (const auto& requirement : plan.requirements) std::cout << "# requires: " << requirement << "\n";
               std::cout << "# arch enforcement: "

@@ -1,6 +1,7 @@
 #include "pipeline/build_context.h"
 
 #include "cluster/cluster_setting.h"
+#include "core/cache_layout.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/user_path.h"
@@ -130,6 +131,19 @@ std::filesystem::path BuildContext::project_dir() const {
 
 CheckoutRequest BuildContext::checkout_request() const {
   return make_checkout_request(target, settings, request.mirrors, request.patches, source_dir);
+}
+
+CompileClusterRequest BuildContext::compile_cluster_request(const std::filesystem::path& state_dir,
+                                                            const std::filesystem::path& temp_dir) const {
+  CompileClusterRequest request;
+  request.scheduler_url = compile_cluster;
+  request.token_file = compile_cluster_token;
+  request.sccache = find_on_path("sccache").value_or("sccache");
+  request.state_dir = state_dir;
+  request.cache_dir = CacheLayout(cache.root()).sccache();
+  request.temp_dir = temp_dir;
+  request.probe_compiler = host_compiler ? host_compiler->path : "c++";
+  return request;
 }
 
 PlanInputs BuildContext::plan_inputs(const std::optional<SourceTree>& source, const std::string& python,

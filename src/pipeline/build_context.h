@@ -48,6 +48,9 @@ struct BuildContext {
   // Throws UserError naming what is wrong (arch spec, recipe, ref, setting).
   static BuildContext resolve(const BuildRequest& request);
   CheckoutRequest checkout_request() const;
+  // archbuild's sccache server for the compile cluster, its files in `state_dir`.
+  CompileClusterRequest compile_cluster_request(const std::filesystem::path& state_dir,
+                                                const std::filesystem::path& temp_dir) const;
   // Where the project is built: the work tree, or its subdirectory.
   std::filesystem::path project_dir() const;
   // The recipe's [[system_library]] entries found on this machine.

@@ -1,5 +1,7 @@
 #include "pipeline/build_session.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <fstream>
 #include <optional>
@@ -218,14 +220,8 @@ class BuildSession {
   // cluster checked by a trial compile; it stops when the session ends.
   std::optional<ClusterConnection> connect_compile_cluster() {
     if (context_.compile_cluster.empty()) return std::nullopt;
-    CompileClusterRequest request;
-    request.scheduler_url = context_.compile_cluster;
-    request.token_file = context_.compile_cluster_token;
-    request.sccache = find_on_path("sccache").value_or("sccache");
-    request.state_dir = context_.out_dir / "sccache";
-    request.cache_dir = CacheLayout(context_.cache.root()).sccache();
-    request.temp_dir = build_temp_dir(context_.out_dir);
-    request.probe_compiler = context_.host_compiler ? context_.host_compiler->path : "c++";
+    const auto request =
+        context_.compile_cluster_request(context_.out_dir / "sccache", build_temp_dir(context_.out_dir));
     events_.status().update("compile cluster: checking " + request.scheduler_url);
     cluster_ = services_.connect_compile_cluster(request);
     const auto& link = cluster_->connection();
@@ -566,6 +562,21 @@ PlannedBuild plan_build(const BuildRequest& request) {
       for (const auto& requirement : requirements)
         facts.build_requirements.push_back({requirement, requirement_name(requirement), true, std::nullopt, false});
     }
+  }
+  // Where compiles would go: the link checked as a build checks it, from a
+  // scratch dir; the build starts a server of its own.
+  if (!context.compile_cluster.empty()) {
+    const auto scratch = CacheLayout(context.cache.root()).sccache() / ("plan-" + std::to_string(::getpid()));
+    try {
+      facts.cluster = connect_compile_cluster(context.compile_cluster_request(scratch, scratch / "tmp"))->connection();
+    } catch (...) {
+      std::error_code ignored;
+      std::filesystem::remove_all(scratch, ignored);
+      throw;
+    }
+    facts.cluster->port = 0;
+    std::error_code ignored;
+    std::filesystem::remove_all(scratch, ignored);
   }
   auto plan = make_plan(context.plan_inputs(std::nullopt, python), facts);
   return {std::move(context), std::move(plan)};

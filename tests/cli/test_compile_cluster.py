@@ -13,7 +13,8 @@ import unittest
 
 from compile_cluster import LoopbackCluster, why_no_cluster, sccache_bin_dir
 from fixture_project import data_dir_with_recipe, make_cuda_project
-from harness import SYSTEM_NVCC, run, scratch_dir
+from extension_project import make_extension_repo
+from harness import SYSTEM_NVCC, run, scratch_dir, torch_build_python
 
 WHY_NOT = why_no_cluster() if SYSTEM_NVCC.exists() else "needs nvcc (/usr/local/cuda)"
 
@@ -63,6 +64,13 @@ class CompileCluster(unittest.TestCase):
         self.assertEqual(checks["compile cluster"]["verdict"], "ok", checks["compile cluster"])
         self.assertIn("2 build servers", checks["compile cluster"]["detail"])
         self.assertIn("a trial compile ran on 10.231.", checks["compile cluster"]["detail"])
+        # plan checks the link the same way and counts the cluster's cores.
+        planned = run("plan", "fixture", "--arch", "9.0", "--cache-dir", str(self.root / "check"),
+                      "--compiler-launcher", "sccache", "--compile-cluster", self.cluster.scheduler_url,
+                      "--compile-cluster-token-file", str(self.cluster.token_file), env=self.env)
+        self.assertEqual(planned.returncode, 0, planned.stderr)
+        self.assertIn("# compile cluster: compiles go to the cluster: 2 build servers", planned.stdout)
+        self.assertIn("on the compile cluster", planned.stdout)
         # A wrong token fails the check, naming the file.
         wrong = self.root / "check-wrong-token"
         wrong.write_text("nope\n")
@@ -73,7 +81,7 @@ class CompileCluster(unittest.TestCase):
         self.assertIn("refused archbuild's client token from " + str(wrong), checks["compile cluster"]["detail"])
         # Nothing of the check is left in the cache but sccache's own cache.
         self.assertEqual(sorted(p.name for p in (self.root / "check" / "sccache").iterdir()),
-                         ["dist-client", "disk"])
+                         ["disk", "dist-client"])
 
     def test_1_compiles_run_on_the_cluster_and_the_wheel_is_a_local_builds(self):
         spread = self.report_of(self.build(self.root / "spread"))
@@ -92,6 +100,23 @@ class CompileCluster(unittest.TestCase):
         self.assertEqual(spread["key"], local["key"])
         self.assertEqual(self.fatbins(spread), self.fatbins(local))
         self.assertTrue(self.fatbins(spread), "the fixture's wheel holds CUDA code")
+
+    def test_1b_a_torch_extension_compiles_on_the_cluster(self):
+        """torch.utils.cpp_extension has no launcher variable: its nvcc is
+        archbuild's launcher toolkit's, which runs the step launcher and sccache."""
+        repo = make_extension_repo(self.root)
+        result = run("build", str(repo), "--cache-dir", str(self.root / "extension"), "--python",
+                     str(torch_build_python()), "--use-installed-torch", "--arch", "9.0", "--json",
+                     "--compiler-launcher", "sccache", "--compile-cluster", self.cluster.scheduler_url,
+                     "--compile-cluster-token-file", str(self.cluster.token_file), env=self.env, timeout=1500)
+        report = self.report_of(result)
+        self.assertIn("/launcher-cuda/sccache-", report["plan"]["env"]["CUDA_HOME"])
+        compiles = report["build"]["compile_cluster"]["compiles"]
+        print(f"\n  extension: on the cluster {compiles['by_server']}, here {compiles['local']}")
+        # The .cu file's cudafe++, cicc, ptxas and host compile ran on the build servers.
+        self.assertGreaterEqual(compiles["on_cluster"], 3, compiles)
+        self.assertEqual({arch for archs in self.fatbins(report).values() for arch, kind, size in archs if kind == "sass"},
+                         {"sm_90"})
 
     def test_2_a_wrong_token_fails_before_building(self):
         wrong = self.root / "wrong-token"
