@@ -23,8 +23,10 @@ ClusterSetting resolve_cluster_setting(const Settings& settings) {
                    "): expected the sccache-dist scheduler's URL, http://HOST[:PORT] or https://HOST[:PORT]");
   const auto& launcher = settings.get("compiler_launcher");
   if (launcher.value != "sccache")
-    fail_bad_input("compile_cluster (from " + url.origin + ") needs compiler_launcher = sccache, which distributes "
-                   "compiles; compiler_launcher is '" + launcher.value + "' (from " + launcher.origin + ")");
+    fail_bad_input("compile_cluster (from " + url.origin +
+                   ") needs compiler_launcher = sccache, which distributes "
+                   "compiles; compiler_launcher is '" +
+                   launcher.value + "' (from " + launcher.origin + ")");
   setting.scheduler_url = url.value;
   if (!token.value.empty())
     setting.token_file = checked_user_path(token.value, "compile_cluster_token_file (from " + token.origin + ")");

@@ -4,12 +4,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+extern char** environ;
+
 #include <chrono>
 #include <random>
 #include <sstream>
 
 #include <toml++/toml.h>
 
+#include "cluster/sccache_guards.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/regular_file.h"
@@ -59,17 +62,49 @@ std::string last_lines(const std::string& text, size_t count) {
 class SccacheCluster final : public CompileCluster {
  public:
   explicit SccacheCluster(const CompileClusterRequest& request) : request_(request) {
+    // A constructor that throws runs no destructor: the server it started
+    // is stopped here (it detaches itself, so nothing else would).
+    try {
+      connect();
+    } catch (...) {
+      stop();
+      throw;
+    }
+  }
+
+  ~SccacheCluster() override { stop(); }
+
+  const ClusterConnection& connection() const override { return connection_; }
+
+ private:
+  void connect() {
     auto& link = connection_;
+    const auto& request = request_;
     link.scheduler_url = request.scheduler_url;
     link.config = request.state_dir / "config";
     link.log = request.state_dir / "sccache.log";
     link.cached_config = request.state_dir / "cached-config";
+    // Owner-only: the config holds the token.
     std::filesystem::create_directories(request.state_dir);
+    std::filesystem::permissions(request.state_dir, std::filesystem::perms::owner_all);
     std::filesystem::create_directories(request.cache_dir);
     if (!request.temp_dir.empty()) std::filesystem::create_directories(request.temp_dir);
+    write_whole_file(link.log, "");  // this build's log: no earlier build's 401 read as this one's
     const auto token = request.token_file.empty() ? std::string() : read_cluster_token(request.token_file);
     link.sccache_version = trim(run({"--version"}, 30s).out);
     start(request.scheduler_url, token);
+    started_ = true;
+    const auto version = parse_sccache_version(link.sccache_version);
+    if (!version) {
+      fall_back("'" + request.sccache.string() + " --version' said '" + link.sccache_version.substr(0, 80) +
+                "', not a release archbuild can check");
+      return;
+    }
+    if (const auto unmet = unmet_sccache_guards(*version, request.cuda); !unmet.empty()) {
+      fall_back("sccache " + version->to_string() + " cannot distribute CUDA " + request.cuda.str() +
+                " compiles: it needs " + unmet.back().at_least.to_string() + " (" + unmet.back().why + ")");
+      return;
+    }
     link.status = parse_dist_status(run({"--dist-status"}, 60s).out);
     if (link.status.state != ClusterStatus::State::connected) {
       fall_back(link.status.describe());
@@ -82,16 +117,20 @@ class SccacheCluster final : public CompileCluster {
     trial_compile();
   }
 
-  ~SccacheCluster() override {
+  // Stops the server and removes its config (the token) once it is gone.
+  void stop() noexcept {
+    if (!started_) return;
+    started_ = false;
     try {
       run({"--stop-server"}, 60s);
+      std::error_code ignored;
+      std::filesystem::remove(connection_.config, ignored);
     } catch (const std::exception& error) {
       log::warning("compile cluster: stopping archbuild's sccache server: {}", error.what());
     }
   }
 
-  const ClusterConnection& connection() const override { return connection_; }
-
+ public:
   CompileCounts counts() override {
     auto stats = run({"--show-stats", "--stats-format=json"}, 60s);
     if (!stats.succeeded())
@@ -103,10 +142,17 @@ class SccacheCluster final : public CompileCluster {
   ProcessResult run(std::vector<std::string> arguments, std::chrono::milliseconds timeout,
                     std::map<std::string, std::optional<std::string>> extra = {}) {
     ProcessOptions options;
+    // The user's own sccache settings (another server's socket, a shared
+    // cache, no-daemon mode) stay theirs: archbuild's server gets none.
+    for (char** entry = environ; *entry; ++entry)
+      if (std::string_view name(*entry); name.starts_with("SCCACHE_"))
+        options.env_overrides[std::string(name.substr(0, name.find('=')))] = std::nullopt;
     for (const auto& [name, value] : connection_.client_env()) options.env_overrides[name] = value;
     options.env_overrides["SCCACHE_ERROR_LOG"] = connection_.log.string();
     options.env_overrides["SCCACHE_LOG"] = "info";
-    options.env_overrides["SCCACHE_IDLE_TIMEOUT"] = "0";  // a long link step must not stop it
+    // Long enough for any link step; short enough that a server an
+    // interrupted archbuild could not stop goes away by itself.
+    options.env_overrides["SCCACHE_IDLE_TIMEOUT"] = "21600";
     // nvcc's passes see one temp dir from the server and the client alike
     // (a distributed nvcc compile fails when they differ).
     if (!request_.temp_dir.empty()) options.env_overrides["TMPDIR"] = request_.temp_dir.string();
@@ -151,9 +197,15 @@ class SccacheCluster final : public CompileCluster {
                          (request_.state_dir / "cluster-trial.o").string(), "-DARCHBUILD_TRIAL=" + nonce()},
                         300s);
     std::string log_text;
-    read_regular_file(connection_.log, 16u << 20, log_text);
+    if (auto why = read_regular_file(connection_.log, 64u << 20, log_text); !why.empty())
+      log::warning("compile cluster: sccache's log {} {}", connection_.log.string(), why);
     if (!compiled.succeeded()) {
-      if (log_text.find("Error 401") != std::string::npos)
+      // The scheduler refusing the client token (sccache's words for it:
+      // "Bearer auth failed", "Fixed token mismatch"; HTTP 401).
+      const auto refused = [](const std::string& text) {
+        return text.find("Error 401") != std::string::npos || text.find("token mismatch") != std::string::npos;
+      };
+      if (refused(log_text) || refused(compiled.err))
         fail_environment("compile cluster " + request_.scheduler_url + " refused archbuild's client token" +
                          (request_.token_file.empty() ? std::string(" (compile_cluster_token_file is not set)")
                                                       : " from " + request_.token_file.string()) +
@@ -176,6 +228,7 @@ class SccacheCluster final : public CompileCluster {
 
   CompileClusterRequest request_;
   ClusterConnection connection_;
+  bool started_ = false;
 };
 
 }  // namespace
@@ -192,9 +245,14 @@ std::string ClusterConnection::describe() const {
 }
 
 nlohmann::json ClusterConnection::to_json() const {
-  return {{"scheduler", scheduler_url},     {"status", status.to_json()}, {"distributing", distributing},
-          {"why_local", why_local},         {"trial", trial},             {"sccache", sccache_version},
-          {"server_port", port},            {"log", log.string()}};
+  return {{"scheduler", scheduler_url},
+          {"status", status.to_json()},
+          {"distributing", distributing},
+          {"why_local", why_local},
+          {"trial", trial},
+          {"sccache", sccache_version},
+          {"server_port", port},
+          {"log", log.string()}};
 }
 
 std::unique_ptr<CompileCluster> connect_compile_cluster(const CompileClusterRequest& request) {

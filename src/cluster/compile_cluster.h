@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "arch/cuda_version.h"
 #include "cluster/sccache_reports.h"
 
 namespace archbuild {
@@ -16,13 +17,14 @@ namespace archbuild {
 // under archbuild's dirs), so that the user's sccache is left alone and the
 // counts it reports are this build's.
 struct CompileClusterRequest {
-  std::string scheduler_url;           // the compile_cluster setting
-  std::filesystem::path token_file;    // compile_cluster_token_file; "" uses sccache's default client auth
-  std::filesystem::path sccache;       // the sccache executable
-  std::filesystem::path state_dir;     // config, log, trial compile: <out>/sccache
-  std::filesystem::path cache_dir;     // sccache's local cache and toolchain packages: <cache>/sccache
-  std::filesystem::path temp_dir;      // the build's TMPDIR, which the server must share with its clients
+  std::string scheduler_url;             // the compile_cluster setting
+  std::filesystem::path token_file;      // compile_cluster_token_file; "" uses sccache's default client auth
+  std::filesystem::path sccache;         // the sccache executable
+  std::filesystem::path state_dir;       // config, log, trial compile: <out>/sccache
+  std::filesystem::path cache_dir;       // sccache's local cache and toolchain packages: <cache>/sccache
+  std::filesystem::path temp_dir;        // the build's TMPDIR, which the server must share with its clients
   std::filesystem::path probe_compiler;  // the host C++ compiler a trial compile runs through the cluster
+  CudaVersion cuda;                      // the build's toolkit: the sccache release it needs
 };
 
 struct ClusterConnection {

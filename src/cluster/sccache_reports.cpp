@@ -91,8 +91,11 @@ std::string CompileCounts::describe() const {
 }
 
 nlohmann::json CompileCounts::to_json() const {
-  return {{"on_cluster", on_cluster()}, {"local", local()},         {"cache_hits", cache_hits},
-          {"by_server", by_server},     {"dist_errors", dist_errors}};
+  return {{"on_cluster", on_cluster()},
+          {"local", local()},
+          {"cache_hits", cache_hits},
+          {"by_server", by_server},
+          {"dist_errors", dist_errors}};
 }
 
 CompileCounts parse_sccache_stats(const std::string& text) {

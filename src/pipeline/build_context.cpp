@@ -143,6 +143,7 @@ CompileClusterRequest BuildContext::compile_cluster_request(const std::filesyste
   request.cache_dir = CacheLayout(cache.root()).sccache();
   request.temp_dir = temp_dir;
   request.probe_compiler = host_compiler ? host_compiler->path : "c++";
+  request.cuda = host.toolchain.version();
   return request;
 }
 

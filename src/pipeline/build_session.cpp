@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <optional>
+#include <random>
 
 #include "builder/build_history.h"
 #include "builder/build_requirements.h"
@@ -140,6 +141,7 @@ class BuildSession {
     log::verbose("cache: {}", hit ? "an entry of this key exists; --rebuild builds it again" : "no entry of this key");
     events_.stage("cache",
                   "miss " + key.hash.substr(0, 16) + " (" + (outcome_.plan.out_dir / "key.txt").string() + ")");
+    plan_with_compile_cluster();
     build();
     finish(key, deps);
     return std::move(outcome_);
@@ -220,8 +222,8 @@ class BuildSession {
   // cluster checked by a trial compile; it stops when the session ends.
   std::optional<ClusterConnection> connect_compile_cluster() {
     if (context_.compile_cluster.empty()) return std::nullopt;
-    const auto request =
-        context_.compile_cluster_request(context_.out_dir / "sccache", build_temp_dir(context_.out_dir));
+    const auto request = context_.compile_cluster_request(context_.out_dir / "sccache",
+                                                          build_temp_dir(context_.out_dir));
     events_.status().update("compile cluster: checking " + request.scheduler_url);
     cluster_ = services_.connect_compile_cluster(request);
     const auto& link = cluster_->connection();
@@ -232,15 +234,28 @@ class BuildSession {
   }
 
   void plan(const SourceTree& tree, const DependencyEnv& deps, const BuildRequirementsEnv& requirements) {
-    auto facts = services_.plan_facts(tree.project_dir(), deps.python);
-    facts.cluster = connect_compile_cluster();
+    auto& facts = plan_facts_;
+    facts = services_.plan_facts(tree.project_dir(), deps.python);
     facts.system_libraries = libraries_;
     facts.build_history = read_build_history(context_.cache.root(), context_.target.recipe->name);
     facts.build_requirements = requirements.status;
-    outcome_.plan = make_plan(context_.plan_inputs(tree, deps.python, &deps, requirements.versions), facts);
+    plan_inputs_ = context_.plan_inputs(tree, deps.python, &deps, requirements.versions);
+    outcome_.plan = make_plan(plan_inputs_, facts);
     events_.stage("plan", describe_plan(outcome_.plan));
     log_plan(outcome_.plan);
     std::filesystem::create_directories(outcome_.plan.out_dir);
+  }
+
+  // Only a build that compiles links to the compile cluster (a cache hit
+  // needs no server, no trial compile, no token); the plan is made again
+  // with what the link found. The key is the same: it has no part of it.
+  void plan_with_compile_cluster() {
+    plan_facts_.cluster = connect_compile_cluster();
+    if (!plan_facts_.cluster) return;
+    outcome_.plan = make_plan(plan_inputs_, plan_facts_);
+    outcome_.report.plan = outcome_.plan.to_json();
+    events_.stage("plan", describe_plan(outcome_.plan));
+    log_plan(outcome_.plan);
   }
 
   // Every resolved setting of the plan, and where each part came from.
@@ -536,7 +551,9 @@ class BuildSession {
   SessionServices& services_;
   BuildOutcome outcome_;
   std::optional<FileLock> tree_lock_;
-  std::unique_ptr<CompileCluster> cluster_;     // archbuild's sccache server while the build runs
+  std::unique_ptr<CompileCluster> cluster_;  // archbuild's sccache server while the build runs
+  PlanInputs plan_inputs_;
+  PlanFacts plan_facts_;
   std::optional<log::DebugLogFile> debug_log_;  // after the lock: released before it
   std::map<std::string, FoundLibrary> libraries_;
   std::string started_at_;
@@ -566,7 +583,9 @@ PlannedBuild plan_build(const BuildRequest& request) {
   // Where compiles would go: the link checked as a build checks it, from a
   // scratch dir; the build starts a server of its own.
   if (!context.compile_cluster.empty()) {
-    const auto scratch = CacheLayout(context.cache.root()).sccache() / ("plan-" + std::to_string(::getpid()));
+    std::random_device random;  // unique also across containers sharing the cache (and pids)
+    const auto scratch = CacheLayout(context.cache.root()).sccache() /
+                         ("plan-" + std::to_string(::getpid()) + "-" + std::to_string(random()));
     try {
       facts.cluster = connect_compile_cluster(context.compile_cluster_request(scratch, scratch / "tmp"))->connection();
     } catch (...) {

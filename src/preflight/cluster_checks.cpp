@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <random>
+
 #include "cluster/compile_cluster.h"
 #include "cluster/sccache_guards.h"
 #include "core/cache_layout.h"
@@ -46,7 +48,10 @@ std::vector<PreflightCheck> check_compile_cluster(const ClusterCheckInputs& in) 
   }
   checks.push_back(sccache_release(*sccache, in.toolchain->version()));
   PreflightCheck link{"compile cluster", CheckVerdict::ok, ""};
-  const auto scratch = CacheLayout(in.cache_dir).sccache() / ("check-" + std::to_string(::getpid()));
+  // One scratch dir per check, also across containers sharing the cache (and pids).
+  std::random_device random;
+  const auto scratch = CacheLayout(in.cache_dir).sccache() /
+                       ("check-" + std::to_string(::getpid()) + "-" + std::to_string(random()));
   try {
     CompileClusterRequest request;
     request.scheduler_url = in.setting.scheduler_url;
@@ -56,13 +61,14 @@ std::vector<PreflightCheck> check_compile_cluster(const ClusterCheckInputs& in) 
     request.cache_dir = CacheLayout(in.cache_dir).sccache();
     request.temp_dir = scratch / "tmp";
     request.probe_compiler = in.probe_compiler;
+    request.cuda = in.toolchain->version();
     const auto cluster = connect_compile_cluster(request);
     const auto& connection = cluster->connection();
     link.verdict = connection.distributing ? CheckVerdict::ok : CheckVerdict::fail;
     link.detail = connection.distributing ? connection.status.describe() + "; " + connection.trial +
                                                 " (the host compiler packaged and sent)"
                                           : "compiles would stay on this machine: " + connection.why_local;
-  } catch (const UserError& error) {
+  } catch (const std::exception& error) {  // a refused token, an sccache that did not start, a full disk
     link.verdict = CheckVerdict::fail;
     link.detail = error.what();
   }

@@ -37,10 +37,11 @@ def why_no_cluster():
         return "needs root: network namespaces, and sccache-dist's build server runs bubblewrap as root"
     if not BWRAP or not IP:
         return "needs bubblewrap and iproute2 (scripts/install-deps.sh)"
-    probe = subprocess.run([IP, "netns", "add", f"abprobe{os.getpid()}"], capture_output=True, text=True)
+    name = f"abprobe{os.urandom(4).hex()}"
+    probe = subprocess.run([IP, "netns", "add", name], capture_output=True, text=True)
     if probe.returncode != 0:
         return f"cannot make a network namespace here: {probe.stderr.strip()}"
-    subprocess.run([IP, "netns", "del", f"abprobe{os.getpid()}"], capture_output=True)
+    subprocess.run([IP, "netns", "del", name], capture_output=True)
     return None
 
 
@@ -62,11 +63,12 @@ class LoopbackCluster:
     def __init__(self, root, servers=2):
         self.root = pathlib.Path(root)
         self.bin = sccache_bin_dir()
-        tag = os.getpid() % 100000
+        # Names and a subnet of this run's own: a random tag (pids repeat across containers).
+        tag = int.from_bytes(os.urandom(3), "big") % 100000
         self.bridge = f"abbr{tag}"
         self.namespaces = [f"ab{tag}s{i}" for i in range(1, servers + 1)]
         self.links = [f"ab{tag}v{i}" for i in range(1, servers + 1)]
-        subnet = 20 + tag % 200
+        subnet = 20 + int.from_bytes(os.urandom(1), "big") % 200
         self.host_address = f"10.231.{subnet}.1"
         self.server_addresses = [f"10.231.{subnet}.{i + 1}" for i in range(1, servers + 1)]
         self.scheduler_url = f"http://{self.host_address}:{SCHEDULER_PORT}"
@@ -162,8 +164,8 @@ class LoopbackCluster:
 
     def kill_server(self, index):
         """The build server dies (SIGKILL): the scheduler still lists it until its heartbeat times out."""
-        process = self.servers.pop(index)
-        subprocess.run(["pkill", "-KILL", "-f", str(self.root / f"server{index + 1}" / "server.conf")])
+        process = self.servers.pop(index)  # `ip netns exec` execs the server: this is its pid
+        process.kill()
         process.wait(timeout=60)
 
     def stop_scheduler(self):

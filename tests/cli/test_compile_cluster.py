@@ -16,13 +16,13 @@ from fixture_project import data_dir_with_recipe, make_cuda_project
 from extension_project import make_extension_repo
 from harness import SYSTEM_NVCC, run, scratch_dir, torch_build_python
 
-WHY_NOT = why_no_cluster() if SYSTEM_NVCC.exists() else "needs nvcc (/usr/local/cuda)"
-
-
-@unittest.skipIf(WHY_NOT, WHY_NOT or "")
+@unittest.skipUnless(SYSTEM_NVCC.exists(), "needs nvcc (/usr/local/cuda)")
 class CompileCluster(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
+        why_not = why_no_cluster()
+        if why_not:
+            raise unittest.SkipTest(why_not)
         cls.root = scratch_dir(cls)
         cls.data = data_dir_with_recipe(cls.root, make_cuda_project(cls.root))
         cls.cluster = LoopbackCluster(cls.root / "cluster").start()
@@ -130,21 +130,23 @@ class CompileCluster(unittest.TestCase):
     def test_3_a_build_server_dying_mid_build_leaves_a_correct_wheel(self):
         out = self.root / "dying-out"
         steps = out / "steps.log"
-        killed = threading.Event()
+        killed, build_ended = threading.Event(), threading.Event()
 
         def kill_at_first_compile():
             # The step launcher writes steps.log as the first compile starts.
-            for _ in range(2400):
+            while not build_ended.wait(0.1):
                 if steps.exists() and steps.stat().st_size > 0:
                     self.cluster.kill_server(0)
                     killed.set()
                     return
-                threading.Event().wait(0.25)
 
         killer = threading.Thread(target=kill_at_first_compile)
         killer.start()
-        result = self.build(self.root / "dying", out=out)
-        killer.join()
+        try:
+            result = self.build(self.root / "dying", out=out)
+        finally:
+            build_ended.set()
+            killer.join()
         report = self.report_of(result)
         compiles = report["build"]["compile_cluster"]["compiles"]
         print(f"\n  server 1 killed at the first compile: {killed.is_set()}; on the cluster "
@@ -162,6 +164,19 @@ class CompileCluster(unittest.TestCase):
         self.assertIn("not reachable", link["why_local"])
         self.assertEqual(link["compiles"]["on_cluster"], 0)
         self.assertNotIn("on the compile cluster", report["plan"]["jobs_reason"])
+
+    def test_5_no_sccache_server_outlives_its_build(self):
+        """Every build, check and plan above (a refused token among them)
+        stopped the sccache server it started."""
+        left = []
+        for proc in pathlib.Path("/proc").iterdir():
+            try:
+                environ = (proc / "environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if any(v.startswith(b"SCCACHE_CONF=" + str(self.root).encode()) for v in environ):
+                left.append(proc.name)
+        self.assertEqual(left, [])
 
 
 if __name__ == "__main__":

@@ -435,6 +435,12 @@ TEST_F(BuildSessionTest, ACompileClusterTakesTheCompilesAndLeavesTheKeyAsItWas) 
   EXPECT_TRUE(events_.said("cluster: compiles go to the cluster: 11 build servers, 44 cores"));
   EXPECT_TRUE(events_.said("cluster: compiles: 10 on the cluster"));
 
+  // A cache hit compiles nothing: no server, no trial compile.
+  auto again = spread;
+  again.rebuild = false;
+  EXPECT_TRUE(build(again).report.cache_hit);
+  EXPECT_EQ(services_.cluster_requests.size(), 1u);
+
   // The scheduler down: compiles stay here, planned for this machine alone.
   link.distributing = false;
   link.status = parse_dist_status(R"({"NotConnected":["http://10.0.0.5:10600/","enabled, not connected"]})");
