@@ -52,7 +52,9 @@ ClusterStatus parse_dist_status(const std::string& text) {
   const auto json = nlohmann::json::parse(text, nullptr, false);
   status.detail = text.substr(0, 200);
   if (!json.is_object() || json.size() != 1) return status;
-  const auto& [kind, value] = *json.items().begin();
+  const auto entry = json.begin();  // no reference into items()' temporary proxy
+  const std::string kind = entry.key();
+  const nlohmann::json& value = entry.value();
   if (kind == "Disabled") {
     status.state = ClusterStatus::State::disabled;
     status.detail.clear();
