@@ -15,6 +15,7 @@ Measures, in one run:
     and with another job count are predicted (target: within 30%).
 
   python3 bench/scale_bench.py --archbuild build/src/archbuild [--c-files 3000 --cuda-files 200]
+  python3 bench/scale_bench.py --archbuild build/src/archbuild --trace-only trace.json --arch '8.0;9.0;10.0;12.0'
 """
 import argparse
 import json
@@ -195,12 +196,23 @@ def main():
     parser.add_argument("--cuda-files", type=int, default=200)
     parser.add_argument("--jobs", type=int, default=os.cpu_count())
     parser.add_argument("--keep", action="store_true", help="keep the scratch dir")
+    parser.add_argument("--trace-only", metavar="OUT",
+                        help="one clean build for --arch only, its trace.json copied to OUT (bench/cluster_scaling.py)")
+    parser.add_argument("--arch", default="9.0", help="the arch list of --trace-only's build")
     args = parser.parse_args()
     root = pathlib.Path(tempfile.mkdtemp(prefix="archbuild-scale-"))
     out = {}
     try:
         bench = Bench(args, root)
         jobs, fewer = args.jobs, max(1, args.jobs // 2)
+        if args.trace_only:
+            code, text, _, _ = bench.build(args.arch, jobs, sample=False)
+            assert code == 0, text[-3000:]
+            build = bench.report()["build"]
+            shutil.copy(root / "out" / "trace.json", args.trace_only)
+            print(f"{args.c_files} C + {args.cuda_files} .cu files for {args.arch} at {jobs} jobs: "
+                  f"{build['seconds']:.1f} s, build CPU {build['build_cpu_seconds']:.1f} s; trace in {args.trace_only}")
+            return
         # 1. The first build: nothing to forecast from.
         code, text, samples, first_eta = bench.build("9.0", jobs)
         assert code == 0, text[-3000:]

@@ -259,6 +259,24 @@ std::unique_ptr<CompileCluster> connect_compile_cluster(const CompileClusterRequ
   return std::make_unique<SccacheCluster>(request);
 }
 
+ClusterConnection probe_compile_cluster(CompileClusterRequest request, const std::string& purpose) {
+  std::random_device random;
+  const auto scratch = request.cache_dir /
+                       (purpose + "-" + std::to_string(::getpid()) + "-" + std::to_string(random()));
+  request.state_dir = scratch;
+  request.temp_dir = scratch / "tmp";
+  std::error_code ignored;
+  try {
+    auto link = connect_compile_cluster(request)->connection();  // the server stops here
+    link.port = 0;
+    std::filesystem::remove_all(scratch, ignored);
+    return link;
+  } catch (...) {
+    std::filesystem::remove_all(scratch, ignored);
+    throw;
+  }
+}
+
 std::string sccache_config_text(const std::filesystem::path& cache_dir, const std::string& scheduler_url,
                                 const std::string& token) {
   toml::table config;

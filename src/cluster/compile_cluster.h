@@ -62,6 +62,13 @@ class CompileCluster {
 // compiling here. The server stops when the object goes.
 std::unique_ptr<CompileCluster> connect_compile_cluster(const CompileClusterRequest& request);
 
+// The link checked once and let go (`archbuild check`, `archbuild plan`): a
+// server started from a scratch dir of its own under `request.cache_dir`
+// (named `purpose`-PID-RANDOM: containers sharing a cache repeat pids),
+// stopped, and the dir removed, also when connecting throws. The returned
+// connection's port is 0: its server is gone.
+ClusterConnection probe_compile_cluster(CompileClusterRequest request, const std::string& purpose);
+
 // sccache's config for archbuild's server (TOML): its local cache and, when
 // `scheduler_url` is not empty, the cluster and the client token.
 std::string sccache_config_text(const std::filesystem::path& cache_dir, const std::string& scheduler_url,

@@ -1,11 +1,8 @@
 #include "pipeline/build_session.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <fstream>
 #include <optional>
-#include <random>
 
 #include "builder/build_history.h"
 #include "builder/build_requirements.h"
@@ -580,23 +577,10 @@ PlannedBuild plan_build(const BuildRequest& request) {
         facts.build_requirements.push_back({requirement, requirement_name(requirement), true, std::nullopt, false});
     }
   }
-  // Where compiles would go: the link checked as a build checks it, from a
-  // scratch dir; the build starts a server of its own.
-  if (!context.compile_cluster.empty()) {
-    std::random_device random;  // unique also across containers sharing the cache (and pids)
-    const auto scratch = CacheLayout(context.cache.root()).sccache() /
-                         ("plan-" + std::to_string(::getpid()) + "-" + std::to_string(random()));
-    try {
-      facts.cluster = connect_compile_cluster(context.compile_cluster_request(scratch, scratch / "tmp"))->connection();
-    } catch (...) {
-      std::error_code ignored;
-      std::filesystem::remove_all(scratch, ignored);
-      throw;
-    }
-    facts.cluster->port = 0;
-    std::error_code ignored;
-    std::filesystem::remove_all(scratch, ignored);
-  }
+  // Where compiles would go: the link checked as a build checks it; the
+  // build starts a server of its own.
+  if (!context.compile_cluster.empty())
+    facts.cluster = probe_compile_cluster(context.compile_cluster_request({}, {}), "plan");
   auto plan = make_plan(context.plan_inputs(std::nullopt, python), facts);
   return {std::move(context), std::move(plan)};
 }

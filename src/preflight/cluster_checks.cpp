@@ -1,9 +1,5 @@
 #include "preflight/cluster_checks.h"
 
-#include <unistd.h>
-
-#include <random>
-
 #include "cluster/compile_cluster.h"
 #include "cluster/sccache_guards.h"
 #include "core/cache_layout.h"
@@ -48,22 +44,15 @@ std::vector<PreflightCheck> check_compile_cluster(const ClusterCheckInputs& in) 
   }
   checks.push_back(sccache_release(*sccache, in.toolchain->version()));
   PreflightCheck link{"compile cluster", CheckVerdict::ok, ""};
-  // One scratch dir per check, also across containers sharing the cache (and pids).
-  std::random_device random;
-  const auto scratch = CacheLayout(in.cache_dir).sccache() /
-                       ("check-" + std::to_string(::getpid()) + "-" + std::to_string(random()));
   try {
     CompileClusterRequest request;
     request.scheduler_url = in.setting.scheduler_url;
     request.token_file = in.setting.token_file;
     request.sccache = *sccache;
-    request.state_dir = scratch;
     request.cache_dir = CacheLayout(in.cache_dir).sccache();
-    request.temp_dir = scratch / "tmp";
     request.probe_compiler = in.probe_compiler;
     request.cuda = in.toolchain->version();
-    const auto cluster = connect_compile_cluster(request);
-    const auto& connection = cluster->connection();
+    const auto connection = probe_compile_cluster(request, "check");
     link.verdict = connection.distributing ? CheckVerdict::ok : CheckVerdict::fail;
     link.detail = connection.distributing ? connection.status.describe() + "; " + connection.trial +
                                                 " (the host compiler packaged and sent)"
@@ -72,8 +61,6 @@ std::vector<PreflightCheck> check_compile_cluster(const ClusterCheckInputs& in) 
     link.verdict = CheckVerdict::fail;
     link.detail = error.what();
   }
-  std::error_code ignored;
-  std::filesystem::remove_all(scratch, ignored);
   checks.push_back(link);
   return checks;
 }
