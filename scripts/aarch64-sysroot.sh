@@ -15,7 +15,7 @@ packages=(
   libgit2-dev libspdlog-dev libtomlplusplus-dev
   libboost1.81-dev libboost-filesystem1.81-dev
   libcli11-dev nlohmann-json3-dev libzip-dev zlib1g-dev libzstd-dev liblz4-dev
-  libssl-dev libgtest-dev
+  libssl-dev libcurl4-openssl-dev libgtest-dev
 )
 suite=bookworm
 mirror=${ARCHBUILD_DEBIAN_MIRROR:-http://deb.debian.org/debian}

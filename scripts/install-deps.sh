@@ -11,10 +11,11 @@ debian_packages=(
   libgit2-dev libspdlog-dev libtomlplusplus-dev
   libboost1.81-dev libboost-filesystem1.81-dev
   libcli11-dev nlohmann-json3-dev libzip-dev zlib1g-dev libzstd-dev liblz4-dev
-  libssl-dev libgtest-dev clang-format
+  libssl-dev libcurl4-openssl-dev libgtest-dev clang-format
   python3-venv python3-setuptools python3-wheel python3-pip
   redis-server
   bubblewrap iproute2  # the compile cluster's tests: sccache-dist's sandbox, network namespaces
+  nginx curl  # the remote cache's tests: the server in front of the bucket that pip and uv read
   g++-aarch64-linux-gnu qemu-user-static mmdebstrap  # the aarch64 cross build and its tests
 )
 

@@ -97,20 +97,8 @@ void push_entry(const WheelStore& from, const WheelStore& to, const CacheKey& ke
   std::optional<StagedEntry> staged;
   {
     FileLock source_lock(from.lock_path(key));
-    auto entry = from.find(key);
-    if (!entry) {
-      result.gone_from_source.push_back(key.hash);
-      return;
-    }
-    // Push checks what `cache verify` checks (signatures aside: DEST's readers
-    // check those with their own keys): a damaged entry is never copied.
-    auto problems = verify_store_entry(*entry);
-    for (auto& problem : entry_provenance_problems(*entry, {}, false)) problems.push_back(std::move(problem));
-    if (!problems.empty()) {
-      for (const auto& problem : problems)
-        result.not_pushed.push_back(key.hash + ": " + problem + " (in " + entry->dir.string() + ")");
-      return;
-    }
+    auto entry = entry_to_push(from, key, result);
+    if (!entry) return;
     auto manifest = read_own_file(entry->dir / "manifest.json", kMaxManifestBytes);
     if (!manifest) {
       result.gone_from_source.push_back(key.hash);
@@ -136,6 +124,20 @@ void push_entry(const WheelStore& from, const WheelStore& to, const CacheKey& ke
 }
 
 }  // namespace
+
+std::optional<StoreEntry> entry_to_push(const WheelStore& from, const CacheKey& key, PushOutcome& outcome) {
+  auto entry = from.find(key);
+  if (!entry) {
+    outcome.gone_from_source.push_back(key.hash);
+    return std::nullopt;
+  }
+  // A damaged entry is never sent.
+  if (auto problems = push_problems(*entry); !problems.empty()) {
+    outcome.not_pushed.insert(outcome.not_pushed.end(), problems.begin(), problems.end());
+    return std::nullopt;
+  }
+  return entry;
+}
 
 PushResult push_cache(const WheelStore& from, const std::filesystem::path& dest) {
   claim_shared_dir(dest);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,14 +10,24 @@
 
 namespace archbuild {
 
-struct PushResult {
+// What became of each source entry in a push, wherever it went (a shared
+// directory, a bucket).
+struct PushOutcome {
   std::vector<std::string> pushed;            // key hashes copied
   std::vector<std::string> present;           // already there, every wheel its manifest's bytes
   std::vector<std::string> repaired;          // there, but a wheel was not its manifest's bytes: copied again
   std::vector<std::string> repairs;           // "HASH: what was wrong in DEST", one line per problem
   std::vector<std::string> gone_from_source;  // removed from the source (`cache gc`) after being listed
   std::vector<std::string> not_pushed;        // "HASH: problem": a source wheel unlike its manifest
-  CacheIndex index;                           // DEST's index after the push
+};
+
+// The source entry a push may send, read while the caller holds its lock:
+// nullopt, recorded in `outcome`, when a `cache gc` removed it meanwhile
+// (gone_from_source) or it fails push_problems (not_pushed).
+std::optional<StoreEntry> entry_to_push(const WheelStore& from, const CacheKey& key, PushOutcome& outcome);
+
+struct PushResult : PushOutcome {
+  CacheIndex index;  // DEST's index after the push
 };
 
 // The file that makes a directory an archbuild shared cache. Written first

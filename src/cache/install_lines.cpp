@@ -26,7 +26,10 @@ std::vector<std::string> install_lines(const std::vector<std::filesystem::path>&
 }
 
 std::string index_configuration(const std::filesystem::path& simple_dir) {
-  const auto url = index_url(simple_dir);
+  return index_configuration_for_url(index_url(simple_dir));
+}
+
+std::string index_configuration_for_url(const std::string& url) {
   return "# pip: ~/.config/pip/pip.conf (or /etc/pip.conf for every user)\n"
          "[global]\n"
          "extra-index-url = " +

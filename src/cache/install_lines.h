@@ -24,5 +24,7 @@ std::vector<std::string> install_lines(const std::vector<std::filesystem::path>&
 // and `uv pip install NAME==VER` find the index (text for humans, with the
 // files' usual places).
 std::string index_configuration(const std::filesystem::path& simple_dir);
+// The same for an index served over HTTP (a bucket behind a server).
+std::string index_configuration_for_url(const std::string& url);
 
 }  // namespace archbuild

@@ -32,19 +32,7 @@ std::string normalize_project_name(const std::string& name) {
 
 namespace {
 
-std::string href_escape(const std::string& path) {
-  std::string out;
-  for (unsigned char c : path) {
-    if (std::isalnum(c) || std::string_view("-._~/").find(static_cast<char>(c)) != std::string_view::npos) {
-      out += static_cast<char>(c);
-    } else {
-      char buffer[4];
-      std::snprintf(buffer, sizeof buffer, "%%%02X", c);
-      out += buffer;
-    }
-  }
-  return out;
-}
+std::string href_escape(const std::string& path) { return percent_encode(path, "/"); }
 
 std::string href_unescape(const std::string& href) {
   std::string out;
@@ -83,6 +71,21 @@ void write_atomically(const std::filesystem::path& path, const std::string& cont
 
 std::string page(const std::string& title, const std::string& body) {
   return std::string(kPageHead) + markup_escape(title) + "</title></head>\n<body>\n" + body + "</body>\n</html>\n";
+}
+
+std::string link_line(const std::string& href, const std::string& sha256, const std::string& file_name) {
+  return "<a href=\"" + href_escape(href) + "#sha256=" + sha256 + "\">" + markup_escape(file_name) + "</a><br>\n";
+}
+
+std::string project_page(const std::string& project, const std::string& lines) {
+  return page(project_title(project), "<h1>Links for " + markup_escape(project) + "</h1>\n" + lines);
+}
+
+std::string root_page(const std::set<std::string>& projects) {
+  std::string root;
+  for (const auto& name : projects)
+    root += "<a href=\"" + href_escape(name) + "/\">" + markup_escape(name) + "</a><br>\n";
+  return page(kRootTitle, root);
 }
 
 bool is_temporary(const std::filesystem::directory_entry& entry) {
@@ -249,8 +252,7 @@ std::vector<IndexedWheel> write_simple_index(const std::filesystem::path& wheels
   std::map<std::string, std::string> links;  // project -> <a> lines
   for (const auto& wheel : wheels) {
     auto relative = std::filesystem::relative(wheel.file, index_dir / wheel.project);
-    links[wheel.project] += "<a href=\"" + href_escape(relative.string()) + "#sha256=" + wheel.sha256 + "\">" +
-                            markup_escape(wheel.file.filename().string()) + "</a><br>\n";
+    links[wheel.project] += link_line(relative.string(), wheel.sha256, wheel.file.filename().string());
   }
 
   for (const auto& [project, lines] : links)
@@ -265,13 +267,12 @@ std::vector<IndexedWheel> write_simple_index(const std::filesystem::path& wheels
   std::filesystem::create_directories(index_dir);
   if (!owned.marked || recorded != owned.projects) write_marker(index_dir, recorded);
 
-  std::string root;
+  std::set<std::string> listed;
   for (const auto& [project, lines] : links) {
-    write_atomically(index_dir / project / "index.html",
-                     page(project_title(project), "<h1>Links for " + markup_escape(project) + "</h1>\n" + lines));
-    root += "<a href=\"" + href_escape(project) + "/\">" + markup_escape(project) + "</a><br>\n";
+    write_atomically(index_dir / project / "index.html", project_page(project, lines));
+    listed.insert(project);
   }
-  write_atomically(index_dir / "index.html", page(kRootTitle, root));
+  write_atomically(index_dir / "index.html", root_page(listed));
 
   // Pages of projects without a wheel go only now that the root page stops naming them.
   auto kept = recorded;
@@ -309,8 +310,7 @@ bool update_project_page(const std::filesystem::path& index_dir, const std::stri
   for (const auto& name : dropped) lines.erase(name);
   for (const auto& wheel : added) {
     auto relative = std::filesystem::relative(wheel.file, dir);
-    lines[wheel.file.filename().string()] = "<a href=\"" + href_escape(relative.string()) + "#sha256=" + wheel.sha256 +
-                                            "\">" + markup_escape(wheel.file.filename().string()) + "</a><br>\n";
+    lines[wheel.file.filename().string()] = link_line(relative.string(), wheel.sha256, wheel.file.filename().string());
   }
   if (lines.empty()) return false;
   if (!known) {
@@ -321,17 +321,23 @@ bool update_project_page(const std::filesystem::path& index_dir, const std::stri
   }
   std::string body;
   for (const auto& [name, line] : lines) body += line;
-  write_atomically(page_file,
-                   page(project_title(project), "<h1>Links for " + markup_escape(project) + "</h1>\n" + body));
+  write_atomically(page_file, project_page(project, body));
   if (!known) {
-    std::string root;
     auto recorded = owned.projects;
     recorded.insert(project);
-    for (const auto& name : recorded)
-      root += "<a href=\"" + href_escape(name) + "/\">" + markup_escape(name) + "</a><br>\n";
-    write_atomically(index_dir / "index.html", page(kRootTitle, root));
+    write_atomically(index_dir / "index.html", root_page(recorded));
   }
   return true;
 }
+
+std::string project_page_html(const std::string& project, const std::vector<PageLink>& links) {
+  std::map<std::string, std::string> lines;  // sorted by file name, as the local pages are
+  for (const auto& link : links) lines[link.file_name] = link_line(link.href, link.sha256, link.file_name);
+  std::string body;
+  for (const auto& [name, line] : lines) body += line;
+  return project_page(project, body);
+}
+
+std::string root_page_html(const std::set<std::string>& projects) { return root_page(projects); }
 
 }  // namespace archbuild

@@ -60,4 +60,14 @@ std::vector<IndexedWheel> write_simple_index(const std::filesystem::path& wheels
 bool update_project_page(const std::filesystem::path& index_dir, const std::string& project,
                          const std::vector<IndexedWheel>& added, const std::set<std::string>& dropped);
 
+// The pages themselves, for an index kept elsewhere than a directory (a
+// bucket): one owner of the page format for every index archbuild writes.
+struct PageLink {
+  std::string href;  // relative to the page, not yet percent-encoded
+  std::string sha256;
+  std::string file_name;
+};
+std::string project_page_html(const std::string& project, const std::vector<PageLink>& links);
+std::string root_page_html(const std::set<std::string>& projects);
+
 }  // namespace archbuild

@@ -312,6 +312,13 @@ std::vector<std::string> verify_cache_index(const std::filesystem::path& cache_d
   return problems;
 }
 
+std::vector<std::string> push_problems(const StoreEntry& entry) {
+  auto problems = verify_store_entry(entry);
+  for (auto& problem : entry_provenance_problems(entry, {}, false)) problems.push_back(std::move(problem));
+  for (auto& problem : problems) problem = entry.hash + ": " + problem + " (in " + entry.dir.string() + ")";
+  return problems;
+}
+
 std::string gc_group(const StoreEntry& entry) {
   std::set<std::string> projects;
   for (const auto& wheel : entry.wheels)

@@ -31,6 +31,12 @@ std::vector<std::string> wheel_digest_problems(const StoreEntry& entry);
 std::vector<std::string> entry_provenance_problems(const StoreEntry& entry, const std::vector<Ed25519Key>& trusted,
                                                    bool require_signature);
 
+// What every push checks before an entry leaves this cache (to a directory,
+// a bucket or a package server): verify_store_entry and the provenance
+// against the files (signatures aside: the readers check those with their
+// own keys), each line "HASH: problem (in DIR)". Empty when it may go.
+std::vector<std::string> push_problems(const StoreEntry& entry);
+
 // The bytes of the entry's wheels; a wheel that cannot be examined counts 0.
 uintmax_t entry_wheel_bytes(const StoreEntry& entry);
 

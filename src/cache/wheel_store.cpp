@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/file_lock.h"
 #include "core/regular_file.h"
+#include "core/system_info.h"
 
 namespace archbuild {
 
@@ -81,12 +82,6 @@ std::vector<StoreEntry> WheelStore::matching(const std::string& prefix) const {
 }
 
 namespace {
-
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0 || !name[0]) return "localhost";
-  return name;
-}
 
 std::filesystem::path temporary_name(const std::filesystem::path& parent, const std::string& name) {
   // Host and pid in the name let `cache gc` tell a dead publish from a

@@ -14,6 +14,8 @@
 #include "cli/command.h"
 #include "cli/common_options.h"
 #include "cli/json_output.h"
+#include "cli/push_output.h"
+#include "cli/remote_cache.h"
 #include "config/settings.h"
 #include "core/cache_layout.h"
 #include "core/ed25519.h"
@@ -22,6 +24,7 @@
 #include "core/json_text.h"
 #include "core/regular_file.h"
 #include "core/user_path.h"
+#include "remote/s3_settings.h"
 #include "source/pypi_sdist.h"
 #include "ui/terminal.h"
 
@@ -269,35 +272,19 @@ ExitCode run_push(const CacheOptions& options, const std::string& dest_text) {
   const WheelStore from(options.resolve());
   auto result = push_cache(from, dest);
   if (options.json) {
-    print_json({{"dest", dest.string()},
-                {"pushed", result.pushed},
-                {"already_there", result.present},
-                {"repaired", result.repaired},
-                {"repairs", result.repairs},
-                {"gone_from_source", result.gone_from_source},
-                {"not_pushed", result.not_pushed},
-                {"index", result.index.simple_dir.string()},
-                {"wheels_in_index", result.index.wheels.size()}});
+    auto json = push_outcome_json(result);
+    json["dest"] = dest.string();
+    json["index"] = result.index.simple_dir.string();
+    json["wheels_in_index"] = result.index.wheels.size();
+    print_json(json);
   } else {
-    for (const auto& hash : result.pushed) std::cout << "pushed  " << hash.substr(0, 12) << "\n";
-    for (const auto& line : result.repairs) std::cout << "repaired " << line << " (copied again)\n";
-    for (const auto& hash : result.gone_from_source)
-      std::cout << "skipped " << hash.substr(0, 12) << ": removed from " << from.root().string()
-                << " while pushing (cache gc)\n";
-    for (const auto& line : result.not_pushed) std::cout << "NOT pushed " << line << "\n";
-    std::cout << result.pushed.size() << " pushed, " << result.present.size() << " already there, "
-              << result.repaired.size() << " repaired, " << result.gone_from_source.size() << " gone from the source, "
-              << result.not_pushed.size() << " not pushed; " << result.index.wheels.size() << " wheel"
-              << (result.index.wheels.size() == 1 ? "" : "s") << " in " << result.index.simple_dir.string() << "\n"
+    std::cout << print_push_outcome(result, from.root(), "copied again") << "; " << result.index.wheels.size()
+              << " wheel" << (result.index.wheels.size() == 1 ? "" : "s") << " in " << result.index.simple_dir.string()
+              << "\n"
               << "serve it: python3 -m http.server --directory " << dest.string()
               << " PORT, then pip install --index-url http://HOST:PORT/simple PROJECT\n";
   }
-  if (!result.not_pushed.empty()) {
-    std::cerr << "archbuild: error: " << result.not_pushed.size()
-              << " problem(s) in the source cache kept entries out of DEST (see `archbuild cache verify`)\n";
-    return ExitCode::work_failed;
-  }
-  return ExitCode::success;
+  return push_exit_code(result, "DEST");
 }
 
 ExitCode run_gc(const CacheOptions& options, size_t keep, bool dry_run) {
@@ -343,113 +330,147 @@ ExitCode run_gc(const CacheOptions& options, size_t keep, bool dry_run) {
 }  // namespace
 
 Command cache_command() {
-  return {"cache",
-          "The wheel cache: ls, show, verify, gc, push (to a shared dir), why (diff two keys), index (any wheel dir)",
-          [](CLI::App& app) {
-            auto options = std::make_shared<CacheOptions>();
-            auto ls = with_cache_options(app.add_subcommand("ls", "List published builds, newest first"), *options);
-            auto show_key = std::make_shared<std::string>();
-            auto show = with_cache_options(app.add_subcommand("show", "One build: inputs, wheels, validation"),
-                                           *options);
-            show->add_option("key", *show_key, "The key or its first characters")->required();
-            auto verify = with_cache_options(
-                app.add_subcommand("verify", "Recheck every wheel's hash, RECORD, manifest, provenance and the index"),
-                *options);
-            verify->add_option("--trusted-key", options->trusted_keys,
-                               "A public key (PEM) whose signature on the provenance counts (repeatable)");
-            verify->add_flag("--require-signature", options->require_signature,
-                             "Every entry's provenance must carry a signature that verifies with a --trusted-key");
-            show->add_option("--trusted-key", options->trusted_keys, "A public key (PEM) to check the signature with");
-            auto keygen_path = std::make_shared<std::string>();
-            auto keygen = app.add_subcommand("keygen",
-                                             "Make an ed25519 key pair for signing provenance (PATH, PATH.pub)");
-            keygen->add_option("path", *keygen_path, "Where the private key goes (mode 0600; never overwritten)")
-                ->required();
-            auto keep = std::make_shared<size_t>(2);
-            auto dry_run = std::make_shared<bool>(false);
-            auto gc = with_cache_options(app.add_subcommand("gc", "Keep the newest N builds per project and arch list"),
-                                         *options);
-            gc->add_option("--keep", *keep, "How many to keep per project and arch list (default 2)")
-                ->check(CLI::Range(0, 1000000));  // 0 gets its own message below
-            gc->add_flag("--dry-run", *dry_run, "Say what would go, remove nothing");
+  return {
+      "cache",
+      "The wheel cache: ls, show, verify, gc, push (to a shared dir), why (diff two keys), index (any wheel dir)",
+      [](CLI::App& app) {
+        auto options = std::make_shared<CacheOptions>();
+        auto ls = with_cache_options(app.add_subcommand("ls", "List published builds, newest first"), *options);
+        auto show_key = std::make_shared<std::string>();
+        auto show = with_cache_options(app.add_subcommand("show", "One build: inputs, wheels, validation"), *options);
+        show->add_option("key", *show_key, "The key or its first characters")->required();
+        auto verify = with_cache_options(
+            app.add_subcommand("verify", "Recheck every wheel's hash, RECORD, manifest, provenance and the index"),
+            *options);
+        verify->add_option("--trusted-key", options->trusted_keys,
+                           "A public key (PEM) whose signature on the provenance counts (repeatable)");
+        auto remote = std::make_shared<std::string>();
+        auto remote_options = std::make_shared<RemoteOptions>();
+        verify->add_option("location", *remote, "Check a bucket instead: s3://BUCKET/PREFIX");
+        add_transfer_options(*verify, *remote_options);
+        verify->add_flag("--require-signature", options->require_signature,
+                         "Every entry's provenance must carry a signature that verifies with a --trusted-key");
+        show->add_option("--trusted-key", options->trusted_keys, "A public key (PEM) to check the signature with");
+        auto keygen_path = std::make_shared<std::string>();
+        auto keygen = app.add_subcommand("keygen", "Make an ed25519 key pair for signing provenance (PATH, PATH.pub)");
+        keygen->add_option("path", *keygen_path, "Where the private key goes (mode 0600; never overwritten)")
+            ->required();
+        auto keep = std::make_shared<size_t>(2);
+        auto dry_run = std::make_shared<bool>(false);
+        auto gc = with_cache_options(app.add_subcommand("gc", "Keep the newest N builds per project and arch list"),
+                                     *options);
+        gc->add_option("--keep", *keep, "How many to keep per project and arch list (default 2)")
+            ->check(CLI::Range(0, 1000000));  // 0 gets its own message below
+        gc->add_flag("--dry-run", *dry_run, "Say what would go, remove nothing");
+        gc->add_option("location", *remote, "Collect in a bucket instead: s3://BUCKET/PREFIX");
+        add_transfer_options(*gc, *remote_options);
 
-            auto push_dest = std::make_shared<std::string>();
-            auto push = with_cache_options(
-                app.add_subcommand("push", "Copy published builds to a shared directory and regenerate its index"),
-                *options);
-            push->add_option("dest", *push_dest, "Shared directory (laid out like a cache: store/, wheels/, simple/)")
-                ->required();
+        auto push_dest = std::make_shared<std::string>();
+        auto push = with_cache_options(
+            app.add_subcommand("push",
+                               "Copy published builds to a shared directory or a bucket (s3://BUCKET/PREFIX), "
+                               "or upload them to a package server (--repository-url)"),
+            *options);
+        push->add_option("dest", *push_dest,
+                         "A shared directory (laid out like a cache: store/, wheels/, simple/) or s3://BUCKET/PREFIX");
+        add_upload_options(*push, *remote_options);
+        add_transfer_options(*push, *remote_options);
+        push->add_option("--public-url", remote_options->public_url,
+                         "With s3://: the URL readers reach the bucket's prefix through (for the printed index URL)");
 
-            auto why = app.add_subcommand("why", "Diff two builds' key texts (key.txt files or build dirs)");
-            auto why_a = std::make_shared<std::string>(), why_b = std::make_shared<std::string>();
-            why->add_option("a", *why_a, "First key.txt or build dir")->required();
-            why->add_option("b", *why_b, "Second key.txt or build dir")->required();
-            add_json_flag(*why, options->json, "Print JSON");
+        auto why = app.add_subcommand("why", "Diff two builds' key texts (key.txt files or build dirs)");
+        auto why_a = std::make_shared<std::string>(), why_b = std::make_shared<std::string>();
+        why->add_option("a", *why_a, "First key.txt or build dir")->required();
+        why->add_option("b", *why_b, "Second key.txt or build dir")->required();
+        add_json_flag(*why, options->json, "Print JSON");
 
-            auto index = app.add_subcommand("index", "Write a PEP 503 simple index over a directory of wheels");
-            auto index_wheels = std::make_shared<std::string>(), index_target = std::make_shared<std::string>();
-            index->add_option("wheels", *index_wheels, "Directory of wheels")->required();
-            index->add_option("--index", *index_target, "Where the index goes (default: WHEELS/simple)");
-            auto index_config =
-                app.add_subcommand("index-config",
-                                   "Print the pip.conf and uv.toml lines that make pip and uv read the cache's index");
-            add_cache_dir_option(*index_config, options->cache_dir);
-            app.require_subcommand(1);
-            app.footer(
-                "Exit: 0 ok; 1 `verify` found a problem, `why`'s keys differ, or `push` kept a damaged source "
-                "entry out; 2 bad input; 3 this environment (a full disk: \"no space left on PATH\").");
+        auto index = app.add_subcommand("index", "Write a PEP 503 simple index over a directory of wheels");
+        auto index_wheels = std::make_shared<std::string>(), index_target = std::make_shared<std::string>();
+        index->add_option("wheels", *index_wheels, "Directory of wheels")->required();
+        index->add_option("--index", *index_target, "Where the index goes (default: WHEELS/simple)");
+        auto index_config =
+            app.add_subcommand("index-config",
+                               "Print the pip.conf and uv.toml lines that make pip and uv read the cache's index");
+        add_cache_dir_option(*index_config, options->cache_dir);
+        index_config->add_option("location", *remote, "A bucket's index instead: s3://BUCKET/PREFIX");
+        index_config->add_option("--public-url", remote_options->public_url,
+                                 "The URL readers reach the bucket's prefix through (a server in front of it)");
+        app.require_subcommand(1);
+        app.footer(
+            "Exit: 0 ok; 1 `verify` found a problem, `why`'s keys differ, `push` kept a damaged source "
+            "entry out or a package server refused a file; 2 bad input; 3 this environment (a full disk: "
+            "\"no space left on PATH\"; a server down, stalled or answering 5xx through every retry; "
+            "credentials refused).");
 
-            return [=]() -> ExitCode {
-              if (ls->parsed()) return run_ls(*options);
-              if (show->parsed()) return run_show(*options, *show_key);
-              if (verify->parsed()) return run_verify(*options);
-              if (gc->parsed()) return run_gc(*options, *keep, *dry_run);
-              if (push->parsed()) return run_push(*options, *push_dest);
-              if (keygen->parsed()) {
-                Ed25519Key::generate(*keygen_path);
-                const auto key = Ed25519Key::load_private(*keygen_path);
-                std::cout << "private key " << *keygen_path << " (keep it; sign with --signing-key or the signing_key "
-                          << "setting)\npublic key  " << *keygen_path << ".pub (give it to `cache verify "
-                          << "--trusted-key`)\nkey id      " << key.key_id() << "\n";
-                return ExitCode::success;
-              }
-              if (index_config->parsed()) {
-                std::cout << index_configuration(cache_index_paths(options->resolve()).simple_dir);
-                return ExitCode::success;
-              }
-              if (index->parsed()) {
-                std::filesystem::path wheels = std::filesystem::absolute(*index_wheels);
-                std::filesystem::path target = index_target->empty() ? wheels / "simple"
-                                                                     : std::filesystem::absolute(*index_target);
-                std::error_code ec;
-                // A --index DIR the user named may be a link; WHEELS/simple, archbuild's name, may not.
-                if (index_target->empty() && std::filesystem::is_symlink(std::filesystem::symlink_status(target, ec)))
-                  fail_bad_input(target.string() + " is a symbolic link: archbuild follows no link below WHEELS " +
-                                 "(name the index dir with --index DIR)");
-                auto indexed = write_simple_index(wheels, target);
-                std::cout << "indexed " << indexed.size() << " wheel" << (indexed.size() == 1 ? "" : "s") << " in "
-                          << target.string() << "\n";
-                for (const auto& wheel : indexed)
-                  std::cout << "  " << wheel.project << "  " << wheel.file.filename().string() << "\n";
-                std::cout << "pip install --index-url file://" << target.string() << " PROJECT\n"
-                          << "pip install --find-links " << wheels.string() << " PROJECT\n";
-                return ExitCode::success;
-              }
-              auto differences = diff_key_texts(read_key_text(*why_a), read_key_text(*why_b));
-              if (options->json) {
-                auto list = nlohmann::json::array();
-                for (const auto& d : differences) list.push_back({{"key", d.key}, {"a", d.before}, {"b", d.after}});
-                print_json({{"same", differences.empty()}, {"differences", list}});
-              } else if (differences.empty()) {
-                std::cout << "same key: every input is equal\n";
-              } else {
-                for (const auto& d : differences)
-                  std::cout << paint(d.key, Style::bold) << "\n  - " << (d.before.empty() ? "(absent)" : d.before)
-                            << "\n  + " << (d.after.empty() ? "(absent)" : d.after) << "\n";
-              }
-              return differences.empty() ? ExitCode::success : ExitCode::work_failed;
-            };
-          }};
+        return [=]() -> ExitCode {
+          if (ls->parsed()) return run_ls(*options);
+          if (show->parsed()) return run_show(*options, *show_key);
+          if (verify->parsed() && !remote->empty())
+            return run_s3_verify(options->cache_dir, *remote, *remote_options, options->keys(),
+                                 options->require_signature, options->json);
+          if (verify->parsed()) return run_verify(*options);
+          if (gc->parsed() && !remote->empty()) {
+            if (*keep == 0) fail_bad_input("--keep must be at least 1");
+            return run_s3_gc(*remote, *remote_options, *keep, *dry_run, options->json);
+          }
+          if (gc->parsed()) return run_gc(*options, *keep, *dry_run);
+          if (push->parsed()) {
+            const bool upload = !remote_options->repository_url.empty() || !remote_options->repository_name.empty();
+            if (upload && !push_dest->empty())
+              fail_bad_input("cache push: give DEST or --repository-url/--repository, not both");
+            if (upload) return run_repository_upload(options->cache_dir, *remote_options, options->json);
+            if (push_dest->empty())
+              fail_bad_input("cache push: give DEST (a directory or s3://BUCKET/PREFIX) or --repository-url URL");
+            if (is_s3_location(*push_dest))
+              return run_s3_push(options->cache_dir, *push_dest, *remote_options, options->json);
+            return run_push(*options, *push_dest);
+          }
+          if (keygen->parsed()) {
+            Ed25519Key::generate(*keygen_path);
+            const auto key = Ed25519Key::load_private(*keygen_path);
+            std::cout << "private key " << *keygen_path << " (keep it; sign with --signing-key or the signing_key "
+                      << "setting)\npublic key  " << *keygen_path << ".pub (give it to `cache verify "
+                      << "--trusted-key`)\nkey id      " << key.key_id() << "\n";
+            return ExitCode::success;
+          }
+          if (index_config->parsed() && !remote->empty()) return run_s3_index_config(*remote, *remote_options);
+          if (index_config->parsed()) {
+            std::cout << index_configuration(cache_index_paths(options->resolve()).simple_dir);
+            return ExitCode::success;
+          }
+          if (index->parsed()) {
+            std::filesystem::path wheels = std::filesystem::absolute(*index_wheels);
+            std::filesystem::path target = index_target->empty() ? wheels / "simple"
+                                                                 : std::filesystem::absolute(*index_target);
+            std::error_code ec;
+            // A --index DIR the user named may be a link; WHEELS/simple, archbuild's name, may not.
+            if (index_target->empty() && std::filesystem::is_symlink(std::filesystem::symlink_status(target, ec)))
+              fail_bad_input(target.string() + " is a symbolic link: archbuild follows no link below WHEELS " +
+                             "(name the index dir with --index DIR)");
+            auto indexed = write_simple_index(wheels, target);
+            std::cout << "indexed " << indexed.size() << " wheel" << (indexed.size() == 1 ? "" : "s") << " in "
+                      << target.string() << "\n";
+            for (const auto& wheel : indexed)
+              std::cout << "  " << wheel.project << "  " << wheel.file.filename().string() << "\n";
+            std::cout << "pip install --index-url file://" << target.string() << " PROJECT\n"
+                      << "pip install --find-links " << wheels.string() << " PROJECT\n";
+            return ExitCode::success;
+          }
+          auto differences = diff_key_texts(read_key_text(*why_a), read_key_text(*why_b));
+          if (options->json) {
+            auto list = nlohmann::json::array();
+            for (const auto& d : differences) list.push_back({{"key", d.key}, {"a", d.before}, {"b", d.after}});
+            print_json({{"same", differences.empty()}, {"differences", list}});
+          } else if (differences.empty()) {
+            std::cout << "same key: every input is equal\n";
+          } else {
+            for (const auto& d : differences)
+              std::cout << paint(d.key, Style::bold) << "\n  - " << (d.before.empty() ? "(absent)" : d.before)
+                        << "\n  + " << (d.after.empty() ? "(absent)" : d.after) << "\n";
+          }
+          return differences.empty() ? ExitCode::success : ExitCode::work_failed;
+        };
+      }};
 }
 
 }  // namespace archbuild

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <stdexcept>
 
 namespace archbuild {
@@ -116,6 +117,21 @@ std::vector<std::string> shell_split(std::string_view text) {
   if (quote) throw std::invalid_argument(std::string("unterminated ") + (quote == '"' ? "\"" : "'") + " quote");
   if (in_word) words.push_back(std::move(word));
   return words;
+}
+
+std::string percent_encode(std::string_view text, std::string_view keep) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' ||
+        keep.find(static_cast<char>(c)) != keep.npos) {
+      out += static_cast<char>(c);
+    } else {
+      char buffer[4];
+      std::snprintf(buffer, sizeof buffer, "%%%02X", c);
+      out += buffer;
+    }
+  }
+  return out;
 }
 
 }  // namespace archbuild

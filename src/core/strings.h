@@ -21,6 +21,10 @@ std::vector<std::string> shell_split(std::string_view text);
 // Text safe inside HTML/XML text and attribute values: & < > " escaped,
 // control characters other than tab and newline (invalid in XML) blanked.
 std::string markup_escape(std::string_view text);
+// Percent-encoding of every byte but RFC 3986's unreserved characters
+// (letters, digits, - . _ ~) and those in `keep` ("/" for a path): the form
+// PEP 503 links and S3's SigV4 canonical requests both use.
+std::string percent_encode(std::string_view text, std::string_view keep = "");
 // "v2.9.1" -> "v2.9.1", "feature/x" -> "feature_x": safe as one path component.
 std::string path_safe(const std::string& text);
 

@@ -1,6 +1,7 @@
 #include "core/system_info.h"
 
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -29,6 +30,12 @@ std::optional<uint64_t> available_memory_bytes() {
     if (key == "MemAvailable:") return kib * 1024;
   }
   return std::nullopt;
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || !name[0]) return "localhost";
+  return name;
 }
 
 unsigned cpu_count() {

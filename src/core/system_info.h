@@ -13,6 +13,9 @@ uint64_t free_disk_bytes(const std::filesystem::path& path);
 // MemAvailable from /proc/meminfo, in bytes.
 std::optional<uint64_t> available_memory_bytes();
 unsigned cpu_count();
+// gethostname(2), or "localhost" when it has none: what locks and unfinished
+// publishes record, so a process on this host can tell a dead holder.
+std::string host_name();
 // The host's CPU as uname(2) names it ("x86_64", "aarch64"); wheel platform
 // tags and PyTorch's release builds use the same words.
 std::string host_machine();

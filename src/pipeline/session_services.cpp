@@ -5,6 +5,8 @@
 #include <chrono>
 #include <ctime>
 
+#include "core/system_info.h"
+
 namespace archbuild {
 
 std::string SystemServices::utc_now() {
@@ -16,11 +18,7 @@ std::string SystemServices::utc_now() {
   return text;
 }
 
-std::string SystemServices::host_name() {
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) != 0 || !host[0]) return "localhost";
-  return host;
-}
+std::string SystemServices::host_name() { return archbuild::host_name(); }
 
 SourceTree SystemServices::checkout(const CheckoutRequest& request, const MirrorCache& mirrors) {
   return checkout_source(request, mirrors);

@@ -10,8 +10,8 @@
 namespace archbuild {
 namespace {
 
-const std::filesystem::path kData = ARCHBUILD_SOURCE_DIR;
-const RecipeDir kBuiltIn{kData / "recipes", kData / "patches", "built-in"};
+const std::filesystem::path kSourceData = ARCHBUILD_SOURCE_DIR;
+const RecipeDir kBuiltIn{kSourceData / "recipes", kSourceData / "patches", "built-in"};
 
 void write_recipe(const std::filesystem::path& dir, const std::string& name, const std::string& extra = "") {
   write(dir / (name + ".toml"), "name = \"" + name + "\"\ndescription = \"site " + name +
@@ -35,7 +35,7 @@ TEST(RecipeBook, TheFirstDirOnTheSearchPathWinsAndShadowsTheRest) {
   EXPECT_EQ(torch->file, first.path / "torch.toml");
   EXPECT_EQ(torch->origin, "recipe_path (env ARCHBUILD_RECIPE_PATH)");
   EXPECT_EQ(torch->shadows,
-            (std::vector<std::filesystem::path>{second.path / "torch.toml", kData / "recipes" / "torch.toml"}));
+            (std::vector<std::filesystem::path>{second.path / "torch.toml", kSourceData / "recipes" / "torch.toml"}));
   ASSERT_NE(book.find("site-only"), nullptr);
   ASSERT_NE(book.find("torchvision"), nullptr);
   EXPECT_EQ(book.find("torchvision")->origin, "built-in");
@@ -60,7 +60,7 @@ TEST(RecipeBook, ASiteRecipesPatchesAndKernelTestLiveBesideIt) {
   EXPECT_EQ(a->kernel_test, (site.path / "tests" / "mine.py").string());
   EXPECT_EQ(book.resolve(*a, "v1.0").patch_files,
             std::vector<std::filesystem::path>{site.path / "patches" / "fix.patch"});
-  EXPECT_EQ(book.find("ext-b")->kernel_test, (kData / "recipes" / "tests" / "extension_import.py").string());
+  EXPECT_EQ(book.find("ext-b")->kernel_test, (kSourceData / "recipes" / "tests" / "extension_import.py").string());
   // The built-in ones keep theirs, relative to the data dir.
   EXPECT_EQ(book.find("torch")->kernel_test, "recipes/tests/torch_kernels.py");
 

@@ -1,0 +1,361 @@
+"""Publishing where teams keep wheels: `archbuild cache push s3://BUCKET/PREFIX`
+against a real S3-compatible server (SeaweedFS from PyPI) on loopback, read
+by real pip and uv through nginx configured as docs/PUBLISHING.md shows;
+`cache verify` and `cache gc` against the bucket; pushes killed at random
+moments, a server down, answering 5xx, or stalled; and `cache push
+--repository-url` into real pypiserver and devpi-server."""
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import unittest
+import urllib.parse
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+from fixture_project import data_dir_with_recipe, make_cuda_project
+from harness import BIN, SYSTEM_NVCC, pip_target, run, scratch_dir
+from remote_servers import (Devpi, FlakyProxy, Nginx, ObjectStorage, PypiServer, SilentServer, s3_env)
+
+UV_VERSION = "0.13.9"
+
+
+def page_links(html):
+    return re.findall(r'href="([^"#]+)#sha256=([0-9a-f]{64})"', html)
+
+
+@unittest.skipUnless(SYSTEM_NVCC.exists(), "needs nvcc 13 at /usr/local/cuda")
+@unittest.skipUnless(shutil.which("nginx") and shutil.which("curl"), "needs nginx and curl (scripts/install-deps.sh)")
+class RemoteCache(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.root = scratch_dir(cls)
+        cls.data = data_dir_with_recipe(cls.root, make_cuda_project(cls.root))
+        cls.env = {"ARCHBUILD_DATA_DIR": str(cls.data), "ARCHBUILD_FAKE_GPUS": None}
+        cls.caches = {"a": cls.root / "cache-a", "b": cls.root / "cache-b"}
+        for name, archs in (("a", ("8.0", "9.0")), ("b", ("8.6", "9.0"))):
+            for arch in archs:
+                result = run("build", "fixture", "--arch", arch, "--cache-dir", str(cls.caches[name]), env=cls.env)
+                assert result.returncode == 0, result.stderr
+        cls.storage = ObjectStorage(cls.root)
+        cls.s3 = dict(cls.env, **s3_env(cls.storage.endpoint))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.storage.stop()
+
+    def push(self, cache, location, *extra, env=None, timeout=600):
+        return run("cache", "push", location, "--cache-dir", str(self.caches[cache]), "--json", *extra,
+                   env=dict(self.s3, **(env or {})), timeout=timeout)
+
+    def verify(self, location, env=None):
+        result = run("cache", "verify", location, "--cache-dir", str(self.root / "verify-cache"), "--json",
+                     env=dict(self.s3, **(env or {})))
+        return result.returncode, json.loads(result.stdout) if result.stdout.strip() else result.stderr
+
+    def check_listed_objects_exist(self, prefix):
+        """What a reader may see at any moment: each link names an object that is there, with that sha256."""
+        for key in self.storage.keys(prefix):
+            if not key.endswith("/index.html") or key.count("/") < 3:
+                continue
+            page_dir = key.rsplit("/", 1)[0]
+            for href, digest in page_links(self.storage.read(key).decode()):
+                target = os.path.normpath(f"{page_dir}/{urllib.request.url2pathname(href)}")
+                body = self.storage.read(target)
+                self.assertIsNotNone(body, f"{key} links {target}, which is not there")
+                self.assertEqual(hashlib.sha256(body).hexdigest(), digest, target)
+
+    def test_concurrent_pushes_verify_and_pip_uv_through_nginx(self):
+        location = "s3://wheels/team"
+        order = ["a", "b", "a", "b"]
+        with ThreadPoolExecutor(len(order)) as pool:
+            results = list(pool.map(lambda name: self.push(name, location), order))
+        for result in results:
+            self.assertEqual(result.returncode, 0, result.stderr)
+        reports = [json.loads(r.stdout) for r in results]
+        pushed = [key for report in reports for key in report["pushed"]]
+        # 8.0, 8.6 and one 9.0 (both caches built the same key): nothing twice, nothing lost.
+        self.assertEqual(len(pushed), 3)
+        self.assertEqual(len(set(pushed)), 3)
+        code, report = self.verify(location)
+        self.assertEqual(code, 0, report)
+        self.assertEqual((report["entries"], report["problems"], report["unfinished"]), (3, [], []))
+        page = self.storage.read("team/simple/fixture/index.html").decode()
+        names = sorted(href.split("/")[-1] for href, _ in page_links(page))
+        labelled = [n for n in names if "%2B" in n]
+        self.assertEqual(labelled, sorted(f"fixture-1.0%2Bcu130.sm{a}-py3-none-linux_x86_64.whl"
+                                          for a in ("80", "86", "90")))
+        self.assertIn("fixture-1.0-variants.json", names)
+        self.check_listed_objects_exist("team")
+        variants = json.loads(self.storage.read("team/simple/fixture/fixture-1.0-variants.json"))
+        self.assertEqual(len(variants["variants"]), 3)  # one label per arch set
+        # A rerun finds everything there.
+        again = json.loads(self.push("a", location).stdout)
+        self.assertEqual((again["pushed"], len(again["already_there"])), ([], 2))
+
+        # index-config prints the URL lines for the server in front.
+        nginx = Nginx(self.root, self.storage, "team")
+        self.addCleanup(nginx.stop)
+        config = run("cache", "index-config", location, "--public-url", nginx.url, env=self.s3)
+        self.assertEqual(config.returncode, 0, config.stderr)
+        self.assertIn(f"extra-index-url = {nginx.url}", config.stdout)
+        self.assertIn(f'url = "{nginx.url}"', config.stdout)
+        venv = self.root / "venv-pip"
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        install = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
+                                  "--disable-pip-version-check", "--index-url", nginx.url,
+                                  "fixture==1.0+cu130.sm86"], capture_output=True, text=True)
+        self.assertEqual(install.returncode, 0, install.stderr)
+        library = next(venv.glob("lib/python*/site-packages/fixture/libfixture.so"))
+        (entry,) = json.loads(run("inspect", "--json", str(library)).stdout)["files"]
+        self.assertEqual(sorted(entry["sass"]), ["sm_86"])
+
+        uv = pip_target(f"tools/uv-{UV_VERSION}", [f"uv=={UV_VERSION}"]) / "bin" / "uv"
+        uv_venv = self.root / "venv-uv"
+        subprocess.run([str(uv), "venv", "--quiet", "--python", sys.executable, str(uv_venv)], check=True,
+                       env=dict(os.environ, UV_CACHE_DIR=str(self.root / "uv-cache")))
+        install = subprocess.run([str(uv), "pip", "install", "--quiet", "--no-deps", "--python",
+                                  str(uv_venv / "bin" / "python"), "--index-url", nginx.url,
+                                  "fixture==1.0+cu130.sm90"], capture_output=True, text=True,
+                                 env=dict(os.environ, UV_CACHE_DIR=str(self.root / "uv-cache")))
+        self.assertEqual(install.returncode, 0, install.stderr)
+        library = next(uv_venv.glob("lib/python*/site-packages/fixture/libfixture.so"))
+        (entry,) = json.loads(run("inspect", "--json", str(library)).stdout)["files"]
+        self.assertEqual(sorted(entry["sass"]), ["sm_90"])
+
+    def test_verify_finds_a_changed_object_and_gc_collects(self):
+        location = "s3://wheels/gc"
+        cache = self.root / "cache-gc"
+        for extra in ([], ["--env", "FIXTURE_MARK=1"]):
+            result = run("build", "fixture", "--arch", "8.0", "--cache-dir", str(cache), *extra, env=self.env)
+            self.assertEqual(result.returncode, 0, result.stderr)
+        self.caches["gc"] = cache
+        self.assertEqual(self.push("gc", location).returncode, 0)
+        code, report = self.verify(location)
+        self.assertEqual((code, report["entries"]), (0, 2), report)
+        entries = sorted({key.split("/")[2] for key in self.storage.keys("gc/store")})
+        self.assertEqual(len(entries), 2)
+
+        # One file name, two entries: the page links the newer one (pushed last), as a local index does.
+        newest = json.loads(run("cache", "ls", "--cache-dir", str(cache), "--json", env=self.env).stdout)["entries"][0]["key"]
+        self.assertIn(f"store/{newest}/wheels/", self.storage.read("gc/simple/fixture/index.html").decode())
+        dry = run("cache", "gc", location, "--keep", "1", "--dry-run", "--json", env=self.s3)
+        self.assertEqual(dry.returncode, 0, dry.stderr)
+        (doomed,) = json.loads(dry.stdout)["removed"]
+        self.assertEqual(len(self.storage.keys(f"gc/store/{doomed['key']}")), 7)  # dry run: nothing gone
+        collected = run("cache", "gc", location, "--keep", "1", "--json", env=self.s3)
+        self.assertEqual(collected.returncode, 0, collected.stderr)
+        self.assertEqual([step["key"] for step in json.loads(collected.stdout)["removed"]], [doomed["key"]])
+        self.assertEqual(self.storage.keys(f"gc/store/{doomed['key']}"), [])
+        page = self.storage.read("gc/simple/fixture/index.html").decode()
+        self.assertNotIn(doomed["key"], page)
+        self.check_listed_objects_exist("gc")
+        code, report = self.verify(location)
+        self.assertEqual((code, report["entries"], report["problems"]), (0, 1, []), report)
+
+        # A wheel changed in the bucket: verify names it.
+        (kept,) = [e for e in entries if e != doomed["key"]]
+        (wheel,) = [k for k in self.storage.keys(f"gc/store/{kept}") if "/wheels/" in k]
+        self.assertEqual(self.storage.request("PUT", "/wheels/" + urllib.parse.quote(wheel), data=b"not the wheel")[0], 200)
+        code, report = self.verify(location)
+        self.assertEqual(code, 1, report)
+        self.assertTrue(any(kept in problem and "sha256" in problem for problem in report["problems"]), report)
+
+    def test_killed_pushes_never_list_what_is_not_there_and_a_rerun_completes(self):
+        rounds = random.Random(int(os.environ.get("ARCHBUILD_TEST_SEED", "7")))
+        for round_number in range(3):
+            prefix = f"killed{round_number}"
+            process = subprocess.Popen([BIN, "cache", "push", f"s3://wheels/{prefix}", "--cache-dir",
+                                        str(self.caches["a"])], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                       env=self.process_env(ARCHBUILD_PUSH_PAUSE_MS="150"))
+            time.sleep(rounds.uniform(0.3, 2.0))
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+            if self.storage.keys(prefix):
+                self.check_listed_objects_exist(prefix)
+                code, report = self.verify(f"s3://wheels/{prefix}")
+                self.assertEqual((code, report["problems"]), (0, []), report)
+            rerun = self.push("a", f"s3://wheels/{prefix}")
+            self.assertEqual(rerun.returncode, 0, rerun.stderr)
+            code, report = self.verify(f"s3://wheels/{prefix}")
+            self.assertEqual((code, report["entries"], report["problems"], report["unfinished"]), (0, 2, [], []),
+                             report)
+            self.check_listed_objects_exist(prefix)
+
+    def process_env(self, **extra):
+        env = dict(os.environ)
+        for key, value in dict(self.s3, **extra).items():
+            if value is None:
+                env.pop(key, None)
+            else:
+                env[key] = value
+        return env
+
+    def test_flaky_server_is_retried(self):
+        proxy = FlakyProxy(self.storage.port)
+        self.addCleanup(proxy.stop)
+        env = s3_env(proxy.endpoint)
+        result = self.push("b", "s3://wheels/flaky", "-v", env=env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("HTTP 500", result.stderr)  # -v says what was retried
+        self.assertEqual(len(json.loads(result.stdout)["pushed"]), 2)
+        code, report = self.verify("s3://wheels/flaky")
+        self.assertEqual((code, report["entries"], report["problems"]), (0, 2, []), report)
+
+    def test_server_down_5xx_stalled_and_refused(self):
+        down = self.push("a", "s3://wheels/down", "--retries", "2", env=s3_env("http://127.0.0.1:9"))
+        self.assertEqual(down.returncode, 3, down.stderr)
+        self.assertIn("http://127.0.0.1:9/wheels/down/.archbuild-cache", down.stderr)
+        self.assertIn("2 attempts", down.stderr)
+
+        silent = SilentServer()
+        self.addCleanup(silent.stop)
+        started = time.monotonic()
+        stalled = self.push("a", "s3://wheels/stalled", "--timeout", "2", "--retries", "1",
+                            env=s3_env(silent.endpoint))
+        self.assertEqual(stalled.returncode, 3, stalled.stderr)
+        self.assertIn("Timeout", stalled.stderr)
+        self.assertLess(time.monotonic() - started, 60)
+
+        proxy_failing = SilentServer()  # replaced below by a server that always answers 503
+        proxy_failing.stop()
+        import http.server as hs
+        import threading
+
+        class Busy(hs.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(503)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            do_PUT = do_HEAD = do_GET
+
+            def log_message(self, *args):
+                pass
+
+        busy = hs.ThreadingHTTPServer(("127.0.0.1", 0), Busy)
+        threading.Thread(target=busy.serve_forever, daemon=True).start()
+        self.addCleanup(busy.shutdown)
+        answered = self.push("a", "s3://wheels/busy", "--retries", "2",
+                             env=s3_env(f"http://127.0.0.1:{busy.server_address[1]}"))
+        self.assertEqual(answered.returncode, 3, answered.stderr)
+        self.assertIn("HTTP 503", answered.stderr)
+
+        refused = self.push("a", "s3://wheels/refused", env=s3_env(self.storage.endpoint, secret="wrong"))
+        self.assertEqual(refused.returncode, 3, refused.stderr)
+        self.assertIn("SignatureDoesNotMatch", refused.stderr)
+        self.assertIn("access key from environment", refused.stderr)
+        self.assertEqual(self.storage.keys("refused"), [])
+
+    def test_bad_locations(self):
+        self.storage.request("PUT", "/wheels/foreign/README", data=b"someone else's")
+        foreign = self.push("a", "s3://wheels/foreign")
+        self.assertEqual(foreign.returncode, 2, foreign.stderr)
+        self.assertIn("s3://wheels/foreign/README", foreign.stderr)
+        self.assertEqual(self.storage.keys("foreign"), ["foreign/README"])
+        for location, expected in (("s3://Bad_Bucket/x", "bucket name"), ("s3://wheels/a/../b", "'..'"),
+                                   ("s3://wheels//x", "empty")):
+            result = self.push("a", location)
+            self.assertEqual(result.returncode, 2, (location, result.stderr))
+            self.assertIn(expected, result.stderr)
+        missing = self.push("a", "s3://no-such-bucket/x")
+        self.assertEqual(missing.returncode, 2, missing.stderr)
+        self.assertIn("does not exist", missing.stderr)
+        no_credentials = self.push("a", "s3://wheels/x", env={"AWS_ACCESS_KEY_ID": None, "AWS_SECRET_ACCESS_KEY": None})
+        self.assertEqual(no_credentials.returncode, 2, no_credentials.stderr)
+        self.assertIn("no S3 credentials", no_credentials.stderr)
+        bad_endpoint = self.push("a", "s3://wheels/x", env={"AWS_ENDPOINT_URL": "ftp://host"})
+        self.assertEqual(bad_endpoint.returncode, 2, bad_endpoint.stderr)
+        self.assertIn("AWS_ENDPOINT_URL", bad_endpoint.stderr)
+
+
+@unittest.skipUnless(SYSTEM_NVCC.exists(), "needs nvcc 13 at /usr/local/cuda")
+class PackageServers(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.root = scratch_dir(cls)
+        cls.data = data_dir_with_recipe(cls.root, make_cuda_project(cls.root))
+        cls.env = {"ARCHBUILD_DATA_DIR": str(cls.data), "ARCHBUILD_FAKE_GPUS": None,
+                   "TWINE_USERNAME": None, "TWINE_PASSWORD": None, "TWINE_REPOSITORY_URL": None}
+        cls.cache = cls.root / "cache"
+        for arch in ("8.0", "9.0"):
+            result = run("build", "fixture", "--arch", arch, "--cache-dir", str(cls.cache), env=cls.env)
+            assert result.returncode == 0, result.stderr
+
+    def upload(self, *args, env=None):
+        return run("cache", "push", "--cache-dir", str(self.cache), "--json", *args, env=dict(self.env, **(env or {})))
+
+    def pip_install(self, index, requirement):
+        venv = self.root / f"venv-{hashlib.sha256((index + requirement).encode()).hexdigest()[:8]}"
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        install = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
+                                  "--disable-pip-version-check", "--index-url", index, requirement],
+                                 capture_output=True, text=True)
+        self.assertEqual(install.returncode, 0, install.stderr)
+        library = next(venv.glob("lib/python*/site-packages/fixture/libfixture.so"))
+        return sorted(json.loads(run("inspect", "--json", str(library)).stdout)["files"][0]["sass"])
+
+    def test_pypiserver(self):
+        server = PypiServer(self.root, "alice", "pw-alice")
+        self.addCleanup(server.stop)
+        creds = {"TWINE_USERNAME": "alice", "TWINE_PASSWORD": "pw-alice"}
+        first = self.upload("--repository-url", server.url, "--with-variants", env=creds)
+        self.assertEqual(first.returncode, 0, first.stderr)
+        outcomes = {f["file"]: f["outcome"] for f in json.loads(first.stdout)["files"]}
+        self.assertEqual(len(outcomes), 4)  # two labelled wheels, two variant wheels
+        self.assertEqual(set(outcomes.values()), {"uploaded"})
+        # pypiserver keeps every file name as given: labels and variant labels alike.
+        self.assertEqual(sorted(p.name for p in (server.root / "packages").iterdir()), sorted(outcomes))
+        self.assertEqual(self.pip_install(server.url + "simple/", "fixture==1.0+cu130.sm80"), ["sm_80"])
+
+        again = self.upload("--repository-url", server.url, env=creds)
+        self.assertEqual(again.returncode, 0, again.stderr)
+        self.assertEqual({f["outcome"] for f in json.loads(again.stdout)["files"]}, {"already_there"})
+
+        wrong = self.upload("--repository-url", server.url, env={"TWINE_USERNAME": "alice", "TWINE_PASSWORD": "no"})
+        self.assertEqual(wrong.returncode, 3, wrong.stderr)
+        self.assertIn("credentials from TWINE_USERNAME", wrong.stderr)
+        anonymous = self.upload("--repository-url", server.url)
+        self.assertEqual(anonymous.returncode, 3, anonymous.stderr)
+        self.assertIn("no credentials given", anonymous.stderr)
+
+        # The same through a ~/.pypirc section, as twine -r reads it.
+        home = self.root / "home"
+        home.mkdir(exist_ok=True)
+        (home / ".pypirc").write_text(f"[distutils]\nindex-servers =\n    local\n\n[local]\nrepository: {server.url}\n"
+                                      "username: alice\npassword: pw-alice\n")
+        by_name = self.upload("--repository", "local", env={"HOME": str(home)})
+        self.assertEqual(by_name.returncode, 0, by_name.stderr)
+        by_url = self.upload("--repository-url", server.url, env={"HOME": str(home)})
+        self.assertEqual(by_url.returncode, 0, by_url.stderr)
+        missing = self.upload("--repository", "nowhere", env={"HOME": str(home)})
+        self.assertEqual(missing.returncode, 2, missing.stderr)
+        self.assertIn("[nowhere]", missing.stderr)
+
+    def test_devpi(self):
+        server = Devpi(self.root, "bob", "pw-bob")
+        self.addCleanup(server.stop)
+        creds = {"TWINE_USERNAME": "bob", "TWINE_PASSWORD": "pw-bob"}
+        first = self.upload("--repository-url", server.url, "--with-variants", env=creds)
+        self.assertEqual(first.returncode, 0, first.stderr)
+        self.assertEqual({f["outcome"] for f in json.loads(first.stdout)["files"]}, {"uploaded"})
+        page = urllib.request.urlopen(server.simple + "fixture/", timeout=30).read().decode()
+        self.assertIn("fixture-1.0+cu130.sm90-py3-none-linux_x86_64.whl", page)
+        self.assertEqual(self.pip_install(server.simple, "fixture==1.0+cu130.sm90"), ["sm_90"])
+
+        # An index that does not exist, and a mirror index: every file refused, named, exit 1.
+        nowhere = self.upload("--repository-url", server.url.replace("/dev/", "/nope/"), env=creds)
+        self.assertEqual(nowhere.returncode, 1, nowhere.stderr)
+        files = json.loads(nowhere.stdout)["files"]
+        self.assertEqual({f["outcome"] for f in files}, {"refused"})
+        self.assertTrue(all("404" in f["server_said"] for f in files), files)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,156 @@
+#include "remote/s3_cache.h"
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "cache/build_report.h"
+#include "cache/simple_index.h"
+#include "core/json_text.h"
+#include "core/system_info.h"
+#include "remote/fake_s3.h"
+#include "remote/remote_lock.h"
+#include "test_support.h"
+#include "wheel/wheel_test_support.h"
+
+using namespace archbuild;
+
+namespace {
+
+const std::string kKeyText = "cache_format 2\n";
+const std::string kKeyHash = sha256_hex(kKeyText);
+
+WheelStore source_cache(const std::filesystem::path& root, const std::string& key_text = kKeyText) {
+  std::filesystem::create_directories(root / "build");
+  const auto wheel = write_minimal_wheel(root / "build", "demo", "py3-none-any");
+  BuildReport manifest;
+  manifest.wheels = {ReportedWheel::of(wheel)};
+  manifest.local_version_label = "cu130.sm90";
+  WheelStore store(root / "cache");
+  store.publish({key_text, sha256_hex(key_text)}, {wheel}, json_text(manifest.to_json()));
+  return store;
+}
+
+S3Settings settings() {
+  S3Settings settings;
+  settings.endpoint = "http://127.0.0.1:1";
+  settings.region = "us-east-1";
+  settings.access_key = "k";
+  settings.secret_key = "s";
+  settings.credentials_from = "test";
+  return settings;
+}
+
+}  // namespace
+
+TEST(S3Cache, PushWritesKeyLastListsAndFindsItThereAgain) {
+  TempDir dir;
+  auto from = source_cache(dir.path);
+  FakeS3 s3;
+  std::vector<std::string> order;
+  s3.before_put = [&](const std::string& key) { order.push_back(key); };
+  S3Client bucket(settings(), parse_s3_location("s3://bkt/p"), s3);
+  auto result = push_to_s3(from, bucket, {});
+  EXPECT_EQ(result.pushed, std::vector<std::string>{kKeyHash});
+  EXPECT_EQ(result.listed_wheels, 1u);
+  // The entry's key.txt comes after every other object of it, and every page after the key.
+  auto position = [&](const std::string& suffix) {
+    for (size_t i = 0; i < order.size(); ++i)
+      if (order[i].ends_with(suffix)) return i;
+    return order.size();
+  };
+  EXPECT_LT(position("manifest.json"), position("key.txt"));
+  EXPECT_LT(position(".whl"), position("key.txt"));
+  EXPECT_LT(position("key.txt"), position("simple/demo/index.html"));
+  EXPECT_LT(position("simple/demo/index.html"), position("simple/index.html"));
+  const auto page = s3.objects.at("bkt/p/simple/demo/index.html").body;
+  EXPECT_NE(page.find("../../store/" + kKeyHash + "/wheels/demo-"), std::string::npos) << page;
+  EXPECT_EQ(s3.objects.count("bkt/p/locks/" + kKeyHash), 0u);  // released
+
+  auto again = push_to_s3(from, bucket, {});
+  EXPECT_EQ(again.present, std::vector<std::string>{kKeyHash});
+}
+
+TEST(S3Cache, APageChangedBetweenReadAndWriteIsReadAgainAndNoLinkIsLost) {
+  TempDir dir;
+  auto from = source_cache(dir.path);
+  FakeS3 s3;
+  S3Client bucket(settings(), parse_s3_location("s3://bkt/p"), s3);
+  // Another pusher writes the page just before ours would: our write must fail its If-Match and retry.
+  bool raced = false;
+  s3.before_put = [&](const std::string& key) {
+    if (key == "bkt/p/simple/demo/index.html" && !raced) {
+      raced = true;
+      s3.set(key, project_page_html("demo", {{"../../store/other/wheels/demo-2.0-py3-none-any.whl",
+                                              std::string(64, 'a'), "demo-2.0-py3-none-any.whl"}}));
+    }
+  };
+  push_to_s3(from, bucket, {});
+  const auto page = s3.objects.at("bkt/p/simple/demo/index.html").body;
+  EXPECT_TRUE(raced);
+  EXPECT_NE(page.find("demo-2.0-py3-none-any.whl"), std::string::npos) << page;
+  EXPECT_NE(page.find("store/" + kKeyHash), std::string::npos) << page;
+}
+
+TEST(S3Cache, ADamagedEntryInTheBucketIsUploadedAgain) {
+  TempDir dir;
+  auto from = source_cache(dir.path);
+  FakeS3 s3;
+  S3Client bucket(settings(), parse_s3_location("s3://bkt/p"), s3);
+  push_to_s3(from, bucket, {});
+  for (auto& [key, object] : s3.objects)
+    if (key.ends_with(".whl")) object.sha256 = std::string(64, '0');
+  auto result = push_to_s3(from, bucket, {});
+  EXPECT_EQ(result.repaired, std::vector<std::string>{kKeyHash});
+  ASSERT_EQ(result.repairs.size(), 1u);
+  EXPECT_NE(result.repairs[0].find("sha256 differs"), std::string::npos);
+}
+
+TEST(S3Cache, RefusesAPrefixHoldingSomeoneElsesObjects) {
+  TempDir dir;
+  auto from = source_cache(dir.path);
+  FakeS3 s3;
+  s3.set("bkt/p/README", "theirs");
+  S3Client bucket(settings(), parse_s3_location("s3://bkt/p"), s3);
+  auto message = error_of([&] { push_to_s3(from, bucket, {}); });
+  EXPECT_NE(message.find("it holds s3://bkt/p/README"), std::string::npos) << message;
+  EXPECT_EQ(s3.objects.size(), 1u);
+}
+
+TEST(S3Cache, RefusesAServerThatIgnoresConditionalWrites) {
+  TempDir dir;
+  auto from = source_cache(dir.path);
+  FakeS3 s3;
+  s3.ignore_conditions = true;
+  S3Client bucket(settings(), parse_s3_location("s3://bkt/p"), s3);
+  try {
+    push_to_s3(from, bucket, {});
+    ADD_FAILURE() << "pushed";
+  } catch (const UserError& error) {
+    EXPECT_EQ(error.code(), ExitCode::environment);
+    EXPECT_NE(std::string(error.what()).find("ignores conditional writes"), std::string::npos) << error.what();
+  }
+  for (const auto& [key, object] : s3.objects) EXPECT_EQ(key, "bkt/p/.archbuild-cache");
+}
+
+TEST(RemoteLockTest, TakesOverTheLockOfADeadProcessOnThisHostAndOfAStaleOne) {
+  FakeS3 s3;
+  S3Client bucket(settings(), parse_s3_location("s3://bkt/p"), s3);
+  // pid 2^22+1 is above Linux's pid_max default: no such process.
+  s3.set("bkt/p/locks/x", "archbuild lock 1\nhost " + host_name() + "\npid 4194305\nrenewed 99999999999\nowner z\n");
+  {
+    RemoteLock lock(bucket, "locks/x", std::chrono::seconds(600));
+    lock.acquire();
+    EXPECT_NE(s3.objects.at("bkt/p/locks/x").body.find("pid " + std::to_string(getpid())), std::string::npos);
+    EXPECT_TRUE(lock.renew());
+  }
+  EXPECT_EQ(s3.objects.count("bkt/p/locks/x"), 0u);
+  s3.set("bkt/p/locks/x", "archbuild lock 1\nhost elsewhere\npid 1\nrenewed 1\nowner z\n");  // 1970: stale
+  RemoteLock lock(bucket, "locks/x", std::chrono::seconds(600));
+  lock.acquire();
+  // Someone takes it over meanwhile: renewing fails, and releasing leaves theirs alone.
+  s3.set("bkt/p/locks/x", "archbuild lock 1\nhost elsewhere\npid 1\nrenewed 99999999999\nowner y\n");
+  EXPECT_FALSE(lock.renew());
+  lock.release();
+  EXPECT_EQ(s3.objects.count("bkt/p/locks/x"), 1u);
+}
