@@ -421,8 +421,14 @@ Command cache_command() {
             if (upload) return run_repository_upload(options->cache_dir, *remote_options, options->json);
             if (push_dest->empty())
               fail_bad_input("cache push: give DEST (a directory or s3://BUCKET/PREFIX) or --repository-url URL");
+            if (remote_options->with_variants)
+              fail_bad_input(
+                  "cache push: --with-variants is for --repository-url (a bucket or a directory gets "
+                  "the variant wheels anyway)");
             if (is_s3_location(*push_dest))
               return run_s3_push(options->cache_dir, *push_dest, *remote_options, options->json);
+            if (!remote_options->public_url.empty())
+              fail_bad_input("cache push: --public-url is for s3:// destinations");
             return run_push(*options, *push_dest);
           }
           if (keygen->parsed()) {

@@ -47,6 +47,10 @@ struct Bucket {
   S3Client client;
 };
 
+void check_public_url(const RemoteOptions& options) {
+  if (!options.public_url.empty()) check_http_url(options.public_url, "--public-url");
+}
+
 std::string plural(size_t count, const std::string& word) {
   return std::to_string(count) + " " + word + (count == 1 ? "" : "s");
 }
@@ -75,6 +79,7 @@ void add_upload_options(CLI::App& app, RemoteOptions& options) {
 
 ExitCode run_s3_push(const std::string& cache_dir, const std::string& location, const RemoteOptions& options,
                      bool json) {
+  check_public_url(options);
   const WheelStore from(Settings::load({{"cache_dir", cache_dir}}).cache_dir());
   Bucket bucket(location, options);
   auto result = push_to_s3(from, bucket.client, cache_options_of(options));
@@ -185,6 +190,7 @@ ExitCode run_s3_gc(const std::string& location, const RemoteOptions& options, si
 }
 
 ExitCode run_s3_index_config(const std::string& location, const RemoteOptions& options) {
+  check_public_url(options);
   const auto parsed = parse_s3_location(location);
   S3Settings settings;
   try {

@@ -31,8 +31,19 @@ std::string xml_text(const std::string& body, const std::string& tag) {
   return close == std::string::npos ? std::string() : body.substr(open, close - open);
 }
 
+struct BodyInMemory {
+  std::string* body;
+  uint64_t cap;
+  bool over = false;
+};
+
 size_t collect_body(char* data, size_t size, size_t count, void* target) {
-  static_cast<std::string*>(target)->append(data, size * count);
+  auto* sink = static_cast<BodyInMemory*>(target);
+  if (sink->body->size() + size * count > sink->cap) {
+    sink->over = true;
+    return 0;  // ends the transfer: nothing over the cap is held
+  }
+  sink->body->append(data, size * count);
   return size * count;
 }
 
@@ -55,7 +66,9 @@ size_t collect_header(char* data, size_t size, size_t count, void* target) {
   return size * count;
 }
 
-int stop_when_interrupted(void*, curl_off_t, curl_off_t, curl_off_t, curl_off_t) { return pending_interrupt() ? 1 : 0; }
+int stop_when_interrupted(void* request, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return pending_interrupt() && !static_cast<const HttpRequest*>(request)->even_when_interrupted ? 1 : 0;
+}
 
 struct FileCloser {
   void operator()(std::FILE* file) const {
@@ -89,10 +102,11 @@ class CurlTransport final : public HttpTransport {
         std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
         pause_ms *= 2;
       }
-      if (pending_interrupt()) throw UserError(ExitCode::interrupted, "interrupted");
+      const bool stop = !request.even_when_interrupted;
+      if (stop && pending_interrupt()) throw UserError(ExitCode::interrupted, "interrupted");
       HttpResponse response;
       auto error = attempt_once(request, response, last_problem);
-      if (pending_interrupt()) throw UserError(ExitCode::interrupted, "interrupted");
+      if (stop && pending_interrupt()) throw UserError(ExitCode::interrupted, "interrupted");
       if (error) continue;
       log::verbose("{} {} -> {}", request.method, log::redact_url_userinfo(request.url), response.status);
       if (!retried_status(response.status)) return response;
@@ -121,6 +135,9 @@ class CurlTransport final : public HttpTransport {
     curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(policy_.timeout_seconds));
     curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, stop_when_interrupted);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &request);
+    // The path as archbuild wrote it: curl must not fold "/../" into another object's name.
+    curl_easy_setopt(curl, CURLOPT_PATH_AS_IS, 1L);
     curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, collect_header);
     curl_easy_setopt(curl, CURLOPT_HEADERDATA, &response.headers);
     curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -135,6 +152,7 @@ class CurlTransport final : public HttpTransport {
     }
 
     File upload, download;
+    BodyInMemory in_memory{&response.body, request.max_body_bytes};
     std::unique_ptr<curl_mime, CurlFree> mime;
     if (request.method == "HEAD") {
       curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
@@ -185,13 +203,16 @@ class CurlTransport final : public HttpTransport {
       curl_easy_setopt(curl, CURLOPT_WRITEDATA, download.get());
     } else {
       curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect_body);
-      curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+      curl_easy_setopt(curl, CURLOPT_WRITEDATA, &in_memory);
     }
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
     log::debug("{} {}", request.method, log::redact_url_userinfo(request.url));
     CURLcode code = curl_easy_perform(curl);
     if (download && (std::fflush(download.get()) != 0 || std::ferror(download.get())) && code == CURLE_OK)
       fail_environment("cannot write " + request.download_to.string() + " (a full disk?)");
+    if (in_memory.over)
+      fail_bad_input(request.method + " " + log::redact_url_userinfo(request.url) + ": the answer is over " +
+                     std::to_string(request.max_body_bytes) + " bytes, more than archbuild reads from there");
     if (code != CURLE_OK) {
       problem = curl_easy_strerror(code);
       return true;
@@ -205,6 +226,19 @@ class CurlTransport final : public HttpTransport {
 };
 
 }  // namespace
+
+void check_http_url(const std::string& url, const std::string& what) {
+  const bool scheme = url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0;
+  const auto rest = scheme ? url.substr(url.find("//") + 2) : std::string();
+  const auto host = rest.substr(0, rest.find_first_of("/?#"));
+  bool plain = scheme && !host.empty();
+  for (unsigned char c : url)
+    if (c <= 0x20 || c == 0x7f || c == '"' || c == '\'' || c == '\\' || c == '<' || c == '>') plain = false;
+  if (!plain) fail_bad_input(what + " '" + log::redact_url_userinfo(url) + "' is not a plain http(s)://HOST/... URL");
+  if (host.find('@') != std::string::npos)
+    fail_bad_input(what + " '" + log::redact_url_userinfo(url) +
+                   "' carries credentials: give them through the environment or a file instead (docs/PUBLISHING.md)");
+}
 
 std::string http_error_summary(const HttpResponse& response) {
   auto code = xml_text(response.body, "Code");

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -24,6 +25,11 @@ struct HttpRequest {
   std::filesystem::path upload_file;
   std::filesystem::path download_to;  // a GET's body goes here instead of `body`
   std::shared_ptr<const MultipartForm> form;
+  // An answer body (in memory) larger than this ends the transfer as bad
+  // input: what archbuild reads from a server is capped before it is held.
+  uint64_t max_body_bytes = 64ull << 20;
+  // Sent even after Ctrl-C: releasing a lock on the way out.
+  bool even_when_interrupted = false;
 };
 
 struct HttpResponse {
@@ -60,6 +66,11 @@ class HttpTransport {
   // URL and what happened; every other status is returned for the caller.
   virtual HttpResponse send(const HttpRequest& request) = 0;
 };
+
+// Refuses (exit 2, naming `what`) anything but a plain http(s)://HOST[...]
+// URL: no whitespace, quotes or control characters (the URL lands in
+// pip.conf and uv.toml lines), no user:password@ (credentials go elsewhere).
+void check_http_url(const std::string& url, const std::string& what);
 
 // libcurl, one easy handle per request; `-v` logs each request and answer.
 std::unique_ptr<HttpTransport> make_curl_transport(HttpAuth auth, HttpPolicy policy);

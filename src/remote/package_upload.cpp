@@ -26,12 +26,6 @@ std::string url_without_trailing_slash(std::string url) {
   return url;
 }
 
-void check_url(const std::string& url, const std::string& origin) {
-  const bool scheme = url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0;
-  if (!scheme || url.find_first_of(" \t\n") != std::string::npos || url.size() <= url.find("//") + 2)
-    fail_bad_input("repository URL '" + url + "' (from " + origin + ") is not an http(s):// URL");
-}
-
 }  // namespace
 
 UploadTarget resolve_upload_target(const std::string& repository_url, const std::string& repository_name,
@@ -59,7 +53,7 @@ UploadTarget resolve_upload_target(const std::string& repository_url, const std:
     }
   }
   if (target.url.empty()) fail_bad_input("cache push: give --repository-url URL (or --repository NAME from ~/.pypirc)");
-  check_url(target.url, url_origin);
+  check_http_url(target.url, "repository URL (from " + url_origin + ")");
   target.url = url_without_trailing_slash(target.url) + "/";
   if (section.empty() && pypirc) {
     // The section that names this URL, as a user of twine would have it.

@@ -79,7 +79,9 @@ void RemoteLock::acquire() {
     auto held = client_.get_text(path_, 4096);
     if (!held) continue;  // released meanwhile
     const auto holder = parse_holder(held->text);
-    const bool stale = process_gone_here(holder) || now_seconds() - holder.renewed > stale_after_.count();
+    // A renewal time further ahead than the stale time is no clock skew: garbage, stale.
+    const auto age = now_seconds() - holder.renewed;
+    const bool stale = process_gone_here(holder) || age > stale_after_.count() || -age > stale_after_.count();
     if (holder.owner == owner_) break;  // our own write, whose answer was lost and retried
     if (stale) {
       log::verbose("taking over the stale lock {} of {} pid {}", client_.url(path_), holder.host, holder.pid);
@@ -117,9 +119,9 @@ bool RemoteLock::renew() {
 void RemoteLock::release() {
   if (etag_.empty()) return;
   // Only our own lock goes: one taken over meanwhile is the taker's.
-  auto held = client_.get_text(path_, 4096);
-  if (held && parse_holder(held->text).owner == owner_) client_.remove(path_);
   etag_.clear();
+  auto held = client_.get_text(path_, 4096, true);
+  if (held && parse_holder(held->text).owner == owner_) client_.remove(path_, true);
 }
 
 }  // namespace archbuild

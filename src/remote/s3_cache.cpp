@@ -40,12 +40,29 @@ constexpr const char* kHtml = "text/html; charset=utf-8";
 constexpr const char* kJson = "application/json";
 constexpr const char* kBinary = "application/octet-stream";
 
+// A key archbuild could have written: segments that are neither empty, '.'
+// nor '..', and no control characters. Anything else in store/ is someone
+// else's: never fetched, linked or deleted by archbuild.
+bool plain_key(const std::string& path) {
+  size_t start = 0;
+  while (start <= path.size()) {
+    auto end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    const auto segment = path.substr(start, end - start);
+    if (segment.empty() || segment == "." || segment == "..") return false;
+    start = end + 1;
+  }
+  for (unsigned char c : path)
+    if (c < 0x20 || c == 0x7f) return false;
+  return true;
+}
+
 // The marker claims the prefix for archbuild: written into an empty prefix
 // only (If-None-Match: *), so a prefix holding someone else's objects is
 // refused before anything is written.
 void claim_prefix(S3Client& bucket) {
   if (auto marker = bucket.get_text(kMarker, 4096)) {
-    if (marker->text.rfind("archbuild shared cache", 0) != 0)
+    if (marker->text.rfind("archbuild shared cache 1\n", 0) != 0)
       fail_bad_input(bucket.location().text() + "/" + kMarker + " is not the marker archbuild writes; refusing " +
                      bucket.location().text());
     return;
@@ -64,10 +81,36 @@ void claim_prefix(S3Client& bucket) {
 // by a conditional write over the marker that must be refused, before any
 // entry is written.
 void check_conditional_writes(S3Client& bucket) {
-  if (bucket.put_text(kMarker, kMarkerText, "text/plain", WriteCondition::if_absent()))
-    fail_environment(bucket.settings().endpoint +
-                     " ignores conditional writes (a PUT with If-None-Match: * replaced an existing object): two "
-                     "pushers could not be kept apart there, so archbuild does not push to it");
+  const bool none_match_ignored = bucket.put_text(kMarker, kMarkerText, "text/plain", WriteCondition::if_absent());
+  const bool match_ignored = !none_match_ignored &&
+                             bucket.put_text(kMarker, kMarkerText, "text/plain",
+                                             WriteCondition::if_unchanged("\"archbuild-no-such-etag\""));
+  if (none_match_ignored || match_ignored)
+    fail_environment(bucket.settings().endpoint + " ignores conditional writes (a PUT with " +
+                     (none_match_ignored ? "If-None-Match: *" : "If-Match on another ETag") +
+                     " replaced an existing object): two pushers could not be kept apart there, so archbuild does "
+                     "not push to it");
+}
+
+// verify and gc read and delete only under a prefix archbuild claimed.
+void require_marker(S3Client& bucket) {
+  auto marker = bucket.get_text(kMarker, 4096);
+  if (!marker)
+    fail_bad_input(bucket.location().text() + " holds no " + kMarker +
+                   ": it is not a cache `archbuild cache push` made, so archbuild reads and removes nothing there");
+  if (marker->text.rfind("archbuild shared cache 1\n", 0) != 0)
+    fail_bad_input(bucket.location().text() + "/" + kMarker + " is not the marker archbuild writes");
+}
+
+// A read-modify-write that another writer keeps beating: tried again after
+// a growing pause, and given up (exit 3) rather than spinning.
+void after_conflict(int& attempt, const std::string& what) {
+  constexpr int kAttempts = 40;
+  if (++attempt >= kAttempts)
+    fail_environment(what + " changed under each of " + std::to_string(kAttempts) +
+                     " conditional writes: another writer keeps rewriting it, or the server refuses If-Match");
+  std::this_thread::sleep_for(std::chrono::milliseconds(std::min(10 * attempt, 250)));
+  if (pending_interrupt()) throw UserError(ExitCode::interrupted, "interrupted");
 }
 
 void pause(const S3CacheOptions& options) {
@@ -164,7 +207,7 @@ PageLinks parse_page(const std::string& page) {
 }
 
 void update_page(S3Client& bucket, const std::string& project, const std::function<void(PageLinks&)>& change) {
-  while (true) {
+  for (int attempt = 0;; after_conflict(attempt, bucket.url(page_path(project)))) {
     auto page = bucket.get_text(page_path(project), kMaxPageBytes);
     PageLinks links = page ? parse_page(page->text) : PageLinks{};
     const auto before = links;
@@ -196,7 +239,7 @@ std::set<std::string> root_projects(const std::string& page) {
 
 // The root page gains projects (read and rewritten as update_page does).
 void add_to_root(S3Client& bucket, const std::set<std::string>& projects) {
-  while (true) {
+  for (int attempt = 0;; after_conflict(attempt, bucket.url(kRootPage))) {
     auto page = bucket.get_text(kRootPage, kMaxPageBytes);
     auto listed = page ? root_projects(page->text) : std::set<std::string>{};
     const auto before = listed.size();
@@ -228,7 +271,7 @@ void settle_variants_documents(S3Client& bucket, const std::string& project, Pag
   for (const auto& [file, text] : added_documents) documents.insert(file);
   for (const auto& file : documents) {
     const auto object = "simple/" + project + "/" + file;
-    while (true) {
+    for (int attempt = 0;; after_conflict(attempt, bucket.url(object))) {
       auto now = bucket.get_text(object, kMaxPageBytes);
       auto document = now ? nlohmann::json::parse(now->text, nullptr, false) : nlohmann::json();
       if (!document.is_object()) document = nlohmann::json::object();
@@ -267,6 +310,7 @@ size_t list_entry(S3Client& bucket, const std::string& hash) {
   std::map<std::string, std::vector<PageLink>> by_project;
   std::map<std::string, nlohmann::json> documents;  // {name}-{version}-variants.json -> merged variant.json files
   for (const auto& object : bucket.list(entry_path(hash))) {
+    if (!plain_key(object.path)) continue;
     const auto inside = object.path.substr(entry_path(hash).size());
     const bool wheel = inside.rfind("wheels/", 0) == 0, variant = inside.rfind("variants/", 0) == 0;
     const auto file = std::filesystem::path(inside).filename().string();
@@ -364,12 +408,21 @@ struct BucketEntry {
   std::vector<S3Object> objects;
 };
 
-std::map<std::string, BucketEntry> bucket_entries(S3Client& bucket) {
+bool entry_hash(const std::string& text) {
+  return text.size() == 64 && text.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+// The entries under store/ (a dir named by a sha256), each with its objects;
+// `odd` gets the keys under store/ that are not an entry's plain objects.
+std::map<std::string, BucketEntry> bucket_entries(S3Client& bucket, std::vector<std::string>* odd = nullptr) {
   std::map<std::string, BucketEntry> entries;
   for (auto& object : bucket.list("store/")) {
     const auto rest = object.path.substr(6);
     const auto slash = rest.find('/');
-    if (slash == std::string::npos) continue;
+    if (slash == std::string::npos || !entry_hash(rest.substr(0, slash)) || !plain_key(object.path)) {
+      if (odd) odd->push_back(object.path);
+      continue;
+    }
     auto& entry = entries[rest.substr(0, slash)];
     entry.hash = rest.substr(0, slash);
     if (rest.substr(slash + 1) == kKeyFile) entry.key_file = object;
@@ -393,11 +446,16 @@ bool expected_entry_file(const std::string& inside) {
 
 S3VerifyResult verify_s3(S3Client& bucket, const std::filesystem::path& scratch, const std::vector<Ed25519Key>& trusted,
                          bool require_signature) {
+  require_marker(bucket);
   S3VerifyResult result;
   std::map<std::string, std::string> digests;  // object path -> sha256 of what was downloaded
   std::set<std::string> wheel_names;           // every entry's wheel file names
   std::set<std::string> objects;
-  for (const auto& [hash, listed] : bucket_entries(bucket)) {
+  std::vector<std::string> odd;
+  auto entries = bucket_entries(bucket, &odd);
+  for (const auto& key : odd)
+    result.problems.push_back(key + ": not an object archbuild writes in store/ (left alone)");
+  for (const auto& [hash, listed] : entries) {
     for (const auto& object : listed.objects) objects.insert(object.path);
     if (!listed.key_file) {
       result.unfinished.push_back(hash);
@@ -452,10 +510,12 @@ S3VerifyResult verify_s3(S3Client& bucket, const std::filesystem::path& scratch,
         continue;
       }
       std::string digest;
+      std::optional<RemoteText> document;
       if (auto known = digests.find(target); known != digests.end()) {
         digest = known->second;
-      } else if (auto text = bucket.get_text(target, kMaxPageBytes); text && target.rfind("simple/", 0) == 0) {
-        digest = sha256_hex(text->text);
+      } else if (target.rfind("simple/", 0) == 0 && plain_key(target) &&
+                 (document = bucket.get_text(target, kMaxPageBytes))) {
+        digest = sha256_hex(document->text);
       } else {
         result.problems.push_back(object.path + ": links " + target + ", which is not there");
         continue;
@@ -473,13 +533,16 @@ S3VerifyResult verify_s3(S3Client& bucket, const std::filesystem::path& scratch,
 
 std::vector<S3GcStep> gc_s3(S3Client& bucket, size_t keep, bool dry_run, const S3CacheOptions& options,
                             const std::function<void(const S3GcStep&)>& on_step) {
+  require_marker(bucket);
   auto listed = bucket_entries(bucket);
   std::vector<StoreEntry> entries;
   std::map<std::string, std::string> committed;  // hash -> key.txt's last-modified, newest first below
   for (const auto& [hash, bucket_entry] : listed) {
     if (!bucket_entry.key_file) continue;
     auto key_text = bucket.get_text(entry_path(hash, kKeyFile), kMaxKeyTextBytes);
-    if (!key_text) continue;
+    // An entry whose key text is not its name is not archbuild's (verify names
+    // it): never kept in a group's place, never linked.
+    if (!key_text || sha256_hex(key_text->text) != hash) continue;
     StoreEntry entry;
     entry.hash = hash;
     entry.key_text = key_text->text;
@@ -511,7 +574,8 @@ std::vector<S3GcStep> gc_s3(S3Client& bucket, size_t keep, bool dry_run, const S
       if (bucket.head(entry_path(hash, kKeyFile)))
         step.removed = false;
       else
-        for (const auto& object : bucket.list(entry_path(hash))) bucket.remove(object.path);
+        for (const auto& object : bucket.list(entry_path(hash)))
+          if (plain_key(object.path)) bucket.remove(object.path);
     }
     if (on_step) on_step(step);
     steps.push_back(std::move(step));

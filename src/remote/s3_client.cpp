@@ -131,8 +131,10 @@ bool S3Client::put_file(const std::string& path, const std::filesystem::path& fi
   return true;
 }
 
-std::optional<RemoteText> S3Client::get_text(const std::string& path, uint64_t cap) {
+std::optional<RemoteText> S3Client::get_text(const std::string& path, uint64_t cap, bool even_when_interrupted) {
   HttpRequest request{.method = "GET", .url = url(path)};
+  request.max_body_bytes = cap;
+  request.even_when_interrupted = even_when_interrupted;
   auto response = send(request, path, kEmptySha256);
   if (response.status == 404) return std::nullopt;
   if (response.status / 100 != 2) unexpected(request, response);
@@ -216,8 +218,9 @@ std::vector<std::string> S3Client::list_dirs(const std::string& path_prefix) {
   return prefixes;
 }
 
-void S3Client::remove(const std::string& path) {
+void S3Client::remove(const std::string& path, bool even_when_interrupted) {
   HttpRequest request{.method = "DELETE", .url = url(path)};
+  request.even_when_interrupted = even_when_interrupted;
   auto response = send(request, path, kEmptySha256);
   if (response.status / 100 != 2 && response.status != 404) unexpected(request, response);
 }

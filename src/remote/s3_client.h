@@ -51,7 +51,8 @@ class S3Client {
   bool put_file(const std::string& path, const std::filesystem::path& file, const std::string& sha256,
                 const std::string& content_type, const WriteCondition& condition = {});
   // nullopt when the object is absent; a text over `cap` bytes is refused.
-  std::optional<RemoteText> get_text(const std::string& path, uint64_t cap);
+  // `even_when_interrupted`: sent after Ctrl-C too (a lock released on the way out).
+  std::optional<RemoteText> get_text(const std::string& path, uint64_t cap, bool even_when_interrupted = false);
   // False when the object is absent.
   bool get_file(const std::string& path, const std::filesystem::path& file);
   std::optional<S3Object> head(const std::string& path);
@@ -60,7 +61,7 @@ class S3Client {
   // The "directories" right under `path_prefix` ("store/" -> "store/KEY/").
   std::vector<std::string> list_dirs(const std::string& path_prefix);
   // Absent objects are not an error.
-  void remove(const std::string& path);
+  void remove(const std::string& path, bool even_when_interrupted = false);
 
   std::string url(const std::string& path) const;
   const S3Location& location() const { return location_; }

@@ -4,6 +4,7 @@
 
 #include "config/ini_file.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "core/strings.h"
 
 namespace archbuild {
@@ -57,7 +58,8 @@ std::string checked_endpoint(std::string endpoint, const std::string& origin) {
   const bool scheme = endpoint.rfind("http://", 0) == 0 || endpoint.rfind("https://", 0) == 0;
   const auto host = scheme ? endpoint.substr(endpoint.find("//") + 2) : std::string();
   if (!scheme || host.empty() || host.find_first_of("/?#@ ") != std::string::npos)
-    fail_bad_input("S3 endpoint '" + endpoint + "' (from " + origin + ") is not http(s)://HOST[:PORT]");
+    fail_bad_input("S3 endpoint '" + log::redact_url_userinfo(endpoint) + "' (from " + origin +
+                   ") is not http(s)://HOST[:PORT] (credentials go in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)");
   return endpoint;
 }
 }  // namespace

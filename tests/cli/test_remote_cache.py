@@ -270,6 +270,15 @@ class RemoteCache(unittest.TestCase):
         no_credentials = self.push("a", "s3://wheels/x", env={"AWS_ACCESS_KEY_ID": None, "AWS_SECRET_ACCESS_KEY": None})
         self.assertEqual(no_credentials.returncode, 2, no_credentials.stderr)
         self.assertIn("no S3 credentials", no_credentials.stderr)
+        for flags, expected in ((["--with-variants"], "--with-variants"),):
+            result = self.push("a", "s3://wheels/x", *flags)
+            self.assertEqual(result.returncode, 2, result.stderr)
+            self.assertIn(expected, result.stderr)
+        directory = run("cache", "push", str(self.root / "shared-dir"), "--public-url", "http://x/simple",
+                        "--cache-dir", str(self.caches["a"]), env=self.env)
+        self.assertEqual(directory.returncode, 2, directory.stderr)
+        self.assertIn("--public-url is for s3://", directory.stderr)
+        self.assertFalse((self.root / "shared-dir").exists())
         bad_endpoint = self.push("a", "s3://wheels/x", env={"AWS_ENDPOINT_URL": "ftp://host"})
         self.assertEqual(bad_endpoint.returncode, 2, bad_endpoint.stderr)
         self.assertIn("AWS_ENDPOINT_URL", bad_endpoint.stderr)

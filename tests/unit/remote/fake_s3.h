@@ -23,6 +23,7 @@ class FakeS3 : public HttpTransport {
   std::function<void(const std::string& key)> before_put;
   int puts = 0;
   bool ignore_conditions = false;  // a server without conditional writes
+  bool ignore_if_match = false;    // one that honours If-None-Match only
 
   void set(const std::string& key, const std::string& body) {
     objects[key] = {body, "\"" + sha256_hex(body).substr(0, 32) + "\"", ""};
@@ -55,7 +56,7 @@ class FakeS3 : public HttpTransport {
       found = objects.find(key);
       if (!ignore_conditions && header("If-None-Match") == "*" && found != objects.end())
         return {412, "<Code>PreconditionFailed</Code>", {}};
-      if (!ignore_conditions && !header("If-Match").empty() &&
+      if (!ignore_conditions && !ignore_if_match && !header("If-Match").empty() &&
           (found == objects.end() || found->second.etag != header("If-Match")))
         return {412, "<Code>PreconditionFailed</Code>", {}};
       std::string body = request.body;

@@ -40,12 +40,24 @@ TEST(PackageUpload, CredentialsAsTwineTakesThem) {
               resolve_upload_target("", "", fake_environment({{"HOME", home.path.string()}}));
             }).find("--repository-url"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { resolve_upload_target("ftp://x", "", fake_environment({})); }).find("not an http"),
+  EXPECT_NE(error_of([&] { resolve_upload_target("ftp://x", "", fake_environment({})); }).find("not a plain http"),
             std::string::npos);
   EXPECT_NE(error_of([&] {
               resolve_upload_target("", "missing", fake_environment({{"HOME", home.path.string()}}));
             }).find("[missing]"),
             std::string::npos);
+}
+
+TEST(PackageUpload, URLsThatCarryCredentialsOrMoreThanAURLAreRefusedWithoutThePassword) {
+  auto message = error_of([] { resolve_upload_target("http://bob:S3cretPass@host/", "", fake_environment({})); });
+  EXPECT_NE(message.find("carries credentials"), std::string::npos) << message;
+  EXPECT_EQ(message.find("S3cretPass"), std::string::npos) << message;
+  EXPECT_NE(error_of([] {
+              check_http_url("https://ok\nindex-url = http://evil", "--public-url");
+            }).find("--public-url"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { check_http_url("https://a/\"b", "--public-url"); }).find("not a plain"), std::string::npos);
+  check_http_url("https://wheels.internal:8080/cu130/simple", "--public-url");
 }
 
 TEST(PackageUpload, ServerErrorSummaries) {

@@ -133,6 +133,60 @@ TEST(S3Cache, RefusesAServerThatIgnoresConditionalWrites) {
   for (const auto& [key, object] : s3.objects) EXPECT_EQ(key, "bkt/p/.archbuild-cache");
 }
 
+TEST(S3Cache, RefusesAServerThatIgnoresIfMatch) {
+  TempDir dir;
+  auto from = source_cache(dir.path);
+  FakeS3 s3;
+  s3.ignore_if_match = true;
+  S3Client bucket(settings(), parse_s3_location("s3://bkt/p"), s3);
+  try {
+    push_to_s3(from, bucket, {});
+    ADD_FAILURE() << "pushed";
+  } catch (const UserError& error) {
+    EXPECT_NE(std::string(error.what()).find("If-Match on another ETag"), std::string::npos) << error.what();
+  }
+}
+
+TEST(S3Cache, VerifyAndGcTouchOnlyAPrefixArchbuildClaimed) {
+  TempDir dir;
+  FakeS3 s3;
+  s3.set("bkt/other/store/important/data.bin", "theirs");
+  S3Client bucket(settings(), parse_s3_location("s3://bkt/other"), s3);
+  EXPECT_NE(error_of([&] { gc_s3(bucket, 1, false, {}); }).find("holds no .archbuild-cache"), std::string::npos);
+  EXPECT_NE(error_of([&] { verify_s3(bucket, dir.path, {}, false); }).find("holds no .archbuild-cache"),
+            std::string::npos);
+  EXPECT_EQ(s3.objects.size(), 1u);
+}
+
+TEST(S3Cache, GcNeverFollowsDotSegmentsOrKeepsAForgedEntry) {
+  TempDir dir;
+  auto from = source_cache(dir.path);
+  FakeS3 s3;
+  S3Client bucket(settings(), parse_s3_location("s3://bkt/p"), s3);
+  push_to_s3(from, bucket, {});
+  s3.set("bkt/victim/keep.txt", "elsewhere");
+  s3.set("bkt/p/store/" + std::string(64, 'a') + "/../../../victim/keep.txt", "odd");
+  // A copy of the entry under another name: its key.txt does not hash to it.
+  std::vector<std::pair<std::string, FakeS3::Object>> copies;
+  for (const auto& [key, object] : s3.objects)
+    if (key.rfind("bkt/p/store/" + kKeyHash + "/", 0) == 0)
+      copies.emplace_back("bkt/p/store/" + std::string(64, 'b') + key.substr(("bkt/p/store/" + kKeyHash).size()),
+                          object);
+  for (auto& [key, object] : copies) s3.objects[key] = object;
+  auto steps = gc_s3(bucket, 1, false, {});
+  EXPECT_TRUE(steps.empty());
+  EXPECT_EQ(s3.objects.count("bkt/victim/keep.txt"), 1u);
+  EXPECT_EQ(s3.objects.count("bkt/p/store/" + kKeyHash + "/key.txt"), 1u);
+  auto verified = verify_s3(bucket, dir.path / "scratch", {}, false);
+  bool named_odd = false, named_forged = false;
+  for (const auto& problem : verified.problems) {
+    named_odd |= problem.find("victim/keep.txt: not an object archbuild writes") != std::string::npos;
+    named_forged |= problem.find("key.txt does not hash") != std::string::npos;
+  }
+  EXPECT_TRUE(named_odd);
+  EXPECT_TRUE(named_forged);
+}
+
 TEST(RemoteLockTest, TakesOverTheLockOfADeadProcessOnThisHostAndOfAStaleOne) {
   FakeS3 s3;
   S3Client bucket(settings(), parse_s3_location("s3://bkt/p"), s3);
@@ -149,7 +203,7 @@ TEST(RemoteLockTest, TakesOverTheLockOfADeadProcessOnThisHostAndOfAStaleOne) {
   RemoteLock lock(bucket, "locks/x", std::chrono::seconds(600));
   lock.acquire();
   // Someone takes it over meanwhile: renewing fails, and releasing leaves theirs alone.
-  s3.set("bkt/p/locks/x", "archbuild lock 1\nhost elsewhere\npid 1\nrenewed 99999999999\nowner y\n");
+  s3.set("bkt/p/locks/x", "archbuild lock 1\nhost elsewhere\npid 1\nrenewed 1\nowner y\n");
   EXPECT_FALSE(lock.renew());
   lock.release();
   EXPECT_EQ(s3.objects.count("bkt/p/locks/x"), 1u);
