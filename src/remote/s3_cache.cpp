@@ -206,7 +206,8 @@ PageLinks parse_page(const std::string& page) {
   return links;
 }
 
-void update_page(S3Client& bucket, const std::string& project, const std::function<void(PageLinks&)>& change) {
+// Returns the links the page holds afterwards.
+PageLinks update_page(S3Client& bucket, const std::string& project, const std::function<void(PageLinks&)>& change) {
   for (int attempt = 0;; after_conflict(attempt, bucket.url(page_path(project)))) {
     auto page = bucket.get_text(page_path(project), kMaxPageBytes);
     PageLinks links = page ? parse_page(page->text) : PageLinks{};
@@ -215,11 +216,11 @@ void update_page(S3Client& bucket, const std::string& project, const std::functi
     bool same = links.size() == before.size();
     for (auto a = links.cbegin(), b = before.cbegin(); same && a != links.end(); ++a, ++b)
       same = a->first == b->first && a->second.href == b->second.href && a->second.sha256 == b->second.sha256;
-    if (page && same) return;
+    if (page && same) return links;
     std::vector<PageLink> list;
     for (const auto& [name, link] : links) list.push_back(link);
     auto condition = page ? WriteCondition::if_unchanged(page->etag) : WriteCondition::if_absent();
-    if (bucket.put_text(page_path(project), project_page_html(project, list), kHtml, condition)) return;
+    if (bucket.put_text(page_path(project), project_page_html(project, list), kHtml, condition)) return links;
     log::verbose("{} changed while being rewritten; reading it again", bucket.url(page_path(project)));
   }
 }
@@ -237,18 +238,42 @@ std::set<std::string> root_projects(const std::string& page) {
   return projects;
 }
 
-// The root page gains projects (read and rewritten as update_page does).
-void add_to_root(S3Client& bucket, const std::set<std::string>& projects) {
+// The root page gains projects (read and rewritten as update_page does);
+// returns the projects it lists afterwards.
+std::set<std::string> add_to_root(S3Client& bucket, const std::set<std::string>& projects) {
   for (int attempt = 0;; after_conflict(attempt, bucket.url(kRootPage))) {
     auto page = bucket.get_text(kRootPage, kMaxPageBytes);
     auto listed = page ? root_projects(page->text) : std::set<std::string>{};
     const auto before = listed.size();
     listed.insert(projects.begin(), projects.end());
-    if (page && listed.size() == before) return;
+    if (page && listed.size() == before) return listed;
     auto condition = page ? WriteCondition::if_unchanged(page->etag) : WriteCondition::if_absent();
-    if (bucket.put_text(kRootPage, root_page_html(listed), kHtml, condition)) return;
+    if (bucket.put_text(kRootPage, root_page_html(listed), kHtml, condition)) return listed;
   }
 }
+
+// The pages as this push last read or wrote them: each read once, so
+// finding an entry already listed costs no page request of its own.
+struct PagesSeen {
+  std::map<std::string, PageLinks> projects;
+  std::optional<std::set<std::string>> root;
+
+  const PageLinks& project(S3Client& bucket, const std::string& name) {
+    auto seen = projects.find(name);
+    if (seen == projects.end()) {
+      auto page = bucket.get_text(page_path(name), kMaxPageBytes);
+      seen = projects.emplace(name, page ? parse_page(page->text) : PageLinks{}).first;
+    }
+    return seen->second;
+  }
+  const std::set<std::string>& root_page(S3Client& bucket) {
+    if (!root) {
+      auto page = bucket.get_text(kRootPage, kMaxPageBytes);
+      root = page ? root_projects(page->text) : std::set<std::string>{};
+    }
+    return *root;
+  }
+};
 
 std::string project_of(const std::string& file_name) {
   auto name = WheelName::parse(file_name);
@@ -306,7 +331,7 @@ void settle_variants_documents(S3Client& bucket, const std::string& project, Pag
 // Lists a whole entry of the bucket on its projects' pages (the caller
 // holds its lock and has seen its key.txt there). The links carry the
 // digests of the bucket's objects, which are what readers download.
-size_t list_entry(S3Client& bucket, const std::string& hash) {
+size_t list_entry(S3Client& bucket, const std::string& hash, PagesSeen& seen) {
   std::map<std::string, std::vector<PageLink>> by_project;
   std::map<std::string, nlohmann::json> documents;  // {name}-{version}-variants.json -> merged variant.json files
   for (const auto& object : bucket.list(entry_path(hash))) {
@@ -333,24 +358,93 @@ size_t list_entry(S3Client& bucket, const std::string& hash) {
     std::map<std::string, std::string> project_documents;
     for (const auto& [file, document] : documents)
       if (normalize_project_name(file.substr(0, file.find('-'))) == project) project_documents[file] = document.dump();
-    update_page(bucket, project, [&](PageLinks& links) {
+    seen.projects[project] = update_page(bucket, project, [&](PageLinks& links) {
       for (const auto& link : added) links[link.file_name] = link;
       settle_variants_documents(bucket, project, links, project_documents);
     });
     linked += added.size();
     projects.insert(project);
   }
-  add_to_root(bucket, projects);
+  seen.root = add_to_root(bucket, projects);
   return linked;
 }
 
+// File name -> the newest source entry holding it: the entry a page links
+// that name to after a push, as in the local index.
+using NewestHolders = std::map<std::string, std::string>;
+
+// A listing's LastModified to the second, comparable as text (servers
+// differ in the fraction they print).
+std::string listed_second(const S3Object& object) { return object.last_modified.substr(0, 19); }
+
+// An entry a push leaves as it is, found from one listing of the entry and
+// the pages as read once per push:
+//  - key.txt and manifest.json there, and no object of the entry newer than
+//    key.txt (key.txt is written last, so a wheel replaced since is newer);
+//  - each source wheel and variant wheel there with the source's size;
+//  - each linked from its project's page to this entry's object, a wheel
+//    with its manifest's sha256 (or to the newer source entry holding the
+//    same file name, which this push comes to later);
+//  - each variant wheel's variants document linked, each project on the
+//    root page.
+// The bytes themselves are what `cache verify` reads. Returns the links
+// confirmed; nullopt sends the entry the locked way (checked, uploaded
+// where needed, listed again).
+std::optional<size_t> listed_unchanged(S3Client& bucket, const StoreEntry& entry, const NewestHolders& newest,
+                                       PagesSeen& seen) {
+  if (!entry.manifest) return std::nullopt;
+  std::map<std::string, S3Object> objects;  // path inside the entry -> object
+  for (auto& object : bucket.list(entry_path(entry.hash)))
+    objects[object.path.substr(entry_path(entry.hash).size())] = std::move(object);
+  auto key_file = objects.find(kKeyFile);
+  if (key_file == objects.end() || !objects.count(kManifestFile)) return std::nullopt;
+  for (const auto& [inside, object] : objects)
+    if (listed_second(object) > listed_second(key_file->second)) return std::nullopt;
+  std::map<std::string, std::string> manifest_sha256;
+  for (const auto& wheel : entry.manifest->wheels) manifest_sha256[wheel.file] = wheel.sha256;
+  std::set<std::string> projects;
+  auto linked = [&](const std::filesystem::path& file, const std::string& dir) {
+    const auto name = file.filename().string();
+    std::error_code error;
+    auto object = objects.find(dir + name);
+    if (object == objects.end() || object->second.size != std::filesystem::file_size(file, error) || error)
+      return false;
+    const auto project = project_of(name);
+    if (project.empty()) return false;
+    projects.insert(project);
+    const auto& links = seen.project(bucket, project);
+    auto link = links.find(name);
+    auto holder = newest.find(name);
+    const auto& owner = holder == newest.end() ? entry.hash : holder->second;
+    if (link == links.end() || link->second.href != "../../" + entry_path(owner, dir + name)) return false;
+    if (dir == "variants/") return links.count(variants_index_file_name(name)) > 0;
+    auto sha256 = manifest_sha256.find(name);
+    return owner != entry.hash || (sha256 != manifest_sha256.end() && link->second.sha256 == sha256->second);
+  };
+  for (const auto& wheel : entry.wheels)
+    if (!linked(wheel, "wheels/")) return std::nullopt;
+  for (const auto& wheel : entry.variants)
+    if (!linked(wheel, "variants/")) return std::nullopt;
+  const auto& root = seen.root_page(bucket);
+  for (const auto& project : projects)
+    if (!root.count(project)) return std::nullopt;
+  return entry.wheels.size() + entry.variants.size();
+}
+
 void push_entry(const WheelStore& from, S3Client& bucket, const CacheKey& key, const S3CacheOptions& options,
-                S3PushResult& result) {
+                const NewestHolders& newest, PagesSeen& seen, S3PushResult& result) {
   // The source entry is locked while it is read and uploaded: a `cache gc`
   // of the source waits rather than removing it mid-upload.
   FileLock source_lock(from.lock_path(key));
   auto entry = entry_to_push(from, key, result);
   if (!entry) return;
+  // Nothing is written for an entry found whole and listed, so it needs no lock.
+  if (auto confirmed = listed_unchanged(bucket, *entry, newest, seen)) {
+    log::verbose("{}: there and listed; left as it is", bucket.url(entry_path(key.hash)));
+    result.present.push_back(key.hash);
+    result.listed_wheels += *confirmed;
+    return;
+  }
   RemoteLock lock(bucket, lock_path(key.hash), options.lock_stale_after);
   lock.acquire();
   std::vector<std::string> damage;
@@ -374,7 +468,7 @@ void push_entry(const WheelStore& from, S3Client& bucket, const CacheKey& key, c
     }
   }
   if (!lock.renew()) lost_lock(bucket, key.hash);
-  result.listed_wheels += list_entry(bucket, key.hash);
+  result.listed_wheels += list_entry(bucket, key.hash, seen);
 }
 
 }  // namespace
@@ -383,15 +477,22 @@ S3PushResult push_to_s3(const WheelStore& from, S3Client& bucket, const S3CacheO
   // Oldest first: a file name two entries share ends up linked to the newest,
   // as in the local index.
   std::vector<CacheKey> pending;
-  for (auto& entry : from.entries())
-    if (!entry.wheels.empty()) pending.insert(pending.begin(), {entry.key_text, entry.hash});
+  NewestHolders newest;
+  for (auto& entry : from.entries()) {
+    if (entry.wheels.empty()) continue;
+    pending.insert(pending.begin(), {entry.key_text, entry.hash});
+    for (const auto* files : {&entry.wheels, &entry.variants})
+      for (const auto& file : *files)
+        newest.emplace(file.filename().string(), entry.hash);  // entries() is newest first
+  }
   claim_prefix(bucket);
   check_conditional_writes(bucket);
   S3PushResult result;
+  PagesSeen seen;
   InterruptibleScope between_entries;
   for (const auto& key : pending) {
     if (pending_interrupt()) break;
-    push_entry(from, bucket, key, options, result);
+    push_entry(from, bucket, key, options, newest, seen, result);
   }
   if (pending_interrupt())
     throw UserError(ExitCode::interrupted, "interrupted: " + std::to_string(result.pushed.size()) + " of " +

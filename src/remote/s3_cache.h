@@ -39,8 +39,10 @@ struct S3PushResult : PushOutcome {
 // links go onto its projects' pages, each page rewritten with If-Match on
 // the ETag read (a page another pusher changed meanwhile is read again).
 // So a reader never sees a link to an object that is not there, two pushers
-// never interleave one entry, and none loses another's links. Entries
-// already there are listed again, so a rerun after a killed push completes.
+// never interleave one entry, and none loses another's links. An entry
+// found there and listed (from one listing of it and the pages, read once
+// per push) is left as it is, lock-free since nothing is written; one there
+// but not listed is listed again, so a rerun after a killed push completes.
 // A source entry that fails `cache verify`'s checks is never uploaded.
 S3PushResult push_to_s3(const WheelStore& from, S3Client& bucket, const S3CacheOptions& options);
 

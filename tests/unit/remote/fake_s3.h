@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <string>
@@ -18,18 +19,22 @@ class FakeS3 : public HttpTransport {
  public:
   struct Object {
     std::string body, etag, sha256;
+    int modified = 0;  // the second it was written, on the fake's clock
   };
   std::map<std::string, Object> objects;  // "BUCKET/KEY"
   std::function<void(const std::string& key)> before_put;
   int puts = 0;
+  int requests = 0;
+  int clock = 0;                   // one second per write
   bool ignore_conditions = false;  // a server without conditional writes
   bool ignore_if_match = false;    // one that honours If-None-Match only
 
   void set(const std::string& key, const std::string& body) {
-    objects[key] = {body, "\"" + sha256_hex(body).substr(0, 32) + "\"", ""};
+    objects[key] = {body, "\"" + sha256_hex(body).substr(0, 32) + "\"", "", ++clock};
   }
 
   HttpResponse send(const HttpRequest& request) override {
+    ++requests;
     const auto start = request.url.find('/', request.url.find("//") + 2) + 1;
     auto path = request.url.substr(start);
     HttpResponse response;
@@ -84,6 +89,13 @@ class FakeS3 : public HttpTransport {
   }
 
  private:
+  static std::string listed_time(int second) {
+    char text[32];
+    std::snprintf(text, sizeof text, "2026-01-01T%02d:%02d:%02d.000Z", second / 3600 % 24, second / 60 % 60,
+                  second % 60);
+    return text;
+  }
+
   HttpResponse list(const std::string& bucket, const std::string& query) {
     std::string prefix, delimiter;
     for (size_t at = 0; at < query.size();) {
@@ -119,7 +131,8 @@ class FakeS3 : public HttpTransport {
         }
       }
       xml += "<Contents><Key>" + name + "</Key><ETag>" + object.etag + "</ETag><Size>" +
-             std::to_string(object.body.size()) + "</Size><LastModified>2026-01-01T00:00:00Z</LastModified></Contents>";
+             std::to_string(object.body.size()) + "</Size><LastModified>" + listed_time(object.modified) +
+             "</LastModified></Contents>";
     }
     return {200, xml + "</ListBucketResult>", {}};
   }

@@ -41,15 +41,20 @@ S3Settings settings() {
   return settings;
 }
 
+// A source cache of one entry and an empty in-memory bucket, s3://bkt/p.
+class S3Cache : public ::testing::Test {
+ protected:
+  TempDir dir;
+  WheelStore from = source_cache(dir.path);
+  FakeS3 s3;
+  S3Client bucket{settings(), parse_s3_location("s3://bkt/p"), s3};
+};
+
 }  // namespace
 
-TEST(S3Cache, PushWritesKeyLastListsAndFindsItThereAgain) {
-  TempDir dir;
-  auto from = source_cache(dir.path);
-  FakeS3 s3;
+TEST_F(S3Cache, PushWritesKeyLastListsAndFindsItThereAgain) {
   std::vector<std::string> order;
   s3.before_put = [&](const std::string& key) { order.push_back(key); };
-  S3Client bucket(settings(), parse_s3_location("s3://bkt/p"), s3);
   auto result = push_to_s3(from, bucket, {});
   EXPECT_EQ(result.pushed, std::vector<std::string>{kKeyHash});
   EXPECT_EQ(result.listed_wheels, 1u);
@@ -71,11 +76,7 @@ TEST(S3Cache, PushWritesKeyLastListsAndFindsItThereAgain) {
   EXPECT_EQ(again.present, std::vector<std::string>{kKeyHash});
 }
 
-TEST(S3Cache, APageChangedBetweenReadAndWriteIsReadAgainAndNoLinkIsLost) {
-  TempDir dir;
-  auto from = source_cache(dir.path);
-  FakeS3 s3;
-  S3Client bucket(settings(), parse_s3_location("s3://bkt/p"), s3);
+TEST_F(S3Cache, APageChangedBetweenReadAndWriteIsReadAgainAndNoLinkIsLost) {
   // Another pusher writes the page just before ours would: our write must fail its If-Match and retry.
   bool raced = false;
   s3.before_put = [&](const std::string& key) {
@@ -92,37 +93,82 @@ TEST(S3Cache, APageChangedBetweenReadAndWriteIsReadAgainAndNoLinkIsLost) {
   EXPECT_NE(page.find("store/" + kKeyHash), std::string::npos) << page;
 }
 
-TEST(S3Cache, ADamagedEntryInTheBucketIsUploadedAgain) {
-  TempDir dir;
-  auto from = source_cache(dir.path);
-  FakeS3 s3;
-  S3Client bucket(settings(), parse_s3_location("s3://bkt/p"), s3);
+TEST_F(S3Cache, ADamagedEntryInTheBucketIsUploadedAgain) {
   push_to_s3(from, bucket, {});
+  // Another tool replaces the wheel after the entry was committed.
   for (auto& [key, object] : s3.objects)
-    if (key.ends_with(".whl")) object.sha256 = std::string(64, '0');
+    if (key.ends_with(".whl")) {
+      s3.set(key, object.body);
+      object.sha256 = std::string(64, '0');
+    }
   auto result = push_to_s3(from, bucket, {});
   EXPECT_EQ(result.repaired, std::vector<std::string>{kKeyHash});
   ASSERT_EQ(result.repairs.size(), 1u);
   EXPECT_NE(result.repairs[0].find("sha256 differs"), std::string::npos);
 }
 
-TEST(S3Cache, RefusesAPrefixHoldingSomeoneElsesObjects) {
-  TempDir dir;
-  auto from = source_cache(dir.path);
-  FakeS3 s3;
+TEST_F(S3Cache, AnEntryThereAndListedIsConfirmedFromOneListingAndLeftAsItIs) {
+  push_to_s3(from, bucket, {});
+  const auto before = s3.objects;
+  const int puts = s3.puts;
+  s3.requests = 0;
+  std::vector<std::string> written;
+  s3.before_put = [&](const std::string& key) { written.push_back(key); };
+  auto again = push_to_s3(from, bucket, {});
+  EXPECT_EQ(again.present, std::vector<std::string>{kKeyHash});
+  EXPECT_EQ(again.listed_wheels, 1u);
+  // The marker's two refused conditional writes only: no lock, no page.
+  EXPECT_EQ(s3.puts - puts, 2);
+  for (const auto& key : written) EXPECT_TRUE(key.ends_with(".archbuild-cache")) << key;
+  EXPECT_EQ(s3.objects.size(), before.size());
+  for (const auto& [key, object] : before) EXPECT_EQ(s3.objects.at(key).modified, object.modified) << key;
+  // The marker (GET and two PUTs), the entry's listing, its page and the root page.
+  EXPECT_LE(s3.requests, 6);
+}
+
+TEST_F(S3Cache, AnEntryThereButNotListedIsListedAgain) {
+  push_to_s3(from, bucket, {});
+  // A push killed after key.txt, before its links: the page and the root page lack it.
+  s3.objects.erase("bkt/p/simple/demo/index.html");
+  s3.set("bkt/p/simple/index.html", root_page_html({}));
+  auto again = push_to_s3(from, bucket, {});
+  EXPECT_EQ(again.present, std::vector<std::string>{kKeyHash});
+  ASSERT_EQ(s3.objects.count("bkt/p/simple/demo/index.html"), 1u);
+  EXPECT_NE(s3.objects.at("bkt/p/simple/demo/index.html").body.find("store/" + kKeyHash), std::string::npos);
+  EXPECT_NE(s3.objects.at("bkt/p/simple/index.html").body.find("demo/"), std::string::npos);
+}
+
+TEST_F(S3Cache, AFileNameTwoEntriesShareStaysLinkedToTheNewerOnEveryPush) {
+  const std::string newer_text = "cache_format 2\nnewer 1\n";
+  source_cache(dir.path, newer_text);
+  for (const auto& entry : from.entries())  // newer by a clear margin, whatever the file system's clock
+    if (entry.hash == sha256_hex(newer_text))
+      std::filesystem::last_write_time(entry.dir / "manifest.json",
+                                       std::filesystem::file_time_type::clock::now() + std::chrono::seconds(10));
+  EXPECT_EQ(push_to_s3(from, bucket, {}).pushed.size(), 2u);
+  const auto page_link = [&] { return s3.objects.at("bkt/p/simple/demo/index.html").body; };
+  EXPECT_NE(page_link().find("store/" + sha256_hex(newer_text)), std::string::npos) << page_link();
+  const int puts = s3.puts;
+  auto again = push_to_s3(from, bucket, {});
+  EXPECT_EQ(again.present.size(), 2u);
+  EXPECT_EQ(s3.puts - puts, 2);  // the marker's checks only
+  // The older entry's link taken over by a third pusher: this push links the newer entry again.
+  s3.set("bkt/p/simple/demo/index.html",
+         project_page_html("demo", {{"../../store/" + kKeyHash + "/wheels/demo-1.0-py3-none-any.whl",
+                                     std::string(64, 'a'), "demo-1.0-py3-none-any.whl"}}));
+  push_to_s3(from, bucket, {});
+  EXPECT_NE(page_link().find("store/" + sha256_hex(newer_text)), std::string::npos) << page_link();
+}
+
+TEST_F(S3Cache, RefusesAPrefixHoldingSomeoneElsesObjects) {
   s3.set("bkt/p/README", "theirs");
-  S3Client bucket(settings(), parse_s3_location("s3://bkt/p"), s3);
   auto message = error_of([&] { push_to_s3(from, bucket, {}); });
   EXPECT_NE(message.find("it holds s3://bkt/p/README"), std::string::npos) << message;
   EXPECT_EQ(s3.objects.size(), 1u);
 }
 
-TEST(S3Cache, RefusesAServerThatIgnoresConditionalWrites) {
-  TempDir dir;
-  auto from = source_cache(dir.path);
-  FakeS3 s3;
+TEST_F(S3Cache, RefusesAServerThatIgnoresConditionalWrites) {
   s3.ignore_conditions = true;
-  S3Client bucket(settings(), parse_s3_location("s3://bkt/p"), s3);
   try {
     push_to_s3(from, bucket, {});
     ADD_FAILURE() << "pushed";
@@ -133,12 +179,8 @@ TEST(S3Cache, RefusesAServerThatIgnoresConditionalWrites) {
   for (const auto& [key, object] : s3.objects) EXPECT_EQ(key, "bkt/p/.archbuild-cache");
 }
 
-TEST(S3Cache, RefusesAServerThatIgnoresIfMatch) {
-  TempDir dir;
-  auto from = source_cache(dir.path);
-  FakeS3 s3;
+TEST_F(S3Cache, RefusesAServerThatIgnoresIfMatch) {
   s3.ignore_if_match = true;
-  S3Client bucket(settings(), parse_s3_location("s3://bkt/p"), s3);
   try {
     push_to_s3(from, bucket, {});
     ADD_FAILURE() << "pushed";
@@ -147,22 +189,16 @@ TEST(S3Cache, RefusesAServerThatIgnoresIfMatch) {
   }
 }
 
-TEST(S3Cache, VerifyAndGcTouchOnlyAPrefixArchbuildClaimed) {
-  TempDir dir;
-  FakeS3 s3;
+TEST_F(S3Cache, VerifyAndGcTouchOnlyAPrefixArchbuildClaimed) {
   s3.set("bkt/other/store/important/data.bin", "theirs");
-  S3Client bucket(settings(), parse_s3_location("s3://bkt/other"), s3);
-  EXPECT_NE(error_of([&] { gc_s3(bucket, 1, false, {}); }).find("holds no .archbuild-cache"), std::string::npos);
-  EXPECT_NE(error_of([&] { verify_s3(bucket, dir.path, {}, false); }).find("holds no .archbuild-cache"),
+  S3Client other(settings(), parse_s3_location("s3://bkt/other"), s3);
+  EXPECT_NE(error_of([&] { gc_s3(other, 1, false, {}); }).find("holds no .archbuild-cache"), std::string::npos);
+  EXPECT_NE(error_of([&] { verify_s3(other, dir.path, {}, false); }).find("holds no .archbuild-cache"),
             std::string::npos);
   EXPECT_EQ(s3.objects.size(), 1u);
 }
 
-TEST(S3Cache, GcNeverFollowsDotSegmentsOrKeepsAForgedEntry) {
-  TempDir dir;
-  auto from = source_cache(dir.path);
-  FakeS3 s3;
-  S3Client bucket(settings(), parse_s3_location("s3://bkt/p"), s3);
+TEST_F(S3Cache, GcNeverFollowsDotSegmentsOrKeepsAForgedEntry) {
   push_to_s3(from, bucket, {});
   s3.set("bkt/victim/keep.txt", "elsewhere");
   s3.set("bkt/p/store/" + std::string(64, 'a') + "/../../../victim/keep.txt", "odd");
