@@ -32,7 +32,8 @@ constexpr uint64_t kMaxPageBytes = 16u << 20;
 std::string entry_path(const std::string& hash, const std::string& inside = "") {
   return "store/" + hash + "/" + inside;
 }
-std::string page_path(const std::string& project) { return "simple/" + project + "/index.html"; }
+std::string page_dir(const std::string& project) { return "simple/" + project + "/"; }
+std::string page_path(const std::string& project) { return page_dir(project) + "index.html"; }
 std::string lock_path(const std::string& hash) { return "locks/" + hash; }
 constexpr const char* kRootPage = "simple/index.html";
 
@@ -257,6 +258,16 @@ std::set<std::string> add_to_root(S3Client& bucket, const std::set<std::string>&
 struct PagesSeen {
   std::map<std::string, PageLinks> projects;
   std::optional<std::set<std::string>> root;
+  std::map<std::string, std::optional<std::string>> documents;  // simple/PROJECT/...-variants.json -> its text
+
+  const std::optional<std::string>& document(S3Client& bucket, const std::string& path) {
+    auto seen = documents.find(path);
+    if (seen == documents.end()) {
+      auto text = bucket.get_text(path, kMaxPageBytes);
+      seen = documents.emplace(path, text ? std::optional(text->text) : std::nullopt).first;
+    }
+    return seen->second;
+  }
 
   const PageLinks& project(S3Client& bucket, const std::string& name) {
     auto seen = projects.find(name);
@@ -295,7 +306,7 @@ void settle_variants_documents(S3Client& bucket, const std::string& project, Pag
     if (file.ends_with(kVariantsSuffix)) documents.insert(file);
   for (const auto& [file, text] : added_documents) documents.insert(file);
   for (const auto& file : documents) {
-    const auto object = "simple/" + project + "/" + file;
+    const auto object = page_dir(project) + file;
     for (int attempt = 0;; after_conflict(attempt, bucket.url(object))) {
       auto now = bucket.get_text(object, kMaxPageBytes);
       auto document = now ? nlohmann::json::parse(now->text, nullptr, false) : nlohmann::json();
@@ -362,6 +373,7 @@ size_t list_entry(S3Client& bucket, const std::string& hash, PagesSeen& seen) {
       for (const auto& link : added) links[link.file_name] = link;
       settle_variants_documents(bucket, project, links, project_documents);
     });
+    std::erase_if(seen.documents, [&](const auto& document) { return document.first.starts_with(page_dir(project)); });
     linked += added.size();
     projects.insert(project);
   }
@@ -383,15 +395,21 @@ std::string listed_second(const S3Object& object) { return object.last_modified.
 //    key.txt (key.txt is written last, so a wheel replaced since is newer);
 //  - each source wheel and variant wheel there with the source's size;
 //  - each linked from its project's page to this entry's object, a wheel
-//    with its manifest's sha256 (or to the newer source entry holding the
-//    same file name, which this push comes to later);
-//  - each variant wheel's variants document linked, each project on the
-//    root page.
-// The bytes themselves are what `cache verify` reads. Returns the links
-// confirmed; nullopt sends the entry the locked way (checked, uploaded
-// where needed, listed again).
-std::optional<size_t> listed_unchanged(S3Client& bucket, const StoreEntry& entry, const NewestHolders& newest,
-                                       PagesSeen& seen) {
+//    with its manifest's sha256, or to the newer source entry holding the
+//    same file name (which this push comes to later: `relies_on`);
+//  - each variant wheel's variants document linked with the document's
+//    sha256 and naming the wheel's label; each project on the root page.
+// A variant wheel's link is not compared with a digest: its object is not
+// newer than key.txt, so it is the one listed. The bytes themselves are
+// what `cache verify` reads. nullopt sends the entry the locked way
+// (checked, uploaded where needed, listed again).
+struct LeftAsItIs {
+  size_t links = 0;
+  std::set<std::string> relies_on;  // newer source entries the page links a shared file name to
+};
+
+std::optional<LeftAsItIs> listed_unchanged(S3Client& bucket, const StoreEntry& entry, const NewestHolders& newest,
+                                           PagesSeen& seen) {
   if (!entry.manifest) return std::nullopt;
   std::map<std::string, S3Object> objects;  // path inside the entry -> object
   for (auto& object : bucket.list(entry_path(entry.hash)))
@@ -403,6 +421,18 @@ std::optional<size_t> listed_unchanged(S3Client& bucket, const StoreEntry& entry
   std::map<std::string, std::string> manifest_sha256;
   for (const auto& wheel : entry.manifest->wheels) manifest_sha256[wheel.file] = wheel.sha256;
   std::set<std::string> projects;
+  LeftAsItIs found;
+  auto variants_document_lists = [&](const PageLinks& links, const std::string& project, const std::string& name) {
+    const auto document_name = variants_index_file_name(name);
+    auto link = links.find(document_name);
+    if (link == links.end()) return false;
+    const auto& text = seen.document(bucket, page_dir(project) + document_name);
+    if (!text || sha256_hex(*text) != link->second.sha256) return false;
+    auto document = nlohmann::json::parse(*text, nullptr, false);
+    auto wheel = WheelName::parse(name);
+    return wheel && document.is_object() && document.contains("variants") && document["variants"].is_object() &&
+           document["variants"].contains(wheel->variant);
+  };
   auto linked = [&](const std::filesystem::path& file, const std::string& dir) {
     const auto name = file.filename().string();
     std::error_code error;
@@ -417,7 +447,8 @@ std::optional<size_t> listed_unchanged(S3Client& bucket, const StoreEntry& entry
     auto holder = newest.find(name);
     const auto& owner = holder == newest.end() ? entry.hash : holder->second;
     if (link == links.end() || link->second.href != "../../" + entry_path(owner, dir + name)) return false;
-    if (dir == "variants/") return links.count(variants_index_file_name(name)) > 0;
+    if (owner != entry.hash) found.relies_on.insert(owner);
+    if (dir == "variants/") return variants_document_lists(links, project, name);
     auto sha256 = manifest_sha256.find(name);
     return owner != entry.hash || (sha256 != manifest_sha256.end() && link->second.sha256 == sha256->second);
   };
@@ -428,23 +459,31 @@ std::optional<size_t> listed_unchanged(S3Client& bucket, const StoreEntry& entry
   const auto& root = seen.root_page(bucket);
   for (const auto& project : projects)
     if (!root.count(project)) return std::nullopt;
-  return entry.wheels.size() + entry.variants.size();
+  found.links = entry.wheels.size() + entry.variants.size();
+  return found;
 }
 
-void push_entry(const WheelStore& from, S3Client& bucket, const CacheKey& key, const S3CacheOptions& options,
-                const NewestHolders& newest, PagesSeen& seen, S3PushResult& result) {
+// One entry's turn in a push: left as it is (quick), or under its lock.
+struct EntryTurn {
+  bool there = false;  // the entry is in the bucket and listed afterwards
+  std::optional<LeftAsItIs> left;
+};
+
+EntryTurn push_entry(const WheelStore& from, S3Client& bucket, const CacheKey& key, const S3CacheOptions& options,
+                     const NewestHolders* newest, PagesSeen& seen, S3PushResult& result) {
   // The source entry is locked while it is read and uploaded: a `cache gc`
   // of the source waits rather than removing it mid-upload.
   FileLock source_lock(from.lock_path(key));
   auto entry = entry_to_push(from, key, result);
-  if (!entry) return;
+  if (!entry) return {};
   // Nothing is written for an entry found whole and listed, so it needs no lock.
-  if (auto confirmed = listed_unchanged(bucket, *entry, newest, seen)) {
-    log::verbose("{}: there and listed; left as it is", bucket.url(entry_path(key.hash)));
-    result.present.push_back(key.hash);
-    result.listed_wheels += *confirmed;
-    return;
-  }
+  if (newest)
+    if (auto left = listed_unchanged(bucket, *entry, *newest, seen)) {
+      log::verbose("{}: there and listed; left as it is", bucket.url(entry_path(key.hash)));
+      result.present.push_back(key.hash);
+      result.listed_wheels += left->links;
+      return {true, left};
+    }
   RemoteLock lock(bucket, lock_path(key.hash), options.lock_stale_after);
   lock.acquire();
   std::vector<std::string> damage;
@@ -454,7 +493,7 @@ void push_entry(const WheelStore& from, S3Client& bucket, const CacheKey& key, c
     auto manifest = read_own_file(entry->dir / kManifestFile, kMaxManifestBytes);
     if (!manifest) {
       result.gone_from_source.push_back(key.hash);
-      return;
+      return {};
     }
     std::vector<std::pair<std::string, std::string>> extra;
     for (const char* name : {kProvenanceFile, kSbomFile})
@@ -469,6 +508,7 @@ void push_entry(const WheelStore& from, S3Client& bucket, const CacheKey& key, c
   }
   if (!lock.renew()) lost_lock(bucket, key.hash);
   result.listed_wheels += list_entry(bucket, key.hash, seen);
+  return {true, std::nullopt};
 }
 
 }  // namespace
@@ -489,10 +529,24 @@ S3PushResult push_to_s3(const WheelStore& from, S3Client& bucket, const S3CacheO
   check_conditional_writes(bucket);
   S3PushResult result;
   PagesSeen seen;
+  // Entries left as they are because a newer entry holds a file name they
+  // share, by that entry: when its turn finds it not there (damaged or gone
+  // from the source), they go the locked way at once and take the name.
+  std::map<std::string, std::vector<std::pair<CacheKey, size_t>>> relying;
+  std::set<std::string> relisted;
   InterruptibleScope between_entries;
   for (const auto& key : pending) {
     if (pending_interrupt()) break;
-    push_entry(from, bucket, key, options, newest, seen, result);
+    const auto turn = push_entry(from, bucket, key, options, &newest, seen, result);
+    if (!turn.there)
+      for (const auto& [reliant, links] : relying[key.hash]) {
+        if (!relisted.insert(reliant.hash).second) continue;
+        std::erase(result.present, reliant.hash);
+        result.listed_wheels -= links;
+        push_entry(from, bucket, reliant, options, nullptr, seen, result);
+      }
+    if (turn.left)
+      for (const auto& owner : turn.left->relies_on) relying[owner].emplace_back(key, turn.left->links);
   }
   if (pending_interrupt())
     throw UserError(ExitCode::interrupted, "interrupted: " + std::to_string(result.pushed.size()) + " of " +

@@ -23,6 +23,7 @@ class FakeS3 : public HttpTransport {
   };
   std::map<std::string, Object> objects;  // "BUCKET/KEY"
   std::function<void(const std::string& key)> before_put;
+  std::function<void(const HttpRequest&)> on_request;  // sees every request as sent
   int puts = 0;
   int requests = 0;
   int clock = 0;                   // one second per write
@@ -35,6 +36,7 @@ class FakeS3 : public HttpTransport {
 
   HttpResponse send(const HttpRequest& request) override {
     ++requests;
+    if (on_request) on_request(request);
     const auto start = request.url.find('/', request.url.find("//") + 2) + 1;
     auto path = request.url.substr(start);
     HttpResponse response;

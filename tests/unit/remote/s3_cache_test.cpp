@@ -20,14 +20,23 @@ namespace {
 const std::string kKeyText = "cache_format 2\n";
 const std::string kKeyHash = sha256_hex(kKeyText);
 
-WheelStore source_cache(const std::filesystem::path& root, const std::string& key_text = kKeyText) {
+const std::string kVariantWheel = "demo-1.0-py3-none-any-0123abcd.whl";
+
+WheelStore source_cache(const std::filesystem::path& root, const std::string& key_text = kKeyText,
+                        bool with_variant = false) {
   std::filesystem::create_directories(root / "build");
   const auto wheel = write_minimal_wheel(root / "build", "demo", "py3-none-any");
   BuildReport manifest;
   manifest.wheels = {ReportedWheel::of(wheel)};
   manifest.local_version_label = "cu130.sm90";
+  std::vector<std::filesystem::path> variants;
+  if (with_variant) {
+    variants.push_back(root / "build" / kVariantWheel);
+    std::filesystem::copy_file(wheel, variants[0], std::filesystem::copy_options::overwrite_existing);
+    write_whole_file(variants[0].string() + ".json", R"({"variants": {"0123abcd": {}}})");
+  }
   WheelStore store(root / "cache");
-  store.publish({key_text, sha256_hex(key_text)}, {wheel}, json_text(manifest.to_json()));
+  store.publish({key_text, sha256_hex(key_text)}, {wheel}, json_text(manifest.to_json()), {}, variants);
   return store;
 }
 
@@ -158,6 +167,61 @@ TEST_F(S3Cache, AFileNameTwoEntriesShareStaysLinkedToTheNewerOnEveryPush) {
                                      std::string(64, 'a'), "demo-1.0-py3-none-any.whl"}}));
   push_to_s3(from, bucket, {});
   EXPECT_NE(page_link().find("store/" + sha256_hex(newer_text)), std::string::npos) << page_link();
+}
+
+TEST_F(S3Cache, AVariantsDocumentLeftStaleIsSettledAgain) {
+  const std::string text = "cache_format 2\nvariant 1\n";
+  source_cache(dir.path, text, true);
+  push_to_s3(from, bucket, {});
+  const auto document_key = "bkt/p/simple/demo/demo-1.0-variants.json";
+  ASSERT_EQ(s3.objects.count(document_key), 1u);
+  const int puts = s3.puts;
+  EXPECT_EQ(push_to_s3(from, bucket, {}).present.size(), 2u);
+  EXPECT_EQ(s3.puts - puts, 2);  // left as it is
+  // A gc killed between rewriting the document and the page: the label is gone, the page's digest stale.
+  s3.set(document_key, R"({"variants": {}})");
+  auto again = push_to_s3(from, bucket, {});
+  EXPECT_EQ(again.present.size(), 2u);
+  const auto document = s3.objects.at(document_key).body;
+  EXPECT_NE(document.find("0123abcd"), std::string::npos) << document;
+  EXPECT_NE(s3.objects.at("bkt/p/simple/demo/index.html").body.find(sha256_hex(document)), std::string::npos);
+}
+
+TEST_F(S3Cache, AnOlderEntryCountingOnTheNewerForASharedNameTakesItWhenTheNewerIsNotThere) {
+  const std::string newer_text = "cache_format 2\nnewer 1\n";
+  source_cache(dir.path, newer_text);
+  for (const auto& entry : from.entries())
+    if (entry.hash == sha256_hex(newer_text))
+      std::filesystem::last_write_time(entry.dir / "manifest.json",
+                                       std::filesystem::file_time_type::clock::now() + std::chrono::seconds(10));
+  push_to_s3(from, bucket, {});
+  // The newer entry's objects go from the bucket, and its source copy is damaged, so it is not pushed again.
+  std::erase_if(s3.objects, [&](const auto& object) {
+    return object.first.starts_with("bkt/p/store/" + sha256_hex(newer_text) + "/");
+  });
+  for (const auto& entry : from.entries())
+    if (entry.hash == sha256_hex(newer_text)) write_whole_file(entry.wheels[0], "damaged");
+  auto again = push_to_s3(from, bucket, {});
+  ASSERT_FALSE(again.not_pushed.empty());
+  for (const auto& problem : again.not_pushed) EXPECT_TRUE(problem.starts_with(sha256_hex(newer_text))) << problem;
+  EXPECT_EQ(again.present, std::vector<std::string>{kKeyHash});
+  const auto page = s3.objects.at("bkt/p/simple/demo/index.html").body;
+  EXPECT_NE(page.find("store/" + kKeyHash + "/wheels/demo-1.0"), std::string::npos) << page;
+  EXPECT_EQ(page.find(sha256_hex(newer_text)), std::string::npos) << page;
+}
+
+TEST_F(S3Cache, TemporaryCredentialsSendTheirSessionTokenWithEveryRequest) {
+  auto with_token = settings();
+  with_token.session_token = "FwoGZXIvYXdzEXAMPLE";
+  S3Client temporary(with_token, parse_s3_location("s3://bkt/p"), s3);
+  int requests = 0, with_header = 0;
+  s3.on_request = [&](const HttpRequest& request) {
+    ++requests;
+    for (const auto& header : request.headers) with_header += header == "x-amz-security-token: FwoGZXIvYXdzEXAMPLE";
+  };
+  push_to_s3(from, temporary, {});
+  EXPECT_GT(requests, 5);
+  EXPECT_EQ(with_header, requests);
 }
 
 TEST_F(S3Cache, RefusesAPrefixHoldingSomeoneElsesObjects) {
