@@ -205,9 +205,6 @@ ExitCode run_show(const CacheOptions& options, const std::string& prefix) {
 }
 
 ExitCode run_verify(const CacheOptions& options) {
-  // Without a key no signature can verify: every signed entry would read as changed.
-  if (options.require_signature && options.trusted_keys.empty())
-    fail_bad_input("--require-signature needs --trusted-key PUB: the public key whose signatures count");
   const auto keys = options.keys();
   auto cache_dir = options.resolve();
   std::error_code missing;
@@ -322,7 +319,7 @@ ExitCode run_gc(const CacheOptions& options, size_t keep, bool dry_run) {
     for (const auto& path : stale_downloads)
       std::cout << (dry_run ? "would remove " : "removed ") << "interrupted sdist download " << path << "\n";
     std::cout << (dry_run ? "would free " : "freed ") << megabytes(result.freed_bytes) << "; kept the newest " << keep
-              << " per project and arch list\n";
+              << " per project, arch list and machine\n";
   }
   return ExitCode::success;
 }
@@ -357,9 +354,10 @@ Command cache_command() {
             ->required();
         auto keep = std::make_shared<size_t>(2);
         auto dry_run = std::make_shared<bool>(false);
-        auto gc = with_cache_options(app.add_subcommand("gc", "Keep the newest N builds per project and arch list"),
+        auto gc = with_cache_options(app.add_subcommand("gc",
+                                                        "Keep the newest N builds per project, arch list and machine"),
                                      *options);
-        gc->add_option("--keep", *keep, "How many to keep per project and arch list (default 2)")
+        gc->add_option("--keep", *keep, "How many to keep per project, arch list and machine (default 2)")
             ->check(CLI::Range(0, 1000000));  // 0 gets its own message below
         gc->add_flag("--dry-run", *dry_run, "Say what would go, remove nothing");
         gc->add_option("location", *remote, "Collect in a bucket instead: s3://BUCKET/PREFIX");
@@ -405,6 +403,9 @@ Command cache_command() {
         return [=]() -> ExitCode {
           if (ls->parsed()) return run_ls(*options);
           if (show->parsed()) return run_show(*options, *show_key);
+          // Without a key no signature can verify: every signed entry would read as changed.
+          if (verify->parsed() && options->require_signature && options->trusted_keys.empty())
+            fail_bad_input("--require-signature needs --trusted-key PUB: the public key whose signatures count");
           if (verify->parsed() && !remote->empty())
             return run_s3_verify(options->cache_dir, *remote, *remote_options, options->keys(),
                                  options->require_signature, options->json);
@@ -415,9 +416,13 @@ Command cache_command() {
           }
           if (gc->parsed()) return run_gc(*options, *keep, *dry_run);
           if (push->parsed()) {
-            const bool upload = !remote_options->repository_url.empty() || !remote_options->repository_name.empty();
+            // As with twine, TWINE_REPOSITORY_URL stands for --repository-url (when no DEST is given).
+            const bool upload = !remote_options->repository_url.empty() || !remote_options->repository_name.empty() ||
+                                (push_dest->empty() && process_environment()("TWINE_REPOSITORY_URL"));
             if (upload && !push_dest->empty())
               fail_bad_input("cache push: give DEST or --repository-url/--repository, not both");
+            if (upload && !remote_options->public_url.empty())
+              fail_bad_input("cache push: --public-url is for s3:// destinations, not --repository-url");
             if (upload) return run_repository_upload(options->cache_dir, *remote_options, options->json);
             if (push_dest->empty())
               fail_bad_input("cache push: give DEST (a directory or s3://BUCKET/PREFIX) or --repository-url URL");
@@ -440,6 +445,10 @@ Command cache_command() {
             return ExitCode::success;
           }
           if (index_config->parsed() && !remote->empty()) return run_s3_index_config(*remote, *remote_options);
+          if (index_config->parsed() && !remote_options->public_url.empty())
+            fail_bad_input(
+                "cache index-config: --public-url is for s3://BUCKET/PREFIX (a local cache's index is "
+                "its directory)");
           if (index_config->parsed()) {
             std::cout << index_configuration(cache_index_paths(options->resolve()).simple_dir);
             return ExitCode::success;

@@ -134,7 +134,7 @@ ExitCode run_repository_upload(const std::string& cache_dir, const RemoteOptions
               << "\n";
   }
   if (refused || !not_pushed.empty()) {
-    std::cerr << "archbuild: error: " << refused << " file(s) refused by the server, " << not_pushed.size()
+    std::cerr << "archbuild: error: " << refused << " file(s) refused by " << target.url << ", " << not_pushed.size()
               << " problem(s) in the source cache\n";
     return ExitCode::work_failed;
   }
@@ -185,7 +185,8 @@ ExitCode run_s3_gc(const std::string& location, const RemoteOptions& options, si
     print_json({{"dry_run", dry_run}, {"keep", keep}, {"removed", removed}, {"freed_bytes", freed}});
   else
     std::cout << (dry_run ? "would free " : "freed ") << format_bytes(freed) << " in "
-              << bucket.client.location().text() << "; kept the newest " << keep << " per project and arch list\n";
+              << bucket.client.location().text() << "; kept the newest " << keep
+              << " per project, arch list and machine\n";
   return ExitCode::success;
 }
 

@@ -1,8 +1,10 @@
 #include "remote/http_transport.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -170,7 +172,9 @@ class CurlTransport final : public HttpTransport {
         // A string body: read through a memory stream.
         if (!request.body.empty()) {
           upload.reset(fmemopen(const_cast<char*>(request.body.data()), request.body.size(), "rb"));
-          if (!upload) fail_environment("cannot stage a request body");
+          if (!upload)
+            fail_environment("cannot stage the body of PUT " + log::redact_url_userinfo(request.url) + " (" +
+                             std::strerror(errno) + ")");
         }
         curl_easy_setopt(curl, CURLOPT_READFUNCTION, upload ? read_from_file : read_nothing);
         curl_easy_setopt(curl, CURLOPT_READDATA, upload.get());

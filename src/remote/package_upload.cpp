@@ -74,20 +74,38 @@ UploadTarget resolve_upload_target(const std::string& repository_url, const std:
   }
   if (auto password = environment("TWINE_PASSWORD")) {
     target.password = *password;
+    target.password_from = "TWINE_PASSWORD";
   } else if (auto password = from_section("password")) {
     target.password = *password;
+    target.password_from = pypirc_file + " [" + section + "]";
   } else if (!target.username.empty()) {
     if (auto keyring = find_on_path("keyring")) {
       auto answer = run_process({keyring->string(), "get", target.url, target.username},
                                 {.timeout = std::chrono::seconds(30)});
       if (answer.succeeded() && !trim(answer.out).empty()) {
         target.password = trim(answer.out);
-        target.credentials_from += ", password from keyring";
+        target.password_from = "keyring";
       }
     }
   }
   return target;
 }
+
+namespace {
+// What a refused upload's message says about the credentials sent.
+std::string credentials_note(const UploadTarget& target) {
+  if (target.username.empty() && target.password.empty())
+    return " (no credentials given: set TWINE_USERNAME and TWINE_PASSWORD, or a ~/.pypirc section)";
+  if (target.username.empty())
+    return " (a password from " + target.password_from +
+           " but no username: set TWINE_USERNAME, or username in the ~/.pypirc section)";
+  if (target.password.empty())
+    return " (username from " + target.credentials_from +
+           ", no password: set TWINE_PASSWORD, password in the ~/.pypirc section, or one in keyring)";
+  return " (credentials from " + target.credentials_from +
+         (target.password_from == target.credentials_from ? "" : ", password from " + target.password_from) + ")";
+}
+}  // namespace
 
 std::vector<std::pair<std::string, std::string>> upload_metadata_fields(const std::string& metadata) {
   static const std::set<std::string> kSent = {"metadata_version", "name",           "version",
@@ -151,10 +169,7 @@ UploadOutcome upload_one(const std::filesystem::path& wheel, const UploadTarget&
   auto response = transport.send(request);
   if (response.status == 401 || response.status == 403)
     fail_environment(target.url + " refused the upload of " + file + ": HTTP " + std::to_string(response.status) + " " +
-                     http_error_summary(response) +
-                     (target.username.empty() ? " (no credentials given: set TWINE_USERNAME and TWINE_PASSWORD, or "
-                                                "a ~/.pypirc section)"
-                                              : " (credentials from " + target.credentials_from + ")"));
+                     http_error_summary(response) + credentials_note(target));
   if (response.status / 100 == 2) return {UploadOutcome::Kind::uploaded, file, {}};
   if (response.status / 100 == 3)
     return {UploadOutcome::Kind::refused, file,

@@ -20,7 +20,9 @@ namespace archbuild {
 struct UploadTarget {
   std::string url;
   std::string username, password;
-  std::string credentials_from;  // for messages: "TWINE_USERNAME", "~/.pypirc [local]", "keyring"
+  // For messages: where the username and the password came from
+  // ("TWINE_USERNAME", "~/.pypirc [local]", "keyring"); empty when not given.
+  std::string credentials_from, password_from;
 };
 
 UploadTarget resolve_upload_target(const std::string& repository_url, const std::string& repository_name,

@@ -85,12 +85,22 @@ S3Settings resolve_s3_settings(const EnvironmentLookup& environment) {
   else if (auto value = from_config("endpoint_url"))
     settings.endpoint = checked_endpoint(*value, config->where(config_section, "endpoint_url"));
 
-  settings.region = environment("AWS_REGION")
-                        .value_or(environment("AWS_DEFAULT_REGION").value_or(from_config("region").value_or("")));
+  std::string region_from;
+  if (auto value = environment("AWS_REGION")) {
+    settings.region = *value;
+    region_from = "AWS_REGION";
+  } else if (auto value = environment("AWS_DEFAULT_REGION")) {
+    settings.region = *value;
+    region_from = "AWS_DEFAULT_REGION";
+  } else if (auto value = from_config("region")) {
+    settings.region = *value;
+    region_from = config->where(config_section, "region");
+  }
   if (settings.region.empty()) settings.region = "us-east-1";
   for (char c : settings.region)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-'))
-      fail_bad_input("AWS region '" + settings.region + "' is not a region name");
+      fail_bad_input("AWS region '" + settings.region + "' (from " + region_from +
+                     ") is not a region name (letters, digits and '-', like eu-west-1)");
   if (settings.endpoint.empty()) {
     settings.endpoint = "https://s3." + settings.region + ".amazonaws.com";
     settings.path_style = false;
@@ -118,8 +128,8 @@ S3Settings resolve_s3_settings(const EnvironmentLookup& environment) {
   }
   if (settings.access_key.empty() || settings.secret_key.empty())
     fail_bad_input("no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or give profile '" +
-                   settings.profile + "' aws_access_key_id and aws_secret_access_key in " + credentials_file +
-                   " (AWS_PROFILE picks the profile)");
+                   settings.profile + "' aws_access_key_id and aws_secret_access_key in " + credentials_file + " or " +
+                   config_file + " (AWS_PROFILE picks the profile)");
   return settings;
 }
 

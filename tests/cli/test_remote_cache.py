@@ -279,6 +279,15 @@ class RemoteCache(unittest.TestCase):
         self.assertEqual(directory.returncode, 2, directory.stderr)
         self.assertIn("--public-url is for s3://", directory.stderr)
         self.assertFalse((self.root / "shared-dir").exists())
+        # Flags that would do nothing are refused, before anything is read or sent.
+        for args, expected in (
+                (["verify", "s3://wheels/x", "--require-signature"], "--require-signature needs --trusted-key"),
+                (["push", "--repository-url", "http://127.0.0.1:9/", "--public-url", "http://x/simple"],
+                 "--public-url is for s3://"),
+                (["index-config", "--public-url", "http://x/simple"], "--public-url is for s3://")):
+            result = run("cache", *args, "--cache-dir", str(self.caches["a"]), env=self.env)
+            self.assertEqual(result.returncode, 2, (args, result.stderr))
+            self.assertIn(expected, result.stderr)
         bad_endpoint = self.push("a", "s3://wheels/x", env={"AWS_ENDPOINT_URL": "ftp://host"})
         self.assertEqual(bad_endpoint.returncode, 2, bad_endpoint.stderr)
         self.assertIn("AWS_ENDPOINT_URL", bad_endpoint.stderr)
@@ -326,6 +335,10 @@ class PackageServers(unittest.TestCase):
         again = self.upload("--repository-url", server.url, env=creds)
         self.assertEqual(again.returncode, 0, again.stderr)
         self.assertEqual({f["outcome"] for f in json.loads(again.stdout)["files"]}, {"already_there"})
+        # TWINE_REPOSITORY_URL stands for --repository-url, as for twine.
+        by_variable = self.upload(env=dict(creds, TWINE_REPOSITORY_URL=server.url))
+        self.assertEqual(by_variable.returncode, 0, by_variable.stderr)
+        self.assertEqual(json.loads(by_variable.stdout)["repository_url"], server.url)
 
         wrong = self.upload("--repository-url", server.url, env={"TWINE_USERNAME": "alice", "TWINE_PASSWORD": "no"})
         self.assertEqual(wrong.returncode, 3, wrong.stderr)

@@ -29,11 +29,13 @@ TEST(PackageUpload, CredentialsAsTwineTakesThem) {
   EXPECT_EQ(by_url.username, "alice");
   EXPECT_EQ(by_url.password, "from-file");
   EXPECT_EQ(by_url.credentials_from, (home.path / ".pypirc").string() + " [internal]");
+  EXPECT_EQ(by_url.password_from, by_url.credentials_from);
   auto by_name =
       resolve_upload_target("", "internal",
                             fake_environment({{"HOME", home.path.string()}, {"TWINE_PASSWORD", "from-env"}}));
   EXPECT_EQ(by_name.url, "https://pkgs.example/up/");
   EXPECT_EQ(by_name.password, "from-env");
+  EXPECT_EQ(by_name.password_from, "TWINE_PASSWORD");
   auto anonymous = resolve_upload_target("https://other.example", "", fake_environment({{"HOME", home.path.string()}}));
   EXPECT_TRUE(anonymous.username.empty());
   EXPECT_NE(error_of([&] {

@@ -72,4 +72,11 @@ TEST(S3SettingsTest, RefusesWhatCannotWork) {
         fake_environment({{"AWS_ACCESS_KEY_ID", "a"}, {"AWS_SECRET_ACCESS_KEY", "b"}, {"HOME", dir.path.string()}}));
   });
   EXPECT_NE(message.find("config:4"), std::string::npos) << message;
+  write(dir.path / ".aws" / "config", "[default]\nregion = eu west 1\n");
+  message = error_of([&] {
+    resolve_s3_settings(
+        fake_environment({{"AWS_ACCESS_KEY_ID", "a"}, {"AWS_SECRET_ACCESS_KEY", "b"}, {"HOME", dir.path.string()}}));
+  });
+  EXPECT_NE(message.find("'eu west 1' (from " + (dir.path / ".aws" / "config").string() + ":2"), std::string::npos)
+      << message;
 }
