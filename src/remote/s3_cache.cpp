@@ -36,6 +36,11 @@ std::string page_dir(const std::string& project) { return "simple/" + project + 
 std::string page_path(const std::string& project) { return page_dir(project) + "index.html"; }
 std::string lock_path(const std::string& hash) { return "locks/" + hash; }
 constexpr const char* kRootPage = "simple/index.html";
+// A project page links a store object by this relative href (and readers
+// resolve it back the same way).
+constexpr std::string_view kPageToRoot = "../../";
+std::string page_href(const std::string& object_path) { return std::string(kPageToRoot) + object_path; }
+bool is_marker(const RemoteText& marker) { return marker.text.rfind("archbuild shared cache 1\n", 0) == 0; }
 
 constexpr const char* kHtml = "text/html; charset=utf-8";
 constexpr const char* kJson = "application/json";
@@ -63,7 +68,7 @@ bool plain_key(const std::string& path) {
 // refused before anything is written.
 void claim_prefix(S3Client& bucket) {
   if (auto marker = bucket.get_text(kMarker, 4096)) {
-    if (marker->text.rfind("archbuild shared cache 1\n", 0) != 0)
+    if (!is_marker(*marker))
       fail_bad_input(bucket.location().text() + "/" + kMarker + " is not the marker archbuild writes; refusing " +
                      bucket.location().text());
     return;
@@ -99,7 +104,7 @@ void require_marker(S3Client& bucket) {
   if (!marker)
     fail_bad_input(bucket.location().text() + " holds no " + kMarker +
                    ": it is not a cache `archbuild cache push` made, so archbuild reads and removes nothing there");
-  if (marker->text.rfind("archbuild shared cache 1\n", 0) != 0)
+  if (!is_marker(*marker))
     fail_bad_input(bucket.location().text() + "/" + kMarker + " is not the marker archbuild writes");
 }
 
@@ -260,28 +265,28 @@ struct PagesSeen {
   std::optional<std::set<std::string>> root;
   std::map<std::string, std::optional<std::string>> documents;  // simple/PROJECT/...-variants.json -> its text
 
-  const std::optional<std::string>& document(S3Client& bucket, const std::string& path) {
-    auto seen = documents.find(path);
-    if (seen == documents.end()) {
-      auto text = bucket.get_text(path, kMaxPageBytes);
-      seen = documents.emplace(path, text ? std::optional(text->text) : std::nullopt).first;
-    }
-    return seen->second;
+  // The object parsed, or its type's empty value when it is absent.
+  template <typename Parse>
+  static auto read_object(S3Client& bucket, const std::string& path, Parse parse) {
+    auto text = bucket.get_text(path, kMaxPageBytes);
+    return text ? parse(text->text) : decltype(parse(text->text)){};
+  }
+  template <typename Value, typename Parse>
+  static const Value& read_once(std::map<std::string, Value>& seen, const std::string& key, S3Client& bucket,
+                                const std::string& path, Parse parse) {
+    auto found = seen.find(key);
+    if (found == seen.end()) found = seen.emplace(key, read_object(bucket, path, parse)).first;
+    return found->second;
   }
 
   const PageLinks& project(S3Client& bucket, const std::string& name) {
-    auto seen = projects.find(name);
-    if (seen == projects.end()) {
-      auto page = bucket.get_text(page_path(name), kMaxPageBytes);
-      seen = projects.emplace(name, page ? parse_page(page->text) : PageLinks{}).first;
-    }
-    return seen->second;
+    return read_once(projects, name, bucket, page_path(name), parse_page);
+  }
+  const std::optional<std::string>& document(S3Client& bucket, const std::string& path) {
+    return read_once(documents, path, bucket, path, [](const std::string& text) { return std::optional(text); });
   }
   const std::set<std::string>& root_page(S3Client& bucket) {
-    if (!root) {
-      auto page = bucket.get_text(kRootPage, kMaxPageBytes);
-      root = page ? root_projects(page->text) : std::set<std::string>{};
-    }
+    if (!root) root = read_object(bucket, kRootPage, root_projects);
     return *root;
   }
 };
@@ -353,7 +358,7 @@ size_t list_entry(S3Client& bucket, const std::string& hash, PagesSeen& seen) {
     if ((!wheel && !variant) || !file.ends_with(".whl")) continue;
     auto head = bucket.head(object.path);
     if (!head || head->sha256.size() != 64) fail_environment(bucket.url(object.path) + " has no sha256 recorded");
-    by_project[project_of(file)].push_back({"../../" + object.path, head->sha256, file});
+    by_project[project_of(file)].push_back({page_href(object.path), head->sha256, file});
     if (!variant) continue;
     auto text = bucket.get_text(object.path + ".json", 1 << 20);
     auto document = text ? nlohmann::json::parse(text->text, nullptr, false) : nlohmann::json();
@@ -446,7 +451,7 @@ std::optional<LeftAsItIs> listed_unchanged(S3Client& bucket, const StoreEntry& e
     auto link = links.find(name);
     auto holder = newest.find(name);
     const auto& owner = holder == newest.end() ? entry.hash : holder->second;
-    if (link == links.end() || link->second.href != "../../" + entry_path(owner, dir + name)) return false;
+    if (link == links.end() || link->second.href != page_href(entry_path(owner, dir + name))) return false;
     if (owner != entry.hash) found.relies_on.insert(owner);
     if (dir == "variants/") return variants_document_lists(links, project, name);
     auto sha256 = manifest_sha256.find(name);
@@ -659,7 +664,8 @@ S3VerifyResult verify_s3(S3Client& bucket, const std::filesystem::path& scratch,
     if (!page) continue;
     for (const auto& [file, link] : parse_page(page->text)) {
       // hrefs are relative to simple/PROJECT/: ../../store/... or a document beside the page.
-      std::string target = link.href.rfind("../../", 0) == 0 ? link.href.substr(6) : project_dir + link.href;
+      std::string target = link.href.starts_with(kPageToRoot) ? link.href.substr(kPageToRoot.size())
+                                                              : project_dir + link.href;
       if (target.find("..") != std::string::npos) {
         result.problems.push_back(object.path + ": link " + link.href + " leaves the cache");
         continue;
@@ -759,7 +765,7 @@ std::vector<S3GcStep> gc_s3(S3Client& bucket, size_t keep, bool dry_run, const S
         for (const auto& wheel : entry.wheels) projects.insert(project_of(wheel.filename().string()));
         for (const auto& wheel : entry.variants) projects.insert(project_of(wheel.filename().string()));
         projects.erase("");
-        const auto prefix = "../../" + entry_path(entry.hash);
+        const auto prefix = page_href(entry_path(entry.hash));
         for (const auto& project : projects)
           update_page(bucket, project, [&](PageLinks& links) {
             for (auto it = links.begin(); it != links.end();) {
@@ -770,7 +776,7 @@ std::vector<S3GcStep> gc_s3(S3Client& bucket, size_t keep, bool dry_run, const S
               auto heir = kept_object.find(it->first);
               auto head = heir == kept_object.end() ? std::nullopt : bucket.head(heir->second);
               if (head && head->sha256.size() == 64) {
-                it->second = {"../../" + heir->second, head->sha256, it->first};
+                it->second = {page_href(heir->second), head->sha256, it->first};
                 ++it;
               } else {
                 it = links.erase(it);

@@ -57,6 +57,17 @@ class S3Cache : public ::testing::Test {
   WheelStore from = source_cache(dir.path);
   FakeS3 s3;
   S3Client bucket{settings(), parse_s3_location("s3://bkt/p"), s3};
+
+  // The code and message of the UserError a push ends with (a failure when it does not).
+  std::pair<ExitCode, std::string> refusal() {
+    try {
+      push_to_s3(from, bucket, {});
+    } catch (const UserError& error) {
+      return {error.code(), error.what()};
+    }
+    ADD_FAILURE() << "pushed";
+    return {ExitCode::success, ""};
+  }
 };
 
 }  // namespace
@@ -233,24 +244,16 @@ TEST_F(S3Cache, RefusesAPrefixHoldingSomeoneElsesObjects) {
 
 TEST_F(S3Cache, RefusesAServerThatIgnoresConditionalWrites) {
   s3.ignore_conditions = true;
-  try {
-    push_to_s3(from, bucket, {});
-    ADD_FAILURE() << "pushed";
-  } catch (const UserError& error) {
-    EXPECT_EQ(error.code(), ExitCode::environment);
-    EXPECT_NE(std::string(error.what()).find("ignores conditional writes"), std::string::npos) << error.what();
-  }
+  const auto [code, message] = refusal();
+  EXPECT_EQ(code, ExitCode::environment);
+  EXPECT_NE(message.find("ignores conditional writes"), std::string::npos) << message;
   for (const auto& [key, object] : s3.objects) EXPECT_EQ(key, "bkt/p/.archbuild-cache");
 }
 
 TEST_F(S3Cache, RefusesAServerThatIgnoresIfMatch) {
   s3.ignore_if_match = true;
-  try {
-    push_to_s3(from, bucket, {});
-    ADD_FAILURE() << "pushed";
-  } catch (const UserError& error) {
-    EXPECT_NE(std::string(error.what()).find("If-Match on another ETag"), std::string::npos) << error.what();
-  }
+  const auto message = refusal().second;
+  EXPECT_NE(message.find("If-Match on another ETag"), std::string::npos) << message;
 }
 
 TEST_F(S3Cache, VerifyAndGcTouchOnlyAPrefixArchbuildClaimed) {
