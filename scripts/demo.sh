@@ -4,7 +4,9 @@
 # build -> validate -> publish to the cache's pip index -> inventory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/build.sh
+# Only what the demo runs: the archbuild binary (and the kernel-launch
+# recorder it loads into device checks), not the tests.
+bash scripts/build.sh archbuild
 archbuild="$PWD/build/src/archbuild"
 cache="${ARCHBUILD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/archbuild}"
 
@@ -40,7 +42,12 @@ echo "== archbuild build $repo --recipe cuda-demo --arch $arch"
 echo
 echo "== the published wheels (archbuild cache ls)"
 "$archbuild" cache ls --cache-dir "$cache"
-wheel=$(ls -t "$cache"/wheels/cuda_demo-*.whl | head -1)
+# The labelled wheel of the newest cuda-demo entry (the store also holds
+# its variant wheel, which plain pip skips).
+wheel=$("$archbuild" cache ls --json --cache-dir "$cache" | python3 -c '
+import json, pathlib, sys
+entry = next(e for e in json.load(sys.stdin)["entries"] if e["recipe"] == "cuda-demo")
+print(pathlib.Path(entry["dir"]) / "wheels" / entry["wheels"][0])')
 echo
 echo "== its inventory (archbuild inspect)"
 "$archbuild" inspect "$wheel"

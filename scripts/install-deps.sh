@@ -1,23 +1,40 @@
 #!/usr/bin/env bash
-# Installs everything archbuild needs to build and test, from Debian packages
-# and PyPI. Idempotent: packages already present are not reinstalled.
+# Installs what archbuild needs, from Debian packages and PyPI. Idempotent:
+# packages already present are not reinstalled.
+#   scripts/install-deps.sh          what building and running archbuild needs
+#   scripts/install-deps.sh --tests  that, and what the test suite needs too
+#                                    (GoogleTest, servers, the aarch64 cross tools)
 # Prints one line per step; apt-get's own output goes to $ARCHBUILD_DEPS_LOG
 # (default: ${TMPDIR:-/tmp}/archbuild-install-deps.log), whose last lines are
 # shown when a step fails.
 set -euo pipefail
 
+# Building archbuild, and what it runs when it builds a wheel (git, python's
+# venv, setuptools and wheel for setup.py projects).
 debian_packages=(
   build-essential cmake ninja-build pkg-config git ccache
   libgit2-dev libspdlog-dev libtomlplusplus-dev
   libboost1.81-dev libboost-filesystem1.81-dev
   libcli11-dev nlohmann-json3-dev libzip-dev zlib1g-dev libzstd-dev liblz4-dev
-  libssl-dev libcurl4-openssl-dev libgtest-dev clang-format
+  libssl-dev libcurl4-openssl-dev
   python3-venv python3-setuptools python3-wheel python3-pip
-  redis-server
+)
+# Only the tests.
+test_packages=(
+  libgtest-dev clang-format
+  redis-server  # the shared compiler cache's tests
   bubblewrap iproute2  # the compile cluster's tests: sccache-dist's sandbox, network namespaces
   nginx curl  # the remote cache's tests: the server in front of the bucket that pip and uv read
   g++-aarch64-linux-gnu qemu-user-static mmdebstrap  # the aarch64 cross build and its tests
 )
+case "${1:-}" in
+  "") ;;
+  --tests) debian_packages+=("${test_packages[@]}") ;;
+  *)
+    echo "install-deps: unknown argument '$1' (expected --tests)" >&2
+    exit 2
+    ;;
+esac
 
 log=${ARCHBUILD_DEPS_LOG:-${TMPDIR:-/tmp}/archbuild-install-deps.log}
 

@@ -15,18 +15,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# CLI tests that run here: resolving archs, inspecting and diagnosing,
-# checking out sources with libgit2, a whole build of the fixture project
-# (offline step, supervisor, cache), the index. Not here: the tests that
-# compile CUDA code with nvcc (an x86-64 program here, and slow under the
-# load qemu adds), the real torch wheels (the x86-64 run reads them, the
-# aarch64 one included), and test_step_supervisor (its plain-user mode
-# needs PR_SET_CHILD_SUBREAPER, which qemu-user does not pass to the kernel;
-# the root mode runs within test_build).
-cli_tests=(test_arch test_arch_names test_inspect test_doctor test_settings test_logging test_source
-           test_hostile_wheels test_hostile_inputs test_index test_recipe_path test_build test_host_machine)
+# What the aarch64 binary must prove beyond the x86-64 run: every unit test
+# (the parsers, tables and plans, compiled for aarch64: char signedness,
+# alignment, the sysroot's libraries), and the CLI modules whose behaviour
+# depends on the machine or on native code only this binary runs: detect and
+# the aarch64 tables (test_host_machine), resolving archs (test_arch),
+# reading real nvcc fatbins with the aarch64 decompressors (test_inspect),
+# libgit2 checkouts and submodules (test_source), and a whole build of the
+# fixture project (test_build: the offline step, the step supervisor in its
+# PID namespace, the cache). Not here: the modules that exercise the same
+# code paths through x86-64 tools (nvcc builds of extensions, servers, the
+# real torch wheels, which the x86-64 run reads for both machines), the
+# option and input checks that are the same code on both (hostile inputs,
+# settings, logging, recipes, doctor's tables; their unit tests run here),
+# and test_step_supervisor (its plain-user mode needs
+# PR_SET_CHILD_SUBREAPER, which qemu-user does not pass to the kernel; the
+# root mode runs within test_build).
+cli_tests=(test_arch test_host_machine test_inspect test_source test_build)
 
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh --tests
 sysroot=$(bash scripts/aarch64-sysroot.sh)
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
@@ -64,4 +71,4 @@ file_type=$(od -An -tx1 -j18 -N2 build-aarch64/src/archbuild | tr -d ' ')
 [[ $file_type == b700 ]] || { echo "test-aarch64: build-aarch64/src/archbuild is not an aarch64 ELF file" >&2; exit 1; }
 pattern="^(cli\\.($(IFS='|'; echo "${cli_tests[*]}"))\$|[A-Z])"
 cd build-aarch64
-ctest --output-on-failure --timeout 1500 -LE gpu -R "$pattern" "$@"
+ctest --output-on-failure --timeout 1500 -j "${ARCHBUILD_TEST_JOBS:-$(($(nproc) + 1))}" -LE gpu -R "$pattern" "$@"

@@ -11,6 +11,7 @@
 
 #include "builder/step_launcher.h"
 #include "cli/command.h"
+#include "cli/command_reference.h"
 #include "config/settings.h"
 #include "core/error.h"
 #include "core/interrupt.h"
@@ -78,11 +79,13 @@ int main(int argc, char** argv) {
   CLI::App app{
       "archbuild: build PyTorch and CUDA extensions for exactly the GPUs you have, "
       "and prove the result runs on them."};
+  app.name("archbuild");  // usage lines say `archbuild build`, whatever path ran it
   app.set_version_flag("--version", std::string("archbuild ") + ARCHBUILD_VERSION);
   app.require_subcommand(1);
   app.footer(
       "Exit codes: 0 success, 1 the work failed, 2 bad input or usage, "
-      "3 this environment cannot do it, 130 interrupted. See README.md.");
+      "3 this environment cannot do it, 130 interrupted. `archbuild help COMMAND` prints a command's reference "
+      "(docs/COMMANDS.md).");
   int verbosity = 0;
   std::string log_level;
   app.add_flag("-v,--verbose", verbosity,
@@ -106,9 +109,15 @@ int main(int argc, char** argv) {
   }
 
   std::map<CLI::App*, std::function<ExitCode()>> runners;
+  // Each command's --help ends with its section of docs/COMMANDS.md, and a
+  // subcommand's (cache push) with its own.
+  const auto reference = command_reference_markdown();
   for (const auto& command : commands) {
     auto* sub = app.add_subcommand(command.name, command.synopsis);
     runners[sub] = command.setup(*sub);
+    if (auto text = reference_section(reference, command.name)) sub->footer(*text);
+    for (auto* child : sub->get_subcommands([](CLI::App*) { return true; }))
+      if (auto text = reference_section(reference, command.name, child->get_name())) child->footer(*text);
   }
 
   try {

@@ -24,9 +24,6 @@ Command arch_command() {
                            "With --dialect extension: the torch release whose cpp_extension reads the list "
                            "(its names and accepted archs; default: the newest known)");
             add_json_flag(app, options->json, "Print a JSON object");
-            app.footer(
-                "Exit: 0 resolved; 2 malformed item; 3 this toolkit cannot target an item, or "
-                "`native` without a GPU.");
             return [options]() {
               auto dialect = parse_dialect_option(options->dialect);
               auto context = HostContext::gather(options->cuda);

@@ -58,15 +58,10 @@ void print_build_summary(const BuildOutcome& outcome, PipelineEvents& events) {
 }  // namespace
 
 Command build_command() {
-  return {"build", "Check out, build, validate and publish a recipe, directory or git URL for the given archs",
+  return {"build", "Check out, build, validate and publish a recipe, directory, git URL or sdist for given archs",
           [](CLI::App& app) {
             auto options = std::make_shared<BuildOptions>();
             options->declare(app);
-            app.footer(
-                "Exit: 0 built, validated and published (or a cache hit); 1 the build or its validation failed "
-                "(first error shown, then the log path; an invalid wheel is kept in <cache>/quarantine); "
-                "2 bad input; 3 this machine cannot; 130 interrupted (the build's processes are stopped, the "
-                "build dir is kept and a rerun resumes).");
             return [options]() {
               TerminalEvents events(options->json);
               auto outcome = run_build(options->request(), events);

@@ -328,8 +328,7 @@ ExitCode run_gc(const CacheOptions& options, size_t keep, bool dry_run) {
 
 Command cache_command() {
   return {
-      "cache",
-      "The wheel cache: ls, show, verify, gc, push (to a shared dir), why (diff two keys), index (any wheel dir)",
+      "cache", "The wheel cache and its index: ls, show, verify, gc, push, why, keygen, index, index-config",
       [](CLI::App& app) {
         auto options = std::make_shared<CacheOptions>();
         auto ls = with_cache_options(app.add_subcommand("ls", "List published builds, newest first"), *options);
@@ -394,11 +393,6 @@ Command cache_command() {
         index_config->add_option("--public-url", remote_options->public_url,
                                  "The URL readers reach the bucket's prefix through (a server in front of it)");
         app.require_subcommand(1);
-        app.footer(
-            "Exit: 0 ok; 1 `verify` found a problem, `why`'s keys differ, `push` kept a damaged source "
-            "entry out or a package server refused a file; 2 bad input; 3 this environment (a full disk: "
-            "\"no space left on PATH\"; a server down, stalled or answering 5xx through every retry; "
-            "credentials refused).");
 
         return [=]() -> ExitCode {
           if (ls->parsed()) return run_ls(*options);

@@ -37,7 +37,6 @@ Command check_command() {
                            "File holding the scheduler's client token");
             add_cache_dir_option(app, options->settings.cache_dir);
             add_json_flag(app, options->json, "Print a JSON object");
-            app.footer("Exit: 0 every check passed; 2 bad arch spec; 3 a check failed.");
             return [options]() {
               // A build dir that exists must be a directory: a file's free space says nothing.
               std::error_code ec;

@@ -36,5 +36,6 @@ Command config_command();
 Command validate_command();
 Command cache_command();
 Command matrix_command();
+Command help_command();
 
 }  // namespace archbuild

@@ -12,7 +12,6 @@ Command config_command() {
   return {"config", "Show every setting, its value and where it came from", [](CLI::App& app) {
             auto json = std::make_shared<bool>(false);
             add_json_flag(app, *json, "Print JSON");
-            app.footer("Precedence: default < config file < ARCHBUILD_* environment < command-line flag.");
             return [json]() {
               auto settings = Settings::load();
               if (*json) {

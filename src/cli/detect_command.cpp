@@ -39,7 +39,6 @@ Command detect_command() {
   return {"detect", "Show GPUs, driver, CUDA toolkits and host compiler", [](CLI::App& app) {
             auto json = std::make_shared<bool>(false);
             add_json_flag(app, *json, "Print a JSON object");
-            app.footer("Exit: 0 at least one GPU found; 3 no usable GPU (the rest is still reported).");
             return [json]() {
               auto table = ToolkitTable::load_default();
               auto toolkits = find_installed_toolkits();

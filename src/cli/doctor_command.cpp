@@ -253,9 +253,6 @@ Command doctor_command() {
                            "--matrix, this host's)")
                 ->check(CLI::IsMember(std::vector<std::string>(std::begin(kKnownMachines), std::end(kKnownMachines))));
             add_json_flag(app, options->json, "Print a JSON object");
-            app.footer(
-                "Exit: 0 all is well; 1 a problem was found; 3 nothing to diagnose (no GPU and no "
-                "--device-cc, no Python, or no torch).");
             return [options]() { return run_doctor(*options); };
           }};
 }

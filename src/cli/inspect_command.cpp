@@ -26,9 +26,6 @@ Command inspect_command() {
             app.add_flag("--kernels", options->kernels,
                          "Also list each binary's kernels (entry functions), demangled, per SASS and PTX arch");
             add_json_flag(app, options->json, "Print a JSON object");
-            app.footer(
-                "Exit: 0 inspected; 1 a file has no kernel image for a --device-cc; "
-                "2 a file could not be read (the others are still inspected).");
             return [options]() {
               auto devices = parse_device_ccs(options->device_ccs);
               InventoryPrinter printer(devices, options->json, options->all_files);

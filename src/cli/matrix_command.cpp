@@ -41,9 +41,6 @@ Command matrix_command() {
         app.add_option("--junit", options->junit, "Write JUnit XML here (one testcase per cell)");
         add_json_flag(app, options->json, "Print the JSON report");
         app.add_flag("--dry-run", options->dry_run, "List the cells in the order they would run, build nothing");
-        app.footer(
-            "Exit: 0 every cell built; 1 some cell failed or was skipped (the others still ran); 2 bad matrix file; "
-            "130 interrupted (running cells stopped, no new one started).");
         return [options]() {
           auto settings = Settings::load(options->settings.by_key());
           auto book = RecipeBook::load_for(settings);

@@ -38,9 +38,6 @@ Command plan_command() {
   return {"plan", "Print the exact environment and command a build would run, without building", [](CLI::App& app) {
             auto options = std::make_shared<BuildOptions>();
             options->declare(app);
-            app.footer(
-                "Nothing is checked out or built; a source dir that exists is looked at (CUDA files, "
-                "CMake cache). Exit: 0; 2 bad input; 3 this machine cannot (toolkit, archs).");
             return [options]() {
               auto [context, plan] = plan_build(options->request());
               if (options->json) {

@@ -73,9 +73,6 @@ Command source_command() {
             app.add_flag("--refresh", options->refresh, "Fetch even when the mirror has the ref (moving branches)");
             app.add_flag("--no-submodules", options->no_submodules, "Skip submodules");
             add_json_flag(app, options->json, "Print the source manifest as JSON");
-            app.footer(
-                "Exit: 0 checked out; 2 bad recipe, ref, patch, destination or sdist; 3 cannot fetch (network, "
-                "--offline, an sdist's hash mismatch).");
             return [options]() {
               auto settings = Settings::load(options->settings.by_key());
               const CacheLayout cache(settings.cache_dir());

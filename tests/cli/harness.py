@@ -1,5 +1,7 @@
 """Shared helpers for the black-box CLI tests: run the real archbuild binary."""
 import base64
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -39,11 +41,29 @@ def run_json(*args, **kwargs):
         raise AssertionError(f"not JSON ({error}):\n{result.stdout}\n{result.stderr}")
 
 
+@contextlib.contextmanager
+def test_cache_lock(name):
+    """Holds TEST_CACHE/NAME.lock: modules running at once (ctest -j) make a
+    shared download or venv one at a time, and the others then find it made."""
+    lock = TEST_CACHE / f"{name}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def pip_target(name, requirements):
     """Installs requirements into TEST_CACHE/name once; returns the dir."""
     target = TEST_CACHE / name
     marker = target / ".complete"
-    if not marker.exists():
+    if marker.exists():
+        return target
+    with test_cache_lock(name):
+        if marker.exists():
+            return target
         target.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
                         "--target", str(target), *requirements], check=True)
@@ -88,10 +108,18 @@ def torch_wheel(machine="x86_64"):
     tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
     pattern = f"torch-{TORCH_VERSION}-{tag}-{tag}-manylinux*_{machine}.whl"
     found = sorted(wheels.glob(pattern))
-    if not found:
-        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
-                        "--no-deps", "--only-binary=:all:", "--platform", f"manylinux_2_28_{machine}",
-                        f"torch=={TORCH_VERSION}", "-d", str(wheels)], check=True)
+    if found:
+        return found[0]
+    with test_cache_lock(f"wheels/torch-{machine}"):
+        found = sorted(wheels.glob(pattern))
+        if found:
+            return found[0]
+        with tempfile.TemporaryDirectory(dir=wheels) as partial:  # renamed into place whole
+            subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
+                            "--no-deps", "--only-binary=:all:", "--platform", f"manylinux_2_28_{machine}",
+                            f"torch=={TORCH_VERSION}", "-d", partial], check=True)
+            for wheel in pathlib.Path(partial).glob(pattern):
+                wheel.rename(wheels / wheel.name)
         found = sorted(wheels.glob(pattern))
     return found[0]
 
@@ -102,10 +130,12 @@ def torch_venv():
     venv = TEST_CACHE / f"torch-venv-{TORCH_VERSION}"
     marker = venv / ".complete"
     if not marker.exists():
-        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
-        subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                        "--no-deps", "--no-index", str(torch_wheel())], check=True)
-        marker.write_text("ok")
+        with test_cache_lock(venv.name):
+            if not marker.exists():
+                subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+                subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                                "--no-deps", "--no-index", str(torch_wheel())], check=True)
+                marker.write_text("ok")
     return venv / "bin" / "python"
 
 
@@ -118,13 +148,15 @@ def torch_build_python():
     venv = TEST_CACHE / f"torch-build-venv-{TORCH_VERSION}"
     marker = venv / ".complete"
     if not marker.exists():
-        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
-        pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-        subprocess.run(pip + ["filelock", "typing-extensions>=4.10", "setuptools<82", "sympy>=1.13.3", "networkx",
-                              "jinja2", "fsspec", "numpy", "wheel", "ninja"], check=True)
-        subprocess.run(pip + ["--no-deps", str(torch_wheel()), "nvidia-cufile==1.15.1.6", "nvidia-cusparselt-cu13==0.8.0",
-                              "nvidia-nvshmem-cu13==3.4.5"], check=True)
-        marker.write_text("ok")
+        with test_cache_lock(venv.name):
+            if not marker.exists():
+                subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+                pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+                subprocess.run(pip + ["filelock", "typing-extensions>=4.10", "setuptools<82", "sympy>=1.13.3", "networkx",
+                                      "jinja2", "fsspec", "numpy", "wheel", "ninja"], check=True)
+                subprocess.run(pip + ["--no-deps", str(torch_wheel()), "nvidia-cufile==1.15.1.6", "nvidia-cusparselt-cu13==0.8.0",
+                                      "nvidia-nvshmem-cu13==3.4.5"], check=True)
+                marker.write_text("ok")
     return venv / "bin" / "python"
 
 

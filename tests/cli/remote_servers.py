@@ -11,7 +11,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import urllib.parse
 import urllib.request
 import http.client
@@ -19,46 +18,12 @@ import http.server
 import socketserver
 
 from harness import pip_target
+from waiting import free_port, wait_until
 
 SEAWEEDFS_VERSION = "4.48"
 PYPISERVER_VERSION = "2.4.2"
 DEVPI_VERSION = "6.20.3"
 ACCESS_KEY, SECRET_KEY = "archbuild-test-key", "archbuild-test-secret"
-
-
-_given_ports = set()
-
-
-def free_port(also_plus=0):
-    """A free loopback port not handed out before; with also_plus, port + also_plus is free too (weed's gRPC)."""
-    while True:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        if port in _given_ports or (also_plus and (port + also_plus > 65535 or port + also_plus in _given_ports)):
-            continue
-        if also_plus:
-            try:
-                with socket.socket() as second:
-                    second.bind(("127.0.0.1", port + also_plus))
-            except OSError:
-                continue
-            _given_ports.add(port + also_plus)
-        _given_ports.add(port)
-        return port
-
-
-def wait_for(check, what, timeout=90):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            if check():
-                return
-        except Exception as error:  # noqa: BLE001 - the server is still starting
-            last = error
-        time.sleep(0.3)
-    raise RuntimeError(f"{what} did not come up: {last}")
 
 
 def s3_env(endpoint, key=ACCESS_KEY, secret=SECRET_KEY):
@@ -85,14 +50,37 @@ class ObjectStorage:
         ports = {name: free_port(10000) for name in ("master", "volume", "filer", "s3")}
         self.port = ports["s3"]
         self.endpoint = f"http://127.0.0.1:{self.port}"
-        self.log = open(self.root / "seaweedfs.log", "w")
+        self.log_path = self.root / "seaweedfs.log"
+        self.log = open(self.log_path, "w")
         self.process = subprocess.Popen(
             [str(weed), "server", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
              f"-master.port={ports['master']}", f"-volume.port={ports['volume']}",
              f"-filer.port={ports['filer']}", "-s3", f"-s3.port={ports['s3']}", f"-s3.config={config}",
+             # no server on a fixed port (the Iceberg catalog's 8181, Lance's 9101: a second
+             # weed on the machine could not start), and no telemetry sent from a test
+             "-s3.port.iceberg=0", "-s3.port.lance=0", "-master.telemetry=false",
              "-master.volumeSizeLimitMB=32", "-volume.max=100"],
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
-        wait_for(lambda: self.request("PUT", f"/{bucket}")[0] == 200, "SeaweedFS's S3 gateway")
+        try:
+            wait_until(self._ready, f"SeaweedFS's S3 gateway on port {self.port} to create bucket {bucket} and "
+                       "take an object", log=self.log_path, process=self.process)
+        except BaseException:
+            self.stop()  # a setUpClass that fails runs no tearDownClass
+            raise
+
+    def _ready(self):
+        """The bucket is there (made now, or by an earlier try whose answer was lost) and takes an object."""
+        status, body = self.request("PUT", f"/{self.bucket}")
+        if status not in (200, 409):
+            raise RuntimeError(f"PUT /{self.bucket}: HTTP {status} {body[:300]!r}")
+        probe = f"/{self.bucket}/.archbuild-test-ready"
+        status, body = self.request("PUT", probe, data=b"ready")
+        if status != 200:
+            raise RuntimeError(f"PUT {probe}: HTTP {status} {body[:300]!r}")
+        status, body = self.request("DELETE", probe)
+        if status not in (200, 204):
+            raise RuntimeError(f"DELETE {probe}: HTTP {status} {body[:300]!r}")
+        return True
 
     def request(self, method, path, data=None):
         """A signed request (curl's own SigV4, not archbuild's): (status, body)."""
@@ -139,11 +127,18 @@ class Nginx:
             "access_log %s/logs/access.log;\nclient_body_temp_path %s;\nproxy_temp_path %s;\n"
             "fastcgi_temp_path %s;\nuwsgi_temp_path %s;\nscgi_temp_path %s;\n%s\n}\n"
             % ((self.root,) * 8 + (site,)))
-        self.process = subprocess.Popen(["nginx", "-p", str(self.root), "-c", str(self.root / "nginx.conf"), "-g",
-                                         "daemon off;"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                        start_new_session=True)
+        with open(self.root / "logs" / "nginx.out", "w") as out:
+            self.process = subprocess.Popen(["nginx", "-p", str(self.root), "-c", str(self.root / "nginx.conf"), "-g",
+                                             "daemon off;"], stdout=out, stderr=subprocess.STDOUT,
+                                            start_new_session=True)
         self.url = f"http://127.0.0.1:{self.port}/simple"
-        wait_for(lambda: socket.create_connection(("127.0.0.1", self.port), timeout=1).close() is None, "nginx")
+        try:
+            wait_until(lambda: socket.create_connection(("127.0.0.1", self.port), timeout=10).close() is None,
+                       f"nginx to listen on port {self.port}", process=self.process,
+                       log=[self.root / "logs" / "nginx.out", self.root / "logs" / "error.log"])
+        except BaseException:
+            self.stop()
+            raise
 
     def stop(self):
         if self.process.poll() is None:
@@ -253,7 +248,13 @@ class PypiServer:
              str(self.root / "htpasswd"), "-a", "update", str(self.root / "packages")],
             env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         self.url = f"http://127.0.0.1:{self.port}/"
-        wait_for(lambda: urllib.request.urlopen(self.url + "simple/", timeout=2).status == 200, "pypiserver")
+        try:
+            wait_until(lambda: urllib.request.urlopen(self.url + "simple/", timeout=10).status == 200,
+                       f"pypiserver to answer on port {self.port}", log=self.root / "pypiserver.log",
+                       process=self.process)
+        except BaseException:
+            self.stop()
+            raise
 
     def stop(self):
         if self.process.poll() is None:
@@ -281,11 +282,17 @@ class Devpi:
             [sys.executable, "-c", "from devpi_server.main import main; main()", "--serverdir", str(server_dir),
              "--host", "127.0.0.1", "--port", str(self.port), "--offline-mode"],
             env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
-        wait_for(lambda: urllib.request.urlopen(self.base + "/+api", timeout=2).status == 200, "devpi-server")
-        self._json("PUT", f"/{user}", {"password": password, "email": f"{user}@example.invalid"})
-        token = self._json("POST", "/+login", {"user": user, "password": password})["result"]["password"]
-        auth = base64.b64encode(f"{user}:{token}".encode()).decode()
-        self._json("PUT", f"/{user}/dev", {"type": "stage", "bases": [], "volatile": False}, auth)
+        try:
+            wait_until(lambda: urllib.request.urlopen(self.base + "/+api", timeout=10).status == 200,
+                       f"devpi-server to answer on port {self.port}", log=self.root / "devpi.log",
+                       process=self.process)
+            self._json("PUT", f"/{user}", {"password": password, "email": f"{user}@example.invalid"})
+            token = self._json("POST", "/+login", {"user": user, "password": password})["result"]["password"]
+            auth = base64.b64encode(f"{user}:{token}".encode()).decode()
+            self._json("PUT", f"/{user}/dev", {"type": "stage", "bases": [], "volatile": False}, auth)
+        except BaseException:
+            self.stop()
+            raise
         self.url = f"{self.base}/{user}/dev/"
         self.simple = f"{self.base}/{user}/dev/+simple/"
 

@@ -20,14 +20,16 @@ import unittest
 from fixture_project import data_dir_with_recipe, make_cuda_project
 from gitrepos import git
 from harness import BIN, SYSTEM_NVCC, run, scratch_dir, session_processes, stop_session
+from waiting import catches_interrupts, wait_gone
 
 INTERRUPTS = 20
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGKILL)
 OPERATIONS = ("build", "publish", "push", "gc")
 PUBLISH_PAUSE_MS = 600  # the publish window the test hook holds open
 # archbuild stops its children with TERM, then KILL after its 5 s grace
-# period: what an interrupted command may take to be gone, and then some.
-SETTLE_SECONDS = 15
+# period: what an interrupted command may take to be gone, and then some
+# (a busy machine's delay included; scaled by ARCHBUILD_TEST_TIMEOUT_SCALE).
+SETTLE_SECONDS = 60
 
 
 def stale_index_only(report):
@@ -35,17 +37,6 @@ def stale_index_only(report):
     entry_problems = [problem for problems in report["problems"].values() for problem in problems]
     return not entry_problems and report["index_problems"] and all(
         "published but not in the index" in problem for problem in report["index_problems"])
-
-
-def catches_interrupts(pid):
-    """Whether the process has installed handlers for SIGINT and SIGTERM (SigCgt in /proc)."""
-    try:
-        with open(f"/proc/{pid}/status") as file:
-            status = file.read()
-    except OSError:
-        return False
-    caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
-    return all(caught & (1 << (signo - 1)) for signo in (signal.SIGINT, signal.SIGTERM))
 
 
 @unittest.skipUnless(SYSTEM_NVCC.exists(), "needs nvcc 13 at /usr/local/cuda")
@@ -126,10 +117,8 @@ class Chaos(unittest.TestCase):
 
     def settle(self, session):
         """The processes of the session still alive once archbuild's own stopping has had its time."""
-        deadline = time.monotonic() + SETTLE_SECONDS
-        while session_processes(session) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        return session_processes(session)
+        return wait_gone(lambda: session_processes(session), f"the processes of session {session}",
+                         budget=SETTLE_SECONDS)
 
     def test_interrupts_leave_caches_verifiable_and_no_process_behind(self):
         seed = int(os.environ.get("ARCHBUILD_CHAOS_SEED", random.SystemRandom().randrange(1 << 32)))

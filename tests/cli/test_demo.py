@@ -23,6 +23,9 @@ class Demo(unittest.TestCase):
         self.assertIn(f"pip install cuda_demo==1.0.0+cu130.sm90 --extra-index-url file://{cache}/simple", output)
         self.assertIn("skip device: no GPU", output)
         self.assertIn("SASS  sm_90 x2", output)
+        # the inventory is the labelled wheel's, the one pip installs (not the variant wheel)
+        inventory = result.stdout.split("== its inventory", 1)[1]
+        self.assertRegex(inventory, r"cuda_demo-1\.0\.0\+cu130\.sm90-[^ ]*\.whl")
         self.assertTrue((cache / "simple" / "cuda-demo" / "index.html").exists())
         # a second run is a cache hit
         again = subprocess.run(["bash", str(SOURCE_DIR / "scripts" / "demo.sh")], capture_output=True, text=True,

@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ElementTree
 
 from fixture_project import add_consumer_recipe, data_dir_with_recipe, make_cuda_project
 from harness import BIN, SYSTEM_NVCC, processes_mentioning, run, scratch_dir
+from waiting import READY_BUDGET, scaled, wait_gone
 
 
 @unittest.skipUnless(SYSTEM_NVCC.exists(), "needs nvcc 13 at /usr/local/cuda")
@@ -60,7 +61,7 @@ class Matrix(unittest.TestCase):
         env.pop("ARCHBUILD_FAKE_GPUS", None)
         process = subprocess.Popen([BIN, "matrix", str(matrix), "--parallel", "2", "--cache-dir", str(cache), "--json"],
                                    env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 300
+        deadline = time.monotonic() + scaled(READY_BUDGET)  # two configures at once on a busy machine
         while time.monotonic() < deadline:
             logs = list((cache / "matrix").glob("*/build.log"))
             if any("Building CUDA object" in log.read_text() for log in logs):
@@ -77,11 +78,7 @@ class Matrix(unittest.TestCase):
         self.assertTrue(any("interrupted" in c["message"] for c in cells.values()), cells)
         for arch in ("8.6", "8.9"):  # nothing starts after the interrupt
             self.assertNotEqual(cells[f"consumer {arch}"]["status"], "ok")
-        for _ in range(60):
-            left = processes_mentioning(str(cache))
-            if not left:
-                break
-            time.sleep(0.05)
+        left = wait_gone(lambda: processes_mentioning(str(cache)), "the matrix's processes")
         self.assertEqual(left, [], "processes outlived the matrix")
 
     def test_bad_matrix_files(self):

@@ -23,6 +23,7 @@ import urllib.request
 
 from gitrepos import git
 from harness import BIN, SOURCE_DIR, SYSTEM_NVCC, run, scratch_dir, session_processes, stop_session, torch_build_python
+from waiting import READY_BUDGET, scaled, wait_gone
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -412,7 +413,7 @@ class InterruptedDownloads(unittest.TestCase):
 
     def wait_for_partial(self, process):
         """The .download-* dir of the download now held, once its partial file has bytes."""
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + scaled(READY_BUDGET)
         while time.monotonic() < deadline:
             for partial in self.sdists.glob(".download-*/*slow_pkg-1.0.tar.gz"):  # .partial-PID-FILE
                 if partial.parent not in self.before and partial.stat().st_size > 0:
@@ -422,10 +423,7 @@ class InterruptedDownloads(unittest.TestCase):
         self.fail("the download never started")
 
     def wait_for_session_end(self, process):
-        deadline = time.monotonic() + 30
-        while session_processes(process.pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        self.assertEqual(session_processes(process.pid), [])
+        self.assertEqual(wait_gone(lambda: session_processes(process.pid), "the fetcher"), [])
 
     def test_sigint_or_sigterm_mid_download_leaves_nothing(self):
         for signo in (signal.SIGINT, signal.SIGTERM):

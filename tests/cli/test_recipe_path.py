@@ -10,6 +10,7 @@ import unittest
 
 from gitrepos import git, make_repo
 from harness import SOURCE_DIR, SYSTEM_NVCC, run, scratch_dir
+from waiting import scaled
 
 ENV_ORIGIN = "recipe_path (env ARCHBUILD_RECIPE_PATH)"
 
@@ -99,7 +100,7 @@ class RecipePath(unittest.TestCase):
         self.assertIn(f"{self.first / 'broken.toml'}:2: key 'bogus': unknown key", result.stderr)
         (self.first / "broken.toml").unlink()
         os.mkfifo(self.first / "blocked.toml")
-        result = run("recipes", env=self.env, timeout=20)
+        result = run("recipes", env=self.env, timeout=scaled(60))  # a read would block for ever
         self.assertEqual(result.returncode, 2, result.stderr)
         self.assertIn(f"recipe {self.first / 'blocked.toml'} (from {ENV_ORIGIN}) is not a regular file", result.stderr)
 

@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from fixture_project import data_dir_with_recipe, make_cuda_project
 from harness import BIN, SYSTEM_NVCC, pip_target, run, scratch_dir
 from remote_servers import (Devpi, FlakyProxy, Nginx, ObjectStorage, PypiServer, SilentServer, s3_env)
+from waiting import scaled, wait_until
 
 UV_VERSION = "0.13.9"
 
@@ -174,7 +175,11 @@ class RemoteCache(unittest.TestCase):
             process = subprocess.Popen([BIN, "cache", "push", f"s3://wheels/{prefix}", "--cache-dir",
                                         str(self.caches["a"])], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                        env=self.process_env(ARCHBUILD_PUSH_PAUSE_MS="150"))
-            time.sleep(rounds.uniform(0.3, 2.0))
+            # Killed at a random moment once the push has written to the bucket
+            # (a busy machine may take longer than any fixed delay to get there).
+            wait_until(lambda: process.poll() is not None or self.storage.keys(prefix),
+                       f"the push to s3://wheels/{prefix} to write its first object")
+            time.sleep(rounds.uniform(0, 1.7))
             process.send_signal(signal.SIGKILL)
             process.wait()
             if self.storage.keys(prefix):
@@ -221,7 +226,8 @@ class RemoteCache(unittest.TestCase):
                             env=s3_env(silent.endpoint))
         self.assertEqual(stalled.returncode, 3, stalled.stderr)
         self.assertIn("Timeout", stalled.stderr)
-        self.assertLess(time.monotonic() - started, 60)
+        # Bounded by --timeout and --retries, not by the test's patience (each attempt 2 s; 60 s for a busy machine).
+        self.assertLess(time.monotonic() - started, scaled(60), stalled.stderr)
 
         proxy_failing = SilentServer()  # replaced below by a server that always answers 503
         proxy_failing.stop()

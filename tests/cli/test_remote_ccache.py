@@ -6,20 +6,21 @@ import os
 import shutil
 import socket
 import subprocess
-import time
 import unittest
 
 from fixture_project import data_dir_with_recipe, make_cuda_project
 from harness import SYSTEM_NVCC, run, scratch_dir
+from waiting import free_port, wait_until
 
 REDIS = shutil.which("redis-server")
 CCACHE = shutil.which("ccache")
 
 
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+def redis_answers(port):
+    """Whether the server on `port` answers PING with PONG (listening alone is not ready: it may still be loading)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(b"PING\r\n")
+        return connection.recv(64).startswith(b"+PONG")
 
 
 @unittest.skipUnless(SYSTEM_NVCC.exists() and REDIS and CCACHE, "needs nvcc, redis-server and ccache (scripts/install-deps.sh)")
@@ -28,15 +29,13 @@ class RemoteCompilerCache(unittest.TestCase):
         root = scratch_dir(self)
         data = data_dir_with_recipe(root, make_cuda_project(root))
         port = free_port()
+        log = root / "redis.log"
         server = subprocess.Popen([REDIS, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                                   "--dir", str(root)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                   "--dir", str(root), "--logfile", str(log)],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.addCleanup(server.wait)
         self.addCleanup(server.terminate)
-        for _ in range(100):
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.05)
+        wait_until(lambda: redis_answers(port), f"redis-server to answer PING on port {port}", log=log, process=server)
         env = {"ARCHBUILD_DATA_DIR": str(data), "ARCHBUILD_FAKE_GPUS": None}
         remote = f"redis://127.0.0.1:{port}"
         stats = {}

@@ -3,22 +3,15 @@ four pushers at once into one shared directory (consistent index, no lost
 wheel, a key both have copied once), and real pip installing from that
 directory served over HTTP by a real server on loopback."""
 import json
-import socket
 import subprocess
 import sys
-import time
 import unittest
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 from fixture_project import data_dir_with_recipe, make_cuda_project
 from harness import SYSTEM_NVCC, run, scratch_dir
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from waiting import free_port, wait_until
 
 
 @unittest.skipUnless(SYSTEM_NVCC.exists(), "needs nvcc 13 at /usr/local/cuda")
@@ -56,17 +49,15 @@ class SharedIndex(unittest.TestCase):
         self.assertEqual((again["pushed"], len(again["already_there"])), ([], 2))
 
         port = free_port()
-        server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
-                                   "--directory", str(dest)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        log = self.root / "http-server.log"
+        with open(log, "w") as out:
+            server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                                       "--directory", str(dest)], stdout=out, stderr=subprocess.STDOUT)
         self.addCleanup(server.wait)
         self.addCleanup(server.terminate)
         url = f"http://127.0.0.1:{port}/simple/"
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(url, timeout=1).read()
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_until(lambda: urllib.request.urlopen(url, timeout=10).read() is not None,
+                   f"python -m http.server to answer on port {port}", log=log, process=server)
         venv = self.root / "venv"
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         install = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps",

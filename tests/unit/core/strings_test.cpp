@@ -24,3 +24,16 @@ TEST(ShellSplit, SplitsWordsAsAShellDoes) {
   EXPECT_THROW(archbuild::shell_split("pytest -k 'cuda"), std::invalid_argument);
   EXPECT_THROW(archbuild::shell_split("a \"b"), std::invalid_argument);
 }
+
+namespace archbuild {
+namespace {
+
+TEST(LastLines, KeepsTheLastNonBlankLinesTrimmed) {
+  EXPECT_EQ(last_lines("one\n\n  two  \nthree\n\n", 2), "two | three");
+  EXPECT_EQ(last_lines("one\ntwo\n", 5, "\n"), "one\ntwo");
+  EXPECT_EQ(last_lines("", 3), "");
+  EXPECT_EQ(last_lines("a\nb\n", 0), "");
+}
+
+}  // namespace
+}  // namespace archbuild

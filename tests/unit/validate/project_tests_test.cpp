@@ -1,6 +1,7 @@
 #include "validate/project_tests.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <set>
 
@@ -98,11 +99,16 @@ std::filesystem::path pytest_dir() {
   std::filesystem::path root = cache ? cache : std::filesystem::path(home ? home : "/tmp") / ".cache/archbuild-test";
   auto dir = root / "tools" / "pytest-8.3.4";
   if (std::filesystem::exists(dir / "pytest")) return dir;
+  // Tests run at once (ctest -j) each install into a dir of their own; the
+  // first rename wins and the others' copies are dropped.
+  const std::string partial = dir.string() + ".tmp-" + std::to_string(::getpid());
   auto result = run_process({"python3", "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--target",
-                             dir.string() + ".tmp", "pytest==8.3.4"});
+                             partial, "pytest==8.3.4"});
   if (!result.succeeded()) return {};
-  std::filesystem::rename(dir.string() + ".tmp", dir);
-  return dir;
+  std::error_code ignored;
+  std::filesystem::rename(partial, dir, ignored);
+  std::filesystem::remove_all(partial, ignored);
+  return std::filesystem::exists(dir / "pytest") ? dir : std::filesystem::path{};
 }
 
 class ProjectSuite : public ::testing::Test {
