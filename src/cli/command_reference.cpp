@@ -6,9 +6,9 @@ namespace archbuild {
 
 std::optional<std::string> reference_section(std::string_view markdown, std::string_view command,
                                              std::string_view subcommand) {
-  const std::string heading = subcommand.empty() ? "## archbuild " + std::string(command)
-                                                 : "### archbuild " + std::string(command) + " " +
-                                                       std::string(subcommand);
+  const std::string heading = subcommand.empty()
+                                  ? "## archbuild " + std::string(command)
+                                  : "### archbuild " + std::string(command) + " " + std::string(subcommand);
   std::istringstream lines{std::string(markdown)};
   std::string line;
   bool inside = false, in_code = false;

@@ -26,8 +26,7 @@ Command help_command() {
                   next = target->get_subcommand(word);
                 } catch (const CLI::OptionNotFound&) {
                 }
-                if (next == nullptr)
-                  fail_bad_input("no such command: '" + word + "' (archbuild help lists them)");
+                if (next == nullptr) fail_bad_input("no such command: '" + word + "' (archbuild help lists them)");
                 target = next;
                 path += " " + word;
               }

@@ -154,13 +154,17 @@ ExitCode run_s3_verify(const std::string& cache_dir, const std::string& location
     print_json({{"location", bucket.client.location().text()},
                 {"entries", result.entries},
                 {"problems", result.problems},
-                {"unfinished", result.unfinished}});
+                {"unfinished", result.unfinished},
+                {"unlisted", result.unlisted}});
   } else {
     for (const auto& problem : result.problems)
       std::cout << verdict_label(CheckVerdict::fail) << " " << problem << "\n";
     for (const auto& hash : result.unfinished)
       std::cout << verdict_label(CheckVerdict::warn) << " " << hash.substr(0, 12)
                 << ": objects without key.txt (a push killed or under way; listed nowhere; `cache gc` removes it)\n";
+    for (const auto& name : result.unlisted)
+      std::cout << verdict_label(CheckVerdict::warn) << " simple/: " << name
+                << " is in the store but on no page yet (a push killed before listing it; pushing it again lists it)\n";
     std::cout << plural(result.entries, "build") << " checked in " << bucket.client.location().text() << ", "
               << plural(result.problems.size(), "problem") << "\n";
   }

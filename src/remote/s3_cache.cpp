@@ -688,7 +688,7 @@ S3VerifyResult verify_s3(S3Client& bucket, const std::filesystem::path& scratch,
     }
   }
   for (const auto& name : wheel_names)
-    if (!linked_names.count(name)) result.problems.push_back("simple/: " + name + " is in the store but on no page");
+    if (!linked_names.count(name)) result.unlisted.push_back(name);
   return result;
 }
 

@@ -50,6 +50,9 @@ struct S3VerifyResult {
   size_t entries = 0;
   std::vector<std::string> problems;    // "KEY: problem" or "simple/...: problem"
   std::vector<std::string> unfinished;  // entries without key.txt: a push killed or under way (gc removes them)
+  // Wheels of a finished entry that no page links yet: a push killed after
+  // key.txt and before its links (the next push of that entry lists them).
+  std::vector<std::string> unlisted;
 };
 // Downloads every entry into `scratch` and checks it as `cache verify` checks
 // a local entry (digests, RECORD, provenance, signatures with `trusted`);

@@ -290,6 +290,20 @@ TEST_F(S3Cache, GcNeverFollowsDotSegmentsOrKeepsAForgedEntry) {
   EXPECT_TRUE(named_forged);
 }
 
+// A push killed after key.txt and before its links: the entry is finished
+// but on no page. Not installable, never wrong: a warning, and the next push
+// lists it.
+TEST_F(S3Cache, AFinishedEntryOnNoPageIsUnlistedNotAProblem) {
+  push_to_s3(from, bucket, {});
+  s3.objects.erase("bkt/p/simple/demo/index.html");
+  auto verified = verify_s3(bucket, dir.path / "scratch", {}, false);
+  EXPECT_TRUE(verified.problems.empty()) << verified.problems.front();
+  ASSERT_EQ(verified.unlisted.size(), 1u);
+  EXPECT_NE(verified.unlisted[0].find(".whl"), std::string::npos);
+  push_to_s3(from, bucket, {});
+  EXPECT_TRUE(verify_s3(bucket, dir.path / "scratch2", {}, false).unlisted.empty());
+}
+
 TEST(RemoteLockTest, TakesOverTheLockOfADeadProcessOnThisHostAndOfAStaleOne) {
   FakeS3 s3;
   S3Client bucket(settings(), parse_s3_location("s3://bkt/p"), s3);
