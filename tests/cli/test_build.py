@@ -363,9 +363,11 @@ class Build(unittest.TestCase):
         process = subprocess.Popen([BIN, "build", "fixture", "--arch", "8.0", "--cache-dir", str(self.cache)],
                                    env=dict(os.environ, ARCHBUILD_DATA_DIR=str(self.data)),
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        # as soon as archbuild catches it (before, SIGTERM's default action ends it): resolving archs / checking out
-        wait_until(lambda: process.poll() is not None or catches_interrupts(process.pid),
-                   "archbuild to install its SIGINT/SIGTERM handlers")
+        # as soon as archbuild catches it (before, SIGTERM's default action ends it): resolving archs / checking out.
+        # The cache dir appears after main() installed the handlers; under qemu-user /proc shows qemu's own
+        # handlers from the start, so SigCgt alone is not enough there.
+        wait_until(lambda: process.poll() is not None or (self.cache.exists() and catches_interrupts(process.pid)),
+                   "archbuild to install its SIGINT/SIGTERM handlers and start checking out")
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=60)
         self.assertEqual(process.returncode, 130, stderr)
