@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Prints the slowest tests of one or more ctest JUnit files (ctest
---output-junit): scripts/test.sh ends each run with them."""
+--output-junit) or GoogleTest XML files (--gtest_output=xml): scripts/test.sh
+ends each run with them."""
 import argparse
 import pathlib
 import xml.etree.ElementTree as ElementTree
@@ -17,7 +18,11 @@ def main():
         for case in ElementTree.parse(path).getroot().iter("testcase"):
             status = case.get("status", "run")
             failed = case.find("failure") is not None
-            cases.append((float(case.get("time", 0)), stage + case.get("name", "?"),
+            name = case.get("name", "?")
+            suite = case.get("classname")
+            if suite and name != suite and not name.startswith(suite + "."):
+                name = f"{suite}.{name}"  # GoogleTest names a case within its suite
+            cases.append((float(case.get("time", 0)), stage + name,
                           "FAILED" if failed else ("skipped" if status == "notrun" or case.find("skipped") is not None else "")))
     cases.sort(reverse=True)
     total = sum(seconds for seconds, _, _ in cases)

@@ -67,9 +67,10 @@ if ((${#native_labels[@]})); then
 fi
 if ((cross)); then
   junit="$PWD/build-aarch64/test-results.xml"
-  rm -f "$junit"
+  rm -f "$junit" build-aarch64/unit-results.xml
   bash scripts/test-aarch64.sh --output-junit "$junit" "${ctest_args[@]}" || status=1
   [[ -f $junit ]] && results+=("$junit")
+  [[ -f build-aarch64/unit-results.xml ]] && results+=("$PWD/build-aarch64/unit-results.xml")
 fi
 if ((${#results[@]})); then
   python3 scripts/slowest-tests.py --top 15 "${results[@]}" || true
