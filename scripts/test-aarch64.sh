@@ -22,9 +22,13 @@ cd "$(dirname "$0")/.."
 # depends on the machine or on native code only this binary runs: detect and
 # the aarch64 tables (test_host_machine), resolving archs (test_arch),
 # reading real nvcc fatbins with the aarch64 decompressors (test_inspect),
-# libgit2 checkouts and submodules (test_source), and a whole build of the
-# fixture project (test_build: the offline step, the step supervisor in its
-# PID namespace, the cache). Not here: the modules that exercise the same
+# libgit2 checkouts, refs, mirrors and submodules (test_source.Source), and
+# whole builds of the fixture project (test_build.Build: the plan, the log
+# and trace, the cache, the offline step, the step supervisor in its PID
+# namespace, interrupts). Not here: the build options and failures
+# (test_build.BuildOptions), patches, local paths and recipes
+# (test_source's other classes): the same code on both machines, which the
+# unit tests run here; the modules that exercise the same
 # code paths through x86-64 tools (nvcc builds of extensions, servers, the
 # real torch wheels, which the x86-64 run reads for both machines), the
 # option and input checks that are the same code on both (hostile inputs,
@@ -32,7 +36,7 @@ cd "$(dirname "$0")/.."
 # and test_step_supervisor (its plain-user mode needs
 # PR_SET_CHILD_SUBREAPER, which qemu-user does not pass to the kernel; the
 # root mode runs within test_build).
-cli_tests=(test_arch test_host_machine test_inspect test_source test_build)
+cli_tests=(test_arch test_host_machine test_inspect test_source.Source test_build.Build)
 
 bash scripts/install-deps.sh --tests
 sysroot=$(bash scripts/aarch64-sysroot.sh)
@@ -76,7 +80,7 @@ status=0
 unit_results=$PWD/build-aarch64/unit-results.xml
 rm -f "$unit_results"
 (cd build-aarch64/tests && ./archbuild_unit_tests --gtest_brief=1 --gtest_output="xml:$unit_results") || status=1
-pattern="^cli\\.($(IFS='|'; echo "${cli_tests[*]}"))\$"
+pattern="^cli\\.($(IFS='|'; echo "${cli_tests[*]//./\\.}"))\$"
 cd build-aarch64
 ctest --output-on-failure --timeout 1500 -j "${ARCHBUILD_TEST_JOBS:-$(($(nproc) + 1))}" -LE gpu -R "$pattern" "$@" || status=1
 exit "$status"

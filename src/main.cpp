@@ -19,6 +19,7 @@
 #include "gpu/module_loader.h"
 #include "process/step_supervisor.h"
 #include "recipe/recipe.h"
+#include "ui/scrubbed_streams.h"
 
 namespace {
 // Where the command word is: after any global log options given first
@@ -76,6 +77,7 @@ int main(int argc, char** argv) {
   // The driver-API fatbin loader of device validation: a child process of its own.
   if (argc > 1 && std::string_view(argv[1]) == kLoadFatbinsCommand) return run_load_fatbins_command(argc, argv);
   install_interrupt_exit();
+  scrub_standard_streams();
   CLI::App app{
       "archbuild: build PyTorch and CUDA extensions for exactly the GPUs you have, "
       "and prove the result runs on them."};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/secrets.h"
 #include "core/strings.h"
 
 namespace archbuild {
@@ -91,8 +92,9 @@ KeyFields key_fields(const PlanInputs& in, const PlanFacts& facts, const BuildPl
   key.host_machine = facts.machine;
   key.build_system = plan.build_system;
   key.build_command = join(in.resolved.build->command, " ");
-  key.build_env = plan.recipe_env.key_text;
-  key.extra_env = in.extra_env;
+  // Secrets change the key without being readable from it (core/secrets.h).
+  key.build_env = secrets::recorded_env(plan.recipe_env.key_text);
+  key.extra_env = secrets::recorded_env(in.extra_env);
   if (in.source) {
     KeySource source;
     source.commit = in.source->commit;
@@ -237,7 +239,7 @@ nlohmann::json BuildPlan::to_json() const {
           {"log", log_path.string()},
           {"trace", trace_path.string()},
           {"argv", argv},
-          {"env", env},
+          {"env", secrets::recorded_env(env)},
           {"torch_cuda_arch_list", arch_list},
           {"arch_dialect", to_string(dialect)},
           {"jobs", jobs.jobs},
@@ -281,6 +283,9 @@ std::string BuildPlan::shell_script() const {
     if (key == "PATH" && !tail.empty() && value.size() > tail.size() &&
         value.compare(value.size() - tail.size(), tail.size(), tail) == 0)
       script += "export PATH=" + shell_quote(value.substr(0, value.size() - tail.size())) + ":\"$PATH\"\n";
+    else if (secrets::recorded_value(key, value) != value)
+      // A secret is not printed: the script takes it from the environment.
+      script += "export " + key + "=\"${" + key + ":?" + key + " holds a secret the plan does not print: set it}\"\n";
     else
       script += "export " + key + "=" + shell_quote(value) + "\n";
   }

@@ -1,6 +1,7 @@
 #include "builder/configure_plan.h"
 
 #include "builder/step_launcher.h"
+#include "core/secrets.h"
 #include "core/strings.h"
 
 namespace archbuild {
@@ -14,11 +15,12 @@ std::map<std::string, std::string> configure_inputs(const std::map<std::string, 
   for (const char* key : {"TORCH_CUDA_ARCH_LIST", "CUDA_HOME", "CUDAHOSTCXX", "NVCC_APPEND_FLAGS"})
     if (auto it = env.find(key); it != env.end()) inputs[key] = it->second;
   if (!compiler_launcher.empty()) inputs["CMAKE_CUDA_COMPILER_LAUNCHER"] = compiler_launcher;
-  for (const auto& [key, value] : recipe_env_text) inputs[key] = value;
+  for (const auto& [key, value] : secrets::recorded_env(recipe_env_text)) inputs[key] = value;
   // CMake keeps its first CUDA compiler in its cache: the shim (enforcement
   // through the device link) is a configure input, whatever archbuild's path.
   if (auto it = env.find(kRealNvccVariable); it != env.end()) inputs["CUDACXX"] = "archbuild's nvcc over " + it->second;
-  for (const auto& [key, value] : extra_env) inputs[key] = value;
+  // Kept in the source's .git: secrets as their digests (core/secrets.h).
+  for (const auto& [key, value] : secrets::recorded_env(extra_env)) inputs[key] = value;
   // Enforcement happens in the launcher, not in the project's flags: turning
   // it on or off must still rebuild what was built the other way.
   inputs["archbuild.arch_enforcement"] = enforce_archs ? "on" : "off";

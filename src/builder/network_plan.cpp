@@ -17,7 +17,8 @@ NetworkPlan plan_network(const PlanInputs& in) {
     plan.description = "on: the compiler cache's remote storage needs it";
   } else if (in.network.mode != NetworkIsolation::unavailable) {
     plan.isolation = in.network.mode;
-    plan.description = "off: the build step runs in a " + in.network.describe() + " of its own";
+    plan.description = "off: the build step runs in a " + in.network.describe() + " of its own" +
+                       (in.network.unix_sockets_refused ? "; unix sockets refused" : "");
   } else {
     plan.description = "off, best effort: no network namespace here (" + in.network.reason +
                        "); proxies point at a closed port and pip uses no index";

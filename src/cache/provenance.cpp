@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/json_text.h"
 #include "core/regular_file.h"
+#include "core/secrets.h"
 #include "core/sha256.h"
 #include "core/strings.h"
 #include "wheel/wheel_archive.h"
@@ -53,10 +54,10 @@ nlohmann::json provenance_statement(const ProvenanceInputs& in) {
   // pip's spelling of the exact source: git+URL@COMMIT#subdirectory=DIR
   const auto subdirectory = key.subdirectory();
   if (!commit.empty())
-    dependencies.push_back(
-        {{"name", "source"},
-         {"uri", "git+" + in.repository + "@" + commit + (subdirectory.empty() ? "" : "#subdirectory=" + subdirectory)},
-         {"digest", {{"gitCommit", commit}}}});
+    dependencies.push_back({{"name", "source"},
+                            {"uri", "git+" + secrets::scrub(in.repository) + "@" + commit +
+                                        (subdirectory.empty() ? "" : "#subdirectory=" + subdirectory)},
+                            {"digest", {{"gitCommit", commit}}}});
   if (!subdirectory.empty()) external["subdirectory"] = subdirectory;
   std::string file, digest;
   for (const auto& [name, value] : key.dependencies())
@@ -109,7 +110,7 @@ nlohmann::json cyclonedx_sbom(const ProvenanceInputs& in) {
          {"bom-ref", "source"},
          {"name", key.recipe() + " source"},
          {"version", commit},
-         {"externalReferences", {{{"type", "vcs"}, {"url", in.repository}}}}});
+         {"externalReferences", {{{"type", "vcs"}, {"url", secrets::scrub(in.repository)}}}}});
   for (const auto& [name, version] : key.build_requirements())
     add({{"type", "library"},
          {"bom-ref", std::string(key_name::build_requirement) + name},

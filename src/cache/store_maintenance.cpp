@@ -7,9 +7,11 @@
 #include "cache/cache_index.h"
 #include "cache/provenance.h"
 #include "cache/simple_index.h"
+#include "core/cache_layout.h"
 #include "core/error.h"
 #include "core/regular_file.h"
 #include "core/sha256.h"
+#include "core/strings.h"
 #include "wheel/wheel_archive.h"
 
 namespace archbuild {
@@ -20,13 +22,6 @@ namespace {
 constexpr uint64_t kMaxPageBytes = 16ull << 20;
 // Problems reported per page before the rest are only counted.
 constexpr size_t kMaxPageProblems = 20;
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // A long or binary value shortened for a message.
 std::string shown(std::string_view text) {
@@ -132,23 +127,6 @@ uintmax_t entry_wheel_bytes(const StoreEntry& entry) {
   return total;
 }
 
-std::optional<std::string> percent_decode(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '%') {
-      out += text[i];
-      continue;
-    }
-    if (text.size() - i < 3) return std::nullopt;
-    int high = hex_value(text[i + 1]), low = hex_value(text[i + 2]);
-    if (high < 0 || low < 0 || (high == 0 && low == 0)) return std::nullopt;  // no file name holds a NUL
-    out += static_cast<char>(high * 16 + low);
-    i += 2;
-  }
-  return out;
-}
-
 std::vector<IndexLink> index_page_links(std::string_view page) {
   std::vector<IndexLink> links;
   constexpr std::string_view kHref = "href=\"";
@@ -231,7 +209,7 @@ std::vector<std::string> verify_cache_index(const std::filesystem::path& cache_d
     }
     for (const auto& link : index_page_links(body)) {
       bool hex = link.sha256.size() == 64 && std::all_of(link.sha256.begin(), link.sha256.end(), [](char c) {
-                   return hex_value(c) >= 0 && !std::isupper(static_cast<unsigned char>(c));
+                   return std::isxdigit(static_cast<unsigned char>(c)) && !std::isupper(static_cast<unsigned char>(c));
                  });
       if (!hex) {
         problem("a link's sha256 is not 64 hex digits: " + shown(link.sha256));
@@ -342,6 +320,10 @@ GcResult collect_garbage(const std::filesystem::path& cache_dir, size_t keep, bo
   GcResult result;
   auto doomed = entries_to_collect(store.entries(), keep);
   result.leftovers = store.leftovers();
+  // What a `cache verify s3://` killed mid-download left (downloads of a
+  // bucket's entries, up to their wheels' size each).
+  for (auto& path : dead_temporaries(cache_dir, std::string(CacheLayout::kTemporaryPrefix) + "verify"))
+    result.leftovers.push_back(std::move(path));
   for (auto& entry : doomed) {
     GcStep step{std::move(entry), 0, true};
     step.bytes = entry_wheel_bytes(step.entry);

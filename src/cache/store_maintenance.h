@@ -56,9 +56,6 @@ struct IndexLink {
 // std::regex, whose libstdc++ matcher recurses per character).
 std::vector<IndexLink> index_page_links(std::string_view page);
 
-// Percent-decoding; nullopt for a malformed escape (%zz, a trailing %4) or %00.
-std::optional<std::string> percent_decode(std::string_view text);
-
 // The group `cache gc` keeps N of: the wheels' project names and the arch list.
 std::string gc_group(const StoreEntry& entry);
 

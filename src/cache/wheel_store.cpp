@@ -197,14 +197,14 @@ bool WheelStore::remove_if_unchanged(const StoreEntry& entry) const {
   return true;
 }
 
-std::vector<std::filesystem::path> WheelStore::leftovers() const {
+std::vector<std::filesystem::path> dead_temporaries(const std::filesystem::path& dir, std::string_view prefix) {
   std::vector<std::filesystem::path> found;
   std::error_code ec;
   const auto here = host_name();
   const auto hour_ago = std::filesystem::file_time_type::clock::now() - std::chrono::hours(1);
-  for (const auto& dir : std::filesystem::directory_iterator(root_, ec)) {
-    auto name = dir.path().filename().string();
-    if (name.rfind(CacheLayout::kTemporaryPrefix, 0) != 0) continue;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    auto name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
     auto last = name.rfind('@');
     auto first = last == std::string::npos || last == 0 ? std::string::npos : name.rfind('@', last - 1);
     bool dead;
@@ -214,13 +214,22 @@ std::vector<std::filesystem::path> WheelStore::leftovers() const {
       int pid = std::atoi(name.c_str() + last + 1);
       dead = pid <= 0 || (::kill(pid, 0) != 0 && errno != EPERM);
     } else {
-      dead = std::filesystem::last_write_time(dir.path(), ec) <
+      dead = std::filesystem::last_write_time(entry.path(), ec) <
              hour_ago;  // another builder's: its pid means nothing here
     }
-    if (dead) found.push_back(dir.path());
+    if (dead) found.push_back(entry.path());
   }
   std::sort(found.begin(), found.end());
   return found;
+}
+
+std::string temporary_prefix_of_this_process(std::string_view what) {
+  return std::string(CacheLayout::kTemporaryPrefix) + std::string(what) + "@" + host_name() + "@" +
+         std::to_string(getpid());
+}
+
+std::vector<std::filesystem::path> WheelStore::leftovers() const {
+  return dead_temporaries(root_, CacheLayout::kTemporaryPrefix);
 }
 
 }  // namespace archbuild

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -113,5 +114,14 @@ class WheelStore {
 // place, when ARCHBUILD_PUBLISH_PAUSE_MS is set: the tests' way to kill a
 // build mid-publish (docs/TESTING.md).
 void pause_for_publish_test();
+
+// The temporaries in `dir` whose names start with `prefix` and whose writer
+// is gone: named PREFIX...@HOST@PID (temporary_prefix_of_this_process), their
+// process on this host has exited, or another host's is over an hour old;
+// a name without host and pid counts as gone.
+std::vector<std::filesystem::path> dead_temporaries(const std::filesystem::path& dir, std::string_view prefix);
+// ".tmp-WHAT@HOST@PID": a temporary dir or file `cache gc` can tell is this
+// process's while it runs.
+std::string temporary_prefix_of_this_process(std::string_view what);
 
 }  // namespace archbuild

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "core/error.h"
+#include "core/secrets.h"
 
 namespace archbuild {
 
@@ -25,12 +26,17 @@ std::map<std::string, std::string> parse_env_assignments(const std::vector<std::
     bool valid = equals != std::string::npos && !key.empty() && !std::isdigit(static_cast<unsigned char>(key[0])) &&
                  std::all_of(key.begin(), key.end(),
                              [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-    if (!valid) fail_bad_input("--env '" + item + "': expected KEY=VALUE with KEY made of letters, digits and _");
+    // The value is never echoed: it may be a secret.
+    if (!valid)
+      fail_bad_input("--env '" + (equals == std::string::npos ? item : key + "=...") +
+                     "': expected KEY=VALUE with KEY made of letters, digits and _");
     if (auto it = owned.find(key); it != owned.end())
       fail_bad_input("--env " + key + ": archbuild sets " + key + " itself; use " + it->second);
     if (key.starts_with("ARCHBUILD_") && key != "ARCHBUILD_PARALLEL_SETUPTOOLS")
       fail_bad_input("--env " + key + ": ARCHBUILD_ variables are archbuild's own settings, not build environment");
     env[key] = item.substr(equals + 1);
+    if (secrets::is_secret_name(key)) secrets::remember(env[key]);
+    secrets::remember_url_userinfo(env[key]);
   }
   return env;
 }
@@ -65,6 +71,10 @@ void BuildOptions::declare(CLI::App& app) {
   app.add_option("--patch", patches, "Apply this git-format patch too (repeatable)");
   app.add_option("--env", env,
                  "Set KEY=VALUE in the build's environment, over the recipe's (repeatable; part of the cache key)");
+  app.add_option("--secret-env", secret_env,
+                 "The value of this --env variable is a secret (repeatable; names holding TOKEN, SECRET, PASSWORD, "
+                 "KEY, CREDENTIAL or AUTH are secrets already): kept out of every file and line, and in the cache "
+                 "key as a digest");
   add_mirror_option(app, mirrors);
   add_offline_flag(app, settings.offline);
   add_require_kernel_launch_flag(app, settings.require_kernel_launch);
@@ -97,6 +107,7 @@ BuildRequest BuildOptions::request() const {
   request.out = out;
   request.patches = patches;
   request.mirrors = mirrors;
+  for (const auto& name : secret_env) secrets::mark_secret_name(name);  // before the values are read
   request.env = parse_env_assignments(env);
   request.torch_wheel = torch_wheel;
   request.use_installed_torch = use_installed_torch;

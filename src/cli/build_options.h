@@ -19,7 +19,7 @@ std::map<std::string, std::string> parse_env_assignments(const std::vector<std::
 // The command-line options `plan` and `build` share, turned into a BuildRequest.
 struct BuildOptions {
   std::string what, arch, ref, recipe, subdirectory, cuda, out, torch_wheel;
-  std::vector<std::string> patches, mirrors, env;
+  std::vector<std::string> patches, mirrors, env, secret_env;
   SettingFlags settings;
   TestOptions tests;
   bool json = false, no_validate = false, rebuild = false, use_installed_torch = false, keep_project_archs = false,

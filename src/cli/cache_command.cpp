@@ -417,6 +417,8 @@ Command cache_command() {
               fail_bad_input("cache push: give DEST or --repository-url/--repository, not both");
             if (upload && !remote_options->public_url.empty())
               fail_bad_input("cache push: --public-url is for s3:// destinations, not --repository-url");
+            if (upload && push->count("--lock-stale-after"))
+              fail_bad_input("cache push: --lock-stale-after is for s3:// destinations, not --repository-url");
             if (upload) return run_repository_upload(options->cache_dir, *remote_options, options->json);
             if (push_dest->empty())
               fail_bad_input("cache push: give DEST (a directory or s3://BUCKET/PREFIX) or --repository-url URL");
@@ -428,6 +430,11 @@ Command cache_command() {
               return run_s3_push(options->cache_dir, *push_dest, *remote_options, options->json);
             if (!remote_options->public_url.empty())
               fail_bad_input("cache push: --public-url is for s3:// destinations");
+            // A directory is written through the file system: no request to time or retry.
+            for (const char* transfer : {"--timeout", "--retries", "--lock-stale-after"})
+              if (push->count(transfer))
+                fail_bad_input(std::string("cache push: ") + transfer +
+                               " is for s3:// destinations and --repository-url, not a directory");
             return run_push(*options, *push_dest);
           }
           if (keygen->parsed()) {

@@ -112,6 +112,10 @@ ExitCode run_doctor(const DoctorOptions& options) {
   auto toolkits = find_installed_toolkits();
   auto gpus = make_gpu_probe()->probe();
   std::vector<ComputeCapability> devices = parse_device_ccs(options.device_ccs);
+  for (const auto& cc : devices)
+    if (!table.knows(cc, ArchVariant::plain))
+      fail_bad_input("--device-cc " + cc.dotted() + ": no CUDA release archbuild knows targets a GPU of CC " +
+                     cc.dotted() + " (a typo?)");
   if (!options.driver.empty()) {
     auto driver_cuda = table.newest_for_driver(options.driver);
     if (!driver_cuda)

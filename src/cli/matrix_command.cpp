@@ -42,6 +42,22 @@ Command matrix_command() {
         add_json_flag(app, options->json, "Print the JSON report");
         app.add_flag("--dry-run", options->dry_run, "List the cells in the order they would run, build nothing");
         return [options]() {
+          // Where the JUnit report goes is checked before any cell runs: not
+          // found unwritable after the whole matrix was built.
+          std::filesystem::path junit;
+          if (!options->junit.empty()) {
+            junit = checked_user_path(options->junit, "--junit");
+            std::error_code ec;
+            const auto status = std::filesystem::symlink_status(junit, ec);
+            if (std::filesystem::is_directory(status))
+              fail_bad_input("--junit " + junit.string() + " is a directory: give the report's file name");
+            if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) &&
+                !std::filesystem::is_symlink(status))
+              fail_bad_input("--junit " + junit.string() + " is not a regular file (a FIFO, a device?)");
+            if (!std::filesystem::is_directory(junit.parent_path(), ec))
+              fail_bad_input("--junit " + junit.string() + ": its directory " + junit.parent_path().string() +
+                             " does not exist");
+          }
           auto settings = Settings::load(options->settings.by_key());
           auto book = RecipeBook::load_for(settings);
           auto matrix = load_build_matrix(options->file, book);
@@ -94,9 +110,7 @@ Command matrix_command() {
                       << std::flush;
           });
           auto report = matrix_report_json(matrix, results);
-          if (!options->junit.empty()) {
-            write_file_atomically(checked_user_path(options->junit, "--junit"), matrix_junit_xml(matrix, results));
-          }
+          if (!junit.empty()) write_file_atomically(junit, matrix_junit_xml(matrix, results));
           if (options->json) {
             print_json(report);
           } else {

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cache/install_lines.h"
+#include "cache/wheel_store.h"
 #include "cli/json_output.h"
 #include "cli/push_output.h"
 #include "config/settings.h"
@@ -148,7 +149,7 @@ ExitCode run_s3_verify(const std::string& cache_dir, const std::string& location
   // temporary name `cache gc` knows), checked, and removed.
   const auto cache = Settings::load({{"cache_dir", cache_dir}}).cache_dir();
   std::filesystem::create_directories(cache);
-  PrivateDir scratch(cache, ".tmp-verify");
+  PrivateDir scratch(cache, temporary_prefix_of_this_process("verify"));  // `cache gc` removes it once we are gone
   auto result = verify_s3(bucket.client, scratch.path, keys, require_signature);
   if (json) {
     print_json({{"location", bucket.client.location().text()},

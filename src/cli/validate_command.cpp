@@ -57,8 +57,10 @@ Command validate_command() {
               std::error_code ec;
               if (!std::filesystem::is_regular_file(options->wheel, ec))
                 fail_bad_input("no such wheel: " + options->wheel);
-              auto context = HostContext::gather(options->cuda);
-              auto targets = context.resolve(options->arch.empty() ? "native" : options->arch).list;
+              // What the user gave is checked before the machine is asked
+              // (a GPU-less host's "native" is exit 3; a bad wheel is exit 2).
+              if (find_dist_info(open_wheel_for_reading(options->wheel).get()).empty())
+                fail_bad_input(options->wheel + " has no *.dist-info/RECORD: not a wheel");
               auto settings = Settings::load({{"python", options->python},
                                               {"require_kernel_launch", options->require_kernel_launch ? "true" : ""}});
               auto book = RecipeBook::load_for(settings);  // site recipes (recipe_path) too
@@ -79,6 +81,8 @@ Command validate_command() {
                 work = parent / subdir;
                 check_validation_work_dir(work);
               }
+              auto context = HostContext::gather(options->cuda);
+              auto targets = context.resolve(options->arch.empty() ? "native" : options->arch).list;
               const auto* recipe = kernel_test_recipe(book, options->recipe, options->wheel);
               WheelValidationRequest request{
                   std::filesystem::absolute(options->wheel), targets, recipe, python.string(), context.gpus, work};

@@ -16,6 +16,7 @@ extern char** environ;
 #include "core/error.h"
 #include "core/log.h"
 #include "core/regular_file.h"
+#include "core/secrets.h"
 #include "core/strings.h"
 #include "core/unique_fd.h"
 #include "process/run_process.h"
@@ -288,6 +289,7 @@ std::string read_cluster_token(const std::filesystem::path& file) {
     fail_bad_input("compile_cluster_token_file " + file.string() + " " + why);
   auto token = trim(content);
   if (token.empty()) fail_bad_input("compile_cluster_token_file " + file.string() + " is empty");
+  secrets::remember(token);
   for (char c : token)
     if (c < 0x21 || c > 0x7e)
       fail_bad_input("compile_cluster_token_file " + file.string() +

@@ -24,6 +24,7 @@ IniFile IniFile::parse(const std::string& text, const std::string& origin) {
   std::string line, section;
   Value* last = nullptr;
   int number = 0;
+  std::map<std::string, int> section_lines;
   while (std::getline(in, line)) {
     ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -38,6 +39,11 @@ IniFile IniFile::parse(const std::string& text, const std::string& origin) {
       if (stripped.back() != ']')
         fail_bad_input(origin + ":" + std::to_string(number) + ": a section header must end with ']'");
       section = trim(stripped.substr(1, stripped.size() - 2));
+      // As Python's configparser (twine, the AWS CLI) reads them: a section
+      // or key given twice is an error, not two halves merged silently.
+      if (auto [first, added] = section_lines.emplace(section, number); !added)
+        fail_bad_input(origin + ":" + std::to_string(number) + ": section [" + printable(section) +
+                       "] appears a second time (first at line " + std::to_string(first->second) + ")");
       ini.sections_[section];
       last = nullptr;
       continue;
@@ -45,7 +51,13 @@ IniFile IniFile::parse(const std::string& text, const std::string& origin) {
     const auto separator = stripped.find_first_of("=:");
     if (separator == std::string::npos || section.empty())
       fail_bad_input(origin + ":" + std::to_string(number) + ": expected `key = value` inside a [section]");
-    auto& value = ini.sections_[section][to_lower(trim(stripped.substr(0, separator)))];
+    const auto key = to_lower(trim(stripped.substr(0, separator)));
+    auto& keys = ini.sections_[section];
+    if (auto first = keys.find(key); first != keys.end())
+      fail_bad_input(origin + ":" + std::to_string(number) + ": key '" + printable(key) + "' of [" +
+                     printable(section) + "] appears a second time (first at line " +
+                     std::to_string(first->second.line) + ")");
+    auto& value = keys[key];
     value = {trim(stripped.substr(separator + 1)), number};
     last = &value;
   }

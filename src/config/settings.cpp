@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <mutex>
+#include <set>
 
 #include "core/cache_dir.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/secrets.h"
 #include "core/strings.h"
 #include "core/user_path.h"
 #include "process/run_process.h"
@@ -105,6 +107,7 @@ Settings Settings::load(const std::map<std::string, std::string>& flags) {
     } else {
       value.value = default_value(spec.key);
     }
+    secrets::remember_url_userinfo(value.value);  // a Redis password, a token in a cluster URL
     settings.values_.push_back(value);
   }
   log_resolved(settings);
@@ -138,6 +141,45 @@ bool Settings::offline() const { return flag("offline"); }
 
 bool Settings::require_kernel_launch() const { return flag("require_kernel_launch"); }
 
+std::string Settings::compiler_cache_remote() const {
+  const auto& value = get("compiler_cache_remote");
+  // ccache's own attributes (ccache(1), "Remote storage backends").
+  static const std::set<std::string> attributes = {"read-only",  "shards",      "connect-timeout", "operation-timeout",
+                                                   "keep-alive", "layout",      "bearer-token",    "header",
+                                                   "umask",      "update-mtime"};
+  for (const auto& storage : split_any(value.value, " ")) {
+    auto refuse = [&](const std::string& why) {
+      fail_bad_input("compiler_cache_remote '" + secrets::scrub(storage) + "' (from " + value.origin + ") " + why);
+    };
+    const auto parts = split_any(storage, "|");
+    const auto& url = parts.empty() ? storage : parts.front();
+    if (!(url.starts_with("redis://") || url.starts_with("redis+unix:") || url.starts_with("http://") ||
+          url.starts_with("file:")))
+      refuse(
+          "is not ccache remote storage: expected redis://HOST[:PORT], redis+unix:PATH, http://HOST/PATH or "
+          "file:DIR");
+    for (char c : storage)
+      if (static_cast<unsigned char>(c) < 0x21 || c == 0x7f) refuse("holds a control character");
+    for (size_t i = 1; i < parts.size(); ++i) {
+      const auto name = parts[i].substr(0, parts[i].find('='));
+      if (!attributes.contains(name))
+        refuse("has the attribute '" + printable(name) + "', which ccache does not know (" + [] {
+          std::vector<std::string> names(attributes.begin(), attributes.end());
+          return join(names, ", ");
+        }() + ")");
+    }
+  }
+  return value.value;
+}
+
+void Settings::check() const {
+  (void)jobs();
+  (void)offline();
+  (void)require_kernel_launch();
+  (void)compiler_cache_remote();
+  (void)cache_dir();
+}
+
 std::vector<std::filesystem::path> Settings::recipe_dirs() const {
   const auto& value = get("recipe_path");
   std::vector<std::filesystem::path> dirs;
@@ -163,6 +205,10 @@ std::filesystem::path Settings::python() const {
   if (value.value.find('/') != std::string::npos && std::filesystem::is_directory(value.value, ec))
     fail_bad_input("python '" + value.value + "' (from " + value.origin + ") is a directory, not an interpreter");
   auto python = find_on_path(value.value);
+  // One the user named (a flag, the environment, the config file) is their
+  // mistake; the default missing is this machine's.
+  if (!python && value.origin != "default")
+    fail_bad_input("python '" + value.value + "' (from " + value.origin + ") not found");
   if (!python) fail_environment("python '" + value.value + "' (from " + value.origin + ") not found");
   return std::filesystem::absolute(*python);
 }

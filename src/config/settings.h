@@ -42,6 +42,13 @@ class Settings {
   std::optional<unsigned> jobs() const;
   bool offline() const;
   bool require_kernel_launch() const;
+  // ccache's remote storage as ccache reads it: one or more space-separated
+  // redis://, redis+unix:, http:// or file: URLs, each with optional
+  // |attribute=value parts ccache knows; "" when unset.
+  std::string compiler_cache_remote() const;
+  // Every typed accessor above and below, for `archbuild config`: throws
+  // the first one's UserError.
+  void check() const;
   // The cache root, absolute.
   std::filesystem::path cache_dir() const;
   // The recipe_path dirs, absolute, in order; throws UserError(bad_input)

@@ -21,6 +21,7 @@
 #include <spdlog/sinks/dist_sink.h>
 
 #include "core/error.h"
+#include "core/secrets.h"
 #include "core/strings.h"
 
 namespace archbuild::log {
@@ -146,14 +147,6 @@ State& state() {
   return *instance;
 }
 
-bool secret_name(std::string_view name) {
-  std::string upper(name);
-  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  for (std::string_view part : {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "KEY"})
-    if (upper.find(part) != std::string::npos) return true;
-  return false;
-}
-
 }  // namespace
 
 Level level_from_name(std::string_view name) {
@@ -196,7 +189,7 @@ void write(Level level, std::string_view message) {
   auto& s = state();
   const auto spd_level = to_spdlog(level);
   if (!s.logger.should_log(spd_level)) return;
-  const std::string text = redact_url_userinfo(message);
+  const std::string text = terminal_safe(secrets::scrub(message));
   // One log line per line of text, each with its prefix.
   std::string_view rest = text;
   while (true) {
@@ -253,28 +246,8 @@ DebugLogFile::~DebugLogFile() {
 
 std::string redact_env_value(std::string_view name, std::string_view value) {
   if (value.empty()) return "";
-  if (secret_name(name)) return "<redacted>";
-  return redact_url_userinfo(value);
-}
-
-std::string redact_url_userinfo(std::string_view text) {
-  std::string out;
-  size_t done = 0;
-  for (size_t scheme = text.find("://"); scheme != std::string_view::npos; scheme = text.find("://", done)) {
-    const size_t host = scheme + 3;
-    size_t end = text.find_first_of("/?#\"' \t\r\n", host);
-    if (end == std::string_view::npos) end = text.size();
-    const size_t at = text.substr(host, end - host).rfind('@');
-    out.append(text.substr(done, host - done));
-    if (at != std::string_view::npos) {
-      out += "***";
-      done = host + at;  // from the '@' on
-    } else {
-      done = host;
-    }
-  }
-  out.append(text.substr(done));
-  return out;
+  if (secrets::is_secret_name(name)) return "<redacted>";
+  return secrets::scrub(value);
 }
 
 std::string command_line(const std::vector<std::string>& argv) {
@@ -284,9 +257,9 @@ std::string command_line(const std::vector<std::string>& argv) {
     std::string word = arg;
     if (auto equals = arg.find('='); equals != std::string::npos && equals > 0) {
       std::string_view name = std::string_view(arg).substr(0, equals);
-      if (secret_name(name) && equals + 1 < arg.size()) word = arg.substr(0, equals + 1) + "<redacted>";
+      if (secrets::is_secret_name(name) && equals + 1 < arg.size()) word = arg.substr(0, equals + 1) + "<redacted>";
     }
-    words.push_back(shell_quote(redact_url_userinfo(word)));
+    words.push_back(shell_quote(secrets::scrub(word)));
   }
   return join(words, " ");
 }

@@ -18,9 +18,9 @@
 //
 //   log::verbose("lock {}: waited {:.1f} s", path.string(), seconds);
 //
-// Arguments are only formatted when some sink wants the line. URL userinfo
-// ("https://user:token@host/") is redacted from every line; environment
-// values are redacted by name at the call site (redact_env_value).
+// Arguments are only formatted when some sink wants the line. Every line is
+// scrubbed of secrets (core/secrets.h: URL userinfo, remembered values);
+// environment values are redacted by name at the call site (redact_env_value).
 namespace archbuild::log {
 
 // From least to most detail, like `cmake --log-level`.
@@ -42,7 +42,7 @@ Level terminal_level();
 // call sites that would do real work to assemble a message.
 bool enabled(Level level);
 
-// One line, unformatted (URL userinfo redacted here too).
+// One line, unformatted (scrubbed of secrets here too).
 void write(Level level, std::string_view message);
 
 template <typename... Args>
@@ -93,11 +93,8 @@ class DebugLogFile {
 };
 
 // The value of an environment variable as a log may show it: "<redacted>"
-// when the name holds TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL or KEY
-// (any case), else the value with URL userinfo redacted.
+// when secrets::is_secret_name(name), else the value scrubbed.
 std::string redact_env_value(std::string_view name, std::string_view value);
-// Every "scheme://user:password@host" in `text` as "scheme://***@host".
-std::string redact_url_userinfo(std::string_view text);
 // argv as a shell would take it back (quoted where needed), redacted.
 std::string command_line(const std::vector<std::string>& argv);
 

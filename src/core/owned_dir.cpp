@@ -25,18 +25,11 @@ void OwnedDir::check() const {
   const auto marker_status = std::filesystem::symlink_status(dir / marker, ec);
   if (std::filesystem::is_regular_file(marker_status)) return;
   if (std::filesystem::exists(marker_status)) refuse(marker + " is not a regular file");
-  bool evidenced = evidence.empty();
-  std::string first;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    const auto name = entry.path().filename().string();
-    if (!owns(name)) refuse("it holds " + entry.path().string() + ", which archbuild did not write");
-    evidenced = evidenced || std::find(evidence.begin(), evidence.end(), name) != evidence.end();
-    if (first.empty()) first = entry.path().string();
-  }
+  // Without the marker archbuild did not make it: whatever it holds (even
+  // only names archbuild uses, wheels/ or key.txt) is someone else's.
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+    refuse("it holds " + entry.path().string() + " and no " + marker + ", so archbuild did not make it");
   if (ec) refuse("it cannot be read: " + ec.message());
-  if (!evidenced && !first.empty())
-    refuse("it holds " + first + " but nothing that says archbuild wrote it (no " + marker + ", no " +
-           join(evidence, ", ") + ")");
 }
 
 void OwnedDir::claim() const {

@@ -142,7 +142,9 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
   UniqueFd file;
   for (int attempt = 0; !file; ++attempt) {  // another host's process of the same pid on a shared disk: the next name
     temporary = dir / temporary_name_for(path);
-    file.reset(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+    // With `perms` the file is private until they are set, before any byte
+    // of a secret's file (a token, a key) is in it.
+    file.reset(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, perms ? 0600 : 0644));
     if (!file && (errno != EEXIST || attempt == 100)) throw_errno("cannot create a file beside", path, errno);
   }
   auto fail = [&](const char* what, int error) {
@@ -150,8 +152,8 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
     ::unlink(temporary.c_str());
     throw_errno(what, path, error);
   };
-  if (int error = write_all(file.get(), content)) fail("cannot write", error);
   if (perms && ::fchmod(file.get(), static_cast<mode_t>(*perms) & 07777) != 0) fail("cannot set the mode of", errno);
+  if (int error = write_all(file.get(), content)) fail("cannot write", error);
   if (::fsync(file.get()) != 0) fail("cannot write", errno);  // the data is on disk before the name points at it
   if (::close(file.release()) != 0) fail("cannot write", errno);
   if (::rename(temporary.c_str(), path.c_str()) != 0) fail("cannot rename into place", errno);

@@ -7,6 +7,15 @@
 
 namespace archbuild {
 
+namespace {
+int hex_digit_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+}  // namespace
+
 std::string trim(std::string_view text) {
   auto is_space = [](unsigned char c) { return std::isspace(c) != 0; };
   while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
@@ -140,6 +149,78 @@ std::string percent_encode(std::string_view text, std::string_view keep) {
     }
   }
   return out;
+}
+
+std::optional<std::string> percent_decode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out += text[i];
+      continue;
+    }
+    if (text.size() - i < 3) return std::nullopt;
+    int high = hex_digit_value(text[i + 1]), low = hex_digit_value(text[i + 2]);
+    if (high < 0 || low < 0 || (high == 0 && low == 0)) return std::nullopt;  // no file name holds a NUL
+    out += static_cast<char>(high * 16 + low);
+    i += 2;
+  }
+  return out;
+}
+
+namespace {
+void append_escaped(std::string& out, unsigned char c) {
+  char escaped[8];
+  std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
+  out += escaped;
+}
+
+// Whether text[at] is the first byte of a C1 control in UTF-8 (U+0080..U+009F:
+// 0xC2 0x80..0x9F), which a terminal may take as CSI or OSC.
+bool c1_control_at(std::string_view text, size_t at) {
+  return static_cast<unsigned char>(text[at]) == 0xc2 && at + 1 < text.size() &&
+         static_cast<unsigned char>(text[at + 1]) >= 0x80 && static_cast<unsigned char>(text[at + 1]) <= 0x9f;
+}
+
+// The length of an SGR sequence (ESC [ digits/; m) at text[at], or 0.
+size_t sgr_length(std::string_view text, size_t at) {
+  if (at + 1 >= text.size() || text[at] != '\x1b' || text[at + 1] != '[') return 0;
+  size_t end = at + 2;
+  while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == ';')) ++end;
+  return end < text.size() && text[end] == 'm' ? end + 1 - at : 0;
+}
+
+template <typename Keep>
+std::string escape_controls(std::string_view text, Keep keep) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (size_t kept = keep(text, i)) {
+      out.append(text.substr(i, kept));
+      i += kept - 1;
+    } else if (c < 0x20 || c == 0x7f) {
+      append_escaped(out, c);
+    } else if (c1_control_at(text, i)) {
+      append_escaped(out, c);
+      append_escaped(out, static_cast<unsigned char>(text[++i]));
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+}  // namespace
+
+std::string printable(std::string_view text) {
+  return escape_controls(text, [](std::string_view, size_t) -> size_t { return 0; });
+}
+
+std::string terminal_safe(std::string_view text) {
+  return escape_controls(text, [](std::string_view all, size_t at) -> size_t {
+    if (all[at] == '\n' || all[at] == '\t') return 1;
+    return sgr_length(all, at);
+  });
 }
 
 }  // namespace archbuild

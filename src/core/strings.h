@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,18 @@ std::string markup_escape(std::string_view text);
 // (letters, digits, - . _ ~) and those in `keep` ("/" for a path): the form
 // PEP 503 links and S3's SigV4 canonical requests both use.
 std::string percent_encode(std::string_view text, std::string_view keep = "");
+// Text from elsewhere (a server's error message, a package's name) as one
+// line a terminal shows as written: control characters (newlines, escape
+// sequences, carriage returns, DEL, and the C1 controls in UTF-8) become
+// \xNN, so that it can neither retitle or clear the terminal nor forge a
+// line of archbuild's own.
+std::string printable(std::string_view text);
+// What archbuild writes to a terminal or log: newlines, tabs and colour
+// (SGR: ESC [ digits ; m) pass; every other control character or escape
+// sequence becomes \xNN. The last line of defence under printable().
+std::string terminal_safe(std::string_view text);
+// Percent-decoding; nullopt for a malformed escape (%zz, a trailing %4) or %00.
+std::optional<std::string> percent_decode(std::string_view text);
 // "v2.9.1" -> "v2.9.1", "feature/x" -> "feature_x": safe as one path component.
 std::string path_safe(const std::string& text);
 

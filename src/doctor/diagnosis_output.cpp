@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/strings.h"
 #include "ui/terminal.h"
 
 namespace archbuild {
@@ -17,15 +18,6 @@ Style verdict_style(PackageVerdict verdict) {
     case PackageVerdict::not_judged: return Style::dim;
   }
   return Style::plain;
-}
-
-// Control characters (a terminal's escape sequences) in names and text read
-// from site-packages are shown as '?': a METADATA cannot retitle or clear
-// the terminal. --json escapes them instead.
-std::string printable(std::string text) {
-  for (auto& c : text)
-    if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) c = '?';
-  return text;
 }
 
 }  // namespace

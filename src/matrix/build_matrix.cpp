@@ -6,10 +6,14 @@
 
 #include <toml++/toml.h>
 
+#include "arch/arch_spec.h"
+#include "arch/cuda_version.h"
 #include "config/toml_file.h"
 #include "core/error.h"
 #include "recipe/repository_url.h"
+#include "source/git_ref_name.h"
 #include "source/pypi_sdist.h"
+#include "toolchain/toolkit_facts.h"
 
 namespace archbuild {
 
@@ -77,9 +81,26 @@ BuildMatrix load_build_matrix(const std::filesystem::path& file, const RecipeBoo
   auto arch_sets = strings(file, root.get("arch_sets"), "arch_sets", true);
   auto toolkits = strings(file, root.get("cuda"), "cuda", false);
   if (toolkits.empty()) toolkits = {""};
+  // What each cell would refuse, refused for the whole file (a dry run too).
+  for (const auto& arch : arch_sets) {
+    try {
+      parse_arch_spec(arch);
+    } catch (const UserError& error) {
+      bad(file, root.get("arch_sets"), "arch_sets", error.what());
+    }
+  }
+  const auto toolkit_table = ToolkitTable::load_default();
+  for (const auto& cuda : toolkits) {
+    if (cuda.empty()) continue;
+    const auto version = CudaVersion::parse(cuda);
+    const auto* facts = version ? toolkit_table.newest_at_or_below(*version) : nullptr;
+    if (!version) bad(file, root.get("cuda"), "cuda", "'" + cuda + "' is not a CUDA version like 13.0");
+    if (!facts || facts->version.major != version->major)
+      bad(file, root.get("cuda"), "cuda", "CUDA " + cuda + " is no release archbuild knows");
+  }
   if (const auto* jobs = root.get("jobs")) {
     auto value = jobs->value<int64_t>();
-    if (!value || *value < 1) bad(file, jobs, "jobs", "expected a positive integer");
+    if (!value || *value < 1 || *value > 4096) bad(file, jobs, "jobs", "expected a whole number from 1 to 4096");
     matrix.jobs = static_cast<unsigned>(*value);
   }
   const auto* refs = root.get("refs") ? root.get("refs")->as_table() : nullptr;
@@ -90,6 +111,10 @@ BuildMatrix load_build_matrix(const std::filesystem::path& file, const RecipeBoo
         bad(file, &node, "refs." + std::string(name.str()), "not one of the matrix's recipes");
       if (is_pypi_repository(name.str()))
         bad(file, &node, "refs." + std::string(name.str()), "a pypi: entry's version is in the entry (==VERSION)");
+      for (const auto& ref : strings(file, &node, "refs." + std::string(name.str()), true))
+        if (!is_valid_git_ref_name(ref))
+          bad(file, &node, "refs." + std::string(name.str()),
+              "'" + ref + "' is not a valid git ref name (a tag, branch or commit)");
     }
 
   // Dependencies first: a recipe's cells come after those of what it needs.

@@ -14,6 +14,7 @@
 #include "core/regular_file.h"
 #include "core/strings.h"
 #include "core/system_info.h"
+#include "pipeline/build_context.h"
 #include "pipeline/build_session.h"
 #include "ui/build_progress_line.h"
 #include "validate/validation_output.h"
@@ -146,7 +147,7 @@ std::vector<CellResult> run_build_matrix(const BuildMatrix& matrix, const Matrix
       // Nothing may escape a worker thread: it would end the whole matrix
       // (std::terminate) with other cells' builds still running.
       try {
-        std::filesystem::create_directories(out);
+        build_out_dir(out).claim();  // marked before its log goes in: the build then takes the dir as its own
         CellLogEvents events(result.log);
         try {
           auto outcome = run_build(request, events);

@@ -4,6 +4,7 @@
 #include "core/cache_layout.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/secrets.h"
 #include "core/user_path.h"
 #include "pipeline/inherited_archs.h"
 #include "process/run_process.h"
@@ -57,8 +58,7 @@ OwnedDir build_out_dir(const std::filesystem::path& dir) {
           {"wheels", "variants", "tmp", "validate", "build-env", "build-requirements", "library-links", "sccache",
            "build.log", "nvcc.log", "steps.log", "trace.json", "report.json", "key.txt", "archbuild-debug.log",
            "archbuild.log"},
-          "the build output dir",
-          {"key.txt", "report.json", "archbuild-debug.log", "archbuild.log"}};
+          "the build output dir"};
 }
 
 BuildContext BuildContext::resolve(const BuildRequest& request) {
@@ -66,7 +66,10 @@ BuildContext BuildContext::resolve(const BuildRequest& request) {
   CacheLayout cache(settings.cache_dir());
   const auto out = request.out.empty() ? std::filesystem::path() : checked_user_path(request.out, "--out");
   if (!out.empty()) build_out_dir(out).check();  // a user's directory: refused before anything is fetched or written
-  auto book = RecipeBook::load_for(settings);    // site recipes (recipe_path) before the built-in ones
+  // The digests that stand for secrets: the cache's own key where it has one
+  // (made by the build, below; a plan writes nothing).
+  secrets::use_cache_secret(cache.root(), false);
+  auto book = RecipeBook::load_for(settings);  // site recipes (recipe_path) before the built-in ones
   BuildContext context{
       request, std::move(settings), HostContext::gather(request.cuda), std::move(book), cache, {}, {}, {}, {}, {}, {},
       {}};
@@ -164,7 +167,7 @@ PlanInputs BuildContext::plan_inputs(const std::optional<SourceTree>& source, co
   inputs.python = python;
   inputs.jobs_override = settings.jobs();
   inputs.compiler_launcher = compiler_launcher;
-  inputs.compiler_cache_remote = settings.get("compiler_cache_remote").value;
+  inputs.compiler_cache_remote = settings.compiler_cache_remote();
   inputs.compile_cluster = compile_cluster;
   inputs.source = source;
   if (dependencies) {

@@ -23,6 +23,7 @@
 #include "core/json_text.h"
 #include "core/log.h"
 #include "core/regular_file.h"
+#include "core/secrets.h"
 #include "core/system_info.h"
 #include "pipeline/dependency_resolver.h"
 #include "process/run_process.h"
@@ -587,6 +588,7 @@ PlannedBuild plan_build(const BuildRequest& request) {
 
 BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events, SessionServices& services) {
   auto context = BuildContext::resolve(request);
+  secrets::use_cache_secret(context.cache.root());  // made now if the cache has none: what the build stores uses it
   // A signing key that cannot sign is refused before anything is built; the
   // publish signs with this copy, read once.
   if (const auto& key = context.settings.get("signing_key").value; !key.empty())

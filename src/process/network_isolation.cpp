@@ -15,6 +15,7 @@
 #include <net/if.h>
 
 #include "core/log.h"
+#include "process/unix_socket_filter.h"
 
 namespace archbuild {
 
@@ -54,6 +55,22 @@ int try_in_child(const NetworkIsolationSetup& setup) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
 }
 
+// Whether, after `setup.enter()` in a child, the child's own unix socket is
+// refused (the filter holds: a kernel with seccomp, no emulator between).
+bool unix_sockets_refused_in_child(const NetworkIsolationSetup& setup) {
+  pid_t pid = ::fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    if (setup.enter() != 0) ::_exit(2);
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ::_exit(fd < 0 && errno == EACCES ? 0 : 1);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 }  // namespace
 
 std::string NetworkIsolationProbe::describe() const {
@@ -76,6 +93,15 @@ NetworkIsolationSetup NetworkIsolationSetup::for_mode(NetworkIsolation mode) {
 }
 
 int NetworkIsolationSetup::enter() const {
+  if (int error = enter_namespaces()) return error;
+  // No unix socket of its own: no socket file of the host is reachable,
+  // wherever it lies (unix_socket_filter.h). Where the kernel has no
+  // seccomp filters, the covers above are what holds.
+  if (mode != NetworkIsolation::unavailable) refuse_unix_sockets();
+  return 0;
+}
+
+int NetworkIsolationSetup::enter_namespaces() const {
   switch (mode) {
     case NetworkIsolation::unavailable: return 0;
     case NetworkIsolation::network_namespace:
@@ -115,6 +141,7 @@ const NetworkIsolationProbe& probe_network_isolation() {
         auto with_mounts = NetworkIsolationSetup::for_mode(mode);
         with_mounts.require_mount_namespace = true;
         result.sockets_closed = try_in_child(with_mounts) == 0;
+        result.unix_sockets_refused = unix_sockets_refused_in_child(NetworkIsolationSetup::for_mode(mode));
         log::verbose("network isolation: {}{}", result.describe(),
                      reasons.empty() ? (::getuid() == 0 ? " (as root)" : "") : " (" + reasons + ")");
         return result;

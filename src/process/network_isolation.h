@@ -25,6 +25,9 @@ struct NetworkIsolationProbe {
   NetworkIsolation mode = NetworkIsolation::unavailable;
   std::string reason;           // why unavailable: "unshare(CLONE_NEWNET): Operation not permitted; ..."
   bool sockets_closed = false;  // a private mount namespace works too: host socket files are covered
+  // The step's own unix sockets are refused (unix_socket_filter.h): no host
+  // socket file is reachable at all, covered or not.
+  bool unix_sockets_refused = false;
   // "network namespace", "user + network namespace", "unavailable (...)"
   std::string describe() const;
 };
@@ -44,7 +47,12 @@ struct NetworkIsolationSetup {
   std::vector<std::string> hidden_sockets;
   bool require_mount_namespace = false;
   static NetworkIsolationSetup for_mode(NetworkIsolation mode);
+  // In the child before exec: the namespaces, the covers, then a seccomp
+  // filter refusing unix sockets (process/unix_socket_filter.h). 0 or errno.
   int enter() const;
+
+ private:
+  int enter_namespaces() const;
 };
 
 }  // namespace archbuild

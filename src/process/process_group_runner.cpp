@@ -4,8 +4,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <memory>
+#include <string_view>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/read.hpp>
@@ -31,31 +34,48 @@ std::string GroupRunOutcome::describe() const {
 
 namespace {
 
-// One output stream, split into lines as it arrives.
+// One output stream, split into lines as it arrives. Each read is scanned
+// once, and a line is kept up to kLongestLine: a child printing hundreds of
+// MiB without a newline costs neither memory nor a rescan per read; the
+// line is handed on cut, saying how much of it was dropped.
 struct LineReader {
+  static constexpr size_t kLongestLine = 1 << 20;
   bp::async_pipe pipe;
   bool from_stderr;
   std::array<char, 65536> chunk{};
   std::string pending;
+  uint64_t dropped = 0;  // bytes of the pending line beyond kLongestLine
   bool open = true;
 
   LineReader(boost::asio::io_context& io, bool is_stderr) : pipe(io), from_stderr(is_stderr) {}
 
+  void hand_on(const LineHandler& on_line) {
+    if (dropped) pending += " ... (" + std::to_string(dropped) + " more bytes of this line not kept)";
+    std::string_view line(pending);
+    if (!dropped && !line.empty() && line.back() == '\r') line.remove_suffix(1);
+    on_line(line, from_stderr);
+    pending.clear();
+    dropped = 0;
+  }
+
+  void take(std::string_view data, const LineHandler& on_line) {
+    while (!data.empty()) {
+      const auto newline = data.find('\n');
+      const auto piece = data.substr(0, newline);
+      const auto room = kLongestLine - std::min(kLongestLine, pending.size());
+      pending.append(piece.substr(0, room));
+      dropped += piece.size() - std::min(room, piece.size());
+      if (newline == std::string_view::npos) return;
+      hand_on(on_line);
+      data.remove_prefix(newline + 1);
+    }
+  }
+
   void start(const LineHandler& on_line) {
     pipe.async_read_some(boost::asio::buffer(chunk), [this, &on_line](const boost::system::error_code& ec, size_t n) {
-      if (n > 0) {
-        pending.append(chunk.data(), n);
-        size_t begin = 0;
-        for (size_t newline; (newline = pending.find('\n', begin)) != std::string::npos; begin = newline + 1) {
-          std::string_view line(pending.data() + begin, newline - begin);
-          if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-          on_line(line, from_stderr);
-        }
-        pending.erase(0, begin);
-      }
+      if (n > 0) take(std::string_view(chunk.data(), n), on_line);
       if (ec) {
-        if (!pending.empty()) on_line(pending, from_stderr);
-        pending.clear();
+        if (!pending.empty() || dropped) hand_on(on_line);
         open = false;
         return;
       }

@@ -130,6 +130,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   if (log::enabled(log::Level::trace)) {
     // What it printed, cut short: enough to see a version banner or an error.
     for (const auto& [stream, text] : {std::pair{"stdout", &result.out}, std::pair{"stderr", &result.err}}) {
+      if (options.output_is_secret && text == &result.out) {
+        log::trace("{} [{}]: ({} bytes, a secret: not shown)", stream, pid, text->size());
+        continue;
+      }
       const auto lines = split_any(*text, "\n");
       for (size_t i = 0; i < lines.size() && i < 40; ++i) log::trace("{} [{}]: {}", stream, pid, lines[i]);
       if (lines.size() > 40) log::trace("{} [{}]: ({} more lines)", stream, pid, lines.size() - 40);

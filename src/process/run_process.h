@@ -27,6 +27,8 @@ struct ProcessOptions {
   // Variables set (or, with an empty optional, removed) on top of our environment.
   std::map<std::string, std::optional<std::string>> env_overrides;
   std::optional<std::chrono::milliseconds> timeout;
+  // Its stdout is a secret (keyring's answer): never logged, not even at trace.
+  bool output_is_secret = false;
 };
 
 // Runs argv[0] (looked up on PATH unless it has a '/') with the arguments;

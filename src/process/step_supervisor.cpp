@@ -38,17 +38,34 @@ void outlive_stop_signals() {
   for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(signal_number, &action, nullptr);
 }
 
-// What the step never needs and a root build step could undo the offline
-// step's covers with: CAP_SYS_ADMIN (umount, mount, setns) and
-// CAP_SYS_PTRACE (another process's /proc/PID/root). Dropped from the
+// A root build step keeps only what building as root takes: owning and
+// reading and writing its files whatever their modes (CHOWN, DAC_OVERRIDE,
+// DAC_READ_SEARCH, FOWNER, FSETID), signalling its own processes (KILL),
+// and the uid/gid changes some tools make (SETUID, SETGID). Everything else
+// goes: CAP_SYS_ADMIN and CAP_SYS_PTRACE above all (umount of the offline
+// step's covers, setns, another process's /proc/PID/root), and raw sockets,
+// network and module administration, device nodes, ... Dropped from the
 // bounding set and from the effective, permitted and inheritable sets, for
-// the step and all it starts; a process without them (a user) has nothing to drop.
-void drop_escape_capabilities() {
-  for (int capability : {CAP_SYS_ADMIN, CAP_SYS_PTRACE}) ::prctl(PR_CAPBSET_DROP, capability, 0, 0, 0);
+// the step and all it starts; a process without them (a user) has nothing
+// to drop.
+void drop_capabilities_a_build_does_not_need() {
+  constexpr int kKept[] = {CAP_CHOWN,  CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER,
+                           CAP_FSETID, CAP_KILL,         CAP_SETGID,          CAP_SETUID};
+  auto kept = [&](int capability) {
+    for (int keep : kKept)
+      if (keep == capability) return true;
+    return false;
+  };
+  // The kernel's last capability: a newer one than these headers know is dropped too.
+  int last = CAP_LAST_CAP;
+  if (std::ifstream in("/proc/sys/kernel/cap_last_cap"); in) in >> last;
+  for (int capability = 0; capability <= last; ++capability)
+    if (!kept(capability)) ::prctl(PR_CAPBSET_DROP, capability, 0, 0, 0);
   __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
   __user_cap_data_struct data[2]{};
   if (::syscall(SYS_capget, &header, data) != 0) return;
-  for (int capability : {CAP_SYS_ADMIN, CAP_SYS_PTRACE}) {
+  for (int capability = 0; capability < 64; ++capability) {
+    if (kept(capability)) continue;
     const unsigned bit = 1u << (capability % 32);
     auto& word = data[capability / 32];
     word.effective &= ~bit;
@@ -132,7 +149,7 @@ int supervise(char** program, bool in_pid_namespace) {
   }
   if (child == 0) {
     ::signal(SIGPIPE, SIG_DFL);  // the supervisor's own choice, not the step's
-    drop_escape_capabilities();
+    drop_capabilities_a_build_does_not_need();
     ::execv(program[0], program);
     const int error = errno;
     std::cerr << "archbuild: cannot run " << program[0] << ": " << std::strerror(error) << "\n";
@@ -175,6 +192,13 @@ int run_step_supervisor(int argc, char** argv) {
     return 2;
   }
   char** program = argv + 3;
+  // Dies with archbuild, even a SIGKILLed one: its stop signals it holds off
+  // to clean up, but when archbuild is gone no one would wait for the step.
+  // (The namespace's init dies with this process in turn, and the kernel
+  // then stops everything in the namespace.)
+  const pid_t parent = ::getppid();
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) return 1;  // archbuild died before the line above
   outlive_stop_signals();
   ::signal(SIGPIPE, SIG_IGN);  // a closed stderr must not kill it before it cleans up
   int status_pipe[2];

@@ -1,5 +1,7 @@
 #include "remote/http_transport.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -14,6 +16,7 @@
 #include "core/interrupt.h"
 #include "core/log.h"
 #include "core/regular_file.h"
+#include "core/secrets.h"
 #include "core/strings.h"
 
 namespace archbuild {
@@ -36,6 +39,7 @@ std::string xml_text(const std::string& body, const std::string& tag) {
 struct BodyInMemory {
   std::string* body;
   uint64_t cap;
+  bool cut = false;  // keep the start, drop the rest, go on
   bool over = false;
 };
 
@@ -43,14 +47,31 @@ size_t collect_body(char* data, size_t size, size_t count, void* target) {
   auto* sink = static_cast<BodyInMemory*>(target);
   if (sink->body->size() + size * count > sink->cap) {
     sink->over = true;
+    if (sink->cut) {
+      sink->body->append(data, std::min<uint64_t>(size * count, sink->cap - sink->body->size()));
+      return size * count;
+    }
     return 0;  // ends the transfer: nothing over the cap is held
   }
   sink->body->append(data, size * count);
   return size * count;
 }
 
+struct BodyToFile {
+  std::FILE* file;
+  uint64_t cap;
+  uint64_t written = 0;
+  bool over = false;
+};
+
 size_t write_to_file(char* data, size_t size, size_t count, void* target) {
-  return std::fwrite(data, size, count, static_cast<std::FILE*>(target)) * size;
+  auto* sink = static_cast<BodyToFile*>(target);
+  if (sink->written + size * count > sink->cap) {
+    sink->over = true;
+    return 0;  // ends the transfer: an endless answer stops at the cap
+  }
+  sink->written += size * count;
+  return std::fwrite(data, size, count, sink->file) * size;
 }
 
 size_t read_from_file(char* data, size_t size, size_t count, void* source) {
@@ -99,8 +120,8 @@ class CurlTransport final : public HttpTransport {
     int pause_ms = policy_.retry_pause_ms;
     for (int attempt = 1; attempt <= std::max(1, policy_.attempts); ++attempt) {
       if (attempt > 1) {
-        log::verbose("{} {}: {}; attempt {} of {} in {} ms", request.method, log::redact_url_userinfo(request.url),
-                     last_problem, attempt, policy_.attempts, pause_ms);
+        log::verbose("{} {}: {}; attempt {} of {} in {} ms", request.method, secrets::scrub(request.url), last_problem,
+                     attempt, policy_.attempts, pause_ms);
         std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
         pause_ms *= 2;
       }
@@ -110,11 +131,11 @@ class CurlTransport final : public HttpTransport {
       auto error = attempt_once(request, response, last_problem);
       if (stop && pending_interrupt()) throw UserError(ExitCode::interrupted, "interrupted");
       if (error) continue;
-      log::verbose("{} {} -> {}", request.method, log::redact_url_userinfo(request.url), response.status);
+      log::verbose("{} {} -> {}", request.method, secrets::scrub(request.url), response.status);
       if (!retried_status(response.status)) return response;
       last_problem = "HTTP " + std::to_string(response.status) + " (" + http_error_summary(response) + ")";
     }
-    fail_environment(request.method + " " + log::redact_url_userinfo(request.url) + ": " + last_problem + ", " +
+    fail_environment(request.method + " " + secrets::scrub(request.url) + ": " + last_problem + ", " +
                      std::to_string(std::max(1, policy_.attempts)) + " attempts");
   }
 
@@ -154,7 +175,8 @@ class CurlTransport final : public HttpTransport {
     }
 
     File upload, download;
-    BodyInMemory in_memory{&response.body, request.max_body_bytes};
+    BodyInMemory in_memory{&response.body, request.max_body_bytes, request.cut_body_at_cap};
+    BodyToFile to_file{nullptr, request.max_download_bytes};
     std::unique_ptr<curl_mime, CurlFree> mime;
     if (request.method == "HEAD") {
       curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
@@ -173,7 +195,7 @@ class CurlTransport final : public HttpTransport {
         if (!request.body.empty()) {
           upload.reset(fmemopen(const_cast<char*>(request.body.data()), request.body.size(), "rb"));
           if (!upload)
-            fail_environment("cannot stage the body of PUT " + log::redact_url_userinfo(request.url) + " (" +
+            fail_environment("cannot stage the body of PUT " + secrets::scrub(request.url) + " (" +
                              std::strerror(errno) + ")");
         }
         curl_easy_setopt(curl, CURLOPT_READFUNCTION, upload ? read_from_file : read_nothing);
@@ -203,19 +225,26 @@ class CurlTransport final : public HttpTransport {
       } catch (const std::filesystem::filesystem_error& error) {
         fail_writing(error, request.download_to.parent_path());
       }
+      to_file.file = download.get();
       curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, write_to_file);
-      curl_easy_setopt(curl, CURLOPT_WRITEDATA, download.get());
+      curl_easy_setopt(curl, CURLOPT_WRITEDATA, &to_file);
     } else {
       curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect_body);
       curl_easy_setopt(curl, CURLOPT_WRITEDATA, &in_memory);
     }
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
-    log::debug("{} {}", request.method, log::redact_url_userinfo(request.url));
+    log::debug("{} {}", request.method, secrets::scrub(request.url));
     CURLcode code = curl_easy_perform(curl);
     if (download && (std::fflush(download.get()) != 0 || std::ferror(download.get())) && code == CURLE_OK)
       fail_environment("cannot write " + request.download_to.string() + " (a full disk?)");
-    if (in_memory.over)
-      fail_bad_input(request.method + " " + log::redact_url_userinfo(request.url) + ": the answer is over " +
+    if (to_file.over) {
+      download.reset();
+      ::unlink(request.download_to.c_str());
+      fail_bad_input(request.method + " " + secrets::scrub(request.url) + ": the answer is over " +
+                     std::to_string(request.max_download_bytes) + " bytes, more than it can hold (stopped there)");
+    }
+    if (in_memory.over && !in_memory.cut)
+      fail_bad_input(request.method + " " + secrets::scrub(request.url) + ": the answer is over " +
                      std::to_string(request.max_body_bytes) + " bytes, more than archbuild reads from there");
     if (code != CURLE_OK) {
       problem = curl_easy_strerror(code);
@@ -238,24 +267,27 @@ void check_http_url(const std::string& url, const std::string& what) {
   bool plain = scheme && !host.empty();
   for (unsigned char c : url)
     if (c <= 0x20 || c == 0x7f || c == '"' || c == '\'' || c == '\\' || c == '<' || c == '>') plain = false;
-  if (!plain) fail_bad_input(what + " '" + log::redact_url_userinfo(url) + "' is not a plain http(s)://HOST/... URL");
-  if (host.find('@') != std::string::npos)
-    fail_bad_input(what + " '" + log::redact_url_userinfo(url) +
+  if (!plain) fail_bad_input(what + " '" + secrets::scrub(url) + "' is not a plain http(s)://HOST/... URL");
+  // A password may hold '/', '?' or '#' (people do not encode them): the
+  // secrets' own reading of userinfo decides, not the host part alone.
+  if (host.find('@') != std::string::npos || secrets::scrub(url) != url)
+    fail_bad_input(what + " '" + secrets::scrub(url) +
                    "' carries credentials: give them through the environment or a file instead (docs/PUBLISHING.md)");
 }
 
 std::string http_error_summary(const HttpResponse& response) {
+  // The server's words, as one line of plain text (strings.h printable()).
   auto code = xml_text(response.body, "Code");
   if (!code.empty()) {
     auto message = xml_text(response.body, "Message");
-    return message.empty() ? code : code + ": " + message;
+    return printable(message.empty() ? code : code + ": " + message).substr(0, 500);
   }
   // An HTML error page (pypiserver, devpi, a proxy): its title says it.
   auto title = xml_text(response.body, "title");
-  if (!title.empty()) return trim(title);
+  if (!title.empty()) return printable(trim(title)).substr(0, 500);
   std::string text = trim(response.body.substr(0, 200));
   std::replace(text.begin(), text.end(), '\n', ' ');
-  return text.empty() ? "no explanation in the answer" : text;
+  return text.empty() ? "no explanation in the answer" : printable(text);
 }
 
 std::unique_ptr<HttpTransport> make_curl_transport(HttpAuth auth, HttpPolicy policy) {

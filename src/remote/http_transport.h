@@ -28,6 +28,12 @@ struct HttpRequest {
   // An answer body (in memory) larger than this ends the transfer as bad
   // input: what archbuild reads from a server is capped before it is held.
   uint64_t max_body_bytes = 64ull << 20;
+  // Keep the body's first max_body_bytes and drop the rest instead of
+  // failing (an upload's answer: its status is what counts).
+  bool cut_body_at_cap = false;
+  // The same for a body written to `download_to`: what the listing said the
+  // object holds, where the caller knows it (a wheel's size).
+  uint64_t max_download_bytes = 64ull << 30;
   // Sent even after Ctrl-C: releasing a lock on the way out.
   bool even_when_interrupted = false;
 };

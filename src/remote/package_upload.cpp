@@ -13,6 +13,7 @@
 #include "core/interrupt.h"
 #include "core/log.h"
 #include "core/regular_file.h"
+#include "core/secrets.h"
 #include "core/strings.h"
 #include "process/run_process.h"
 #include "wheel/wheel_archive.h"
@@ -74,16 +75,19 @@ UploadTarget resolve_upload_target(const std::string& repository_url, const std:
   }
   if (auto password = environment("TWINE_PASSWORD")) {
     target.password = *password;
+    secrets::remember(target.password);
     target.password_from = "TWINE_PASSWORD";
   } else if (auto password = from_section("password")) {
     target.password = *password;
+    secrets::remember(target.password);
     target.password_from = pypirc_file + " [" + section + "]";
   } else if (!target.username.empty()) {
     if (auto keyring = find_on_path("keyring")) {
       auto answer = run_process({keyring->string(), "get", target.url, target.username},
-                                {.timeout = std::chrono::seconds(30)});
+                                {.timeout = std::chrono::seconds(30), .output_is_secret = true});
       if (answer.succeeded() && !trim(answer.out).empty()) {
         target.password = trim(answer.out);
+        secrets::remember(target.password);
         target.password_from = "keyring";
       }
     }
@@ -166,6 +170,10 @@ UploadOutcome upload_one(const std::filesystem::path& wheel, const UploadTarget&
   form->file = wheel;
   HttpRequest request{.method = "POST", .url = target.url};
   request.form = form;
+  // The file has gone up whatever the answer's length: only its start is
+  // read (the status says how it went), and the next file is still sent.
+  request.max_body_bytes = 1 << 20;
+  request.cut_body_at_cap = true;
   auto response = transport.send(request);
   if (response.status == 401 || response.status == 403)
     fail_environment(target.url + " refused the upload of " + file + ": HTTP " + std::to_string(response.status) + " " +

@@ -73,11 +73,25 @@ std::string RemoteLock::body() const {
 void RemoteLock::acquire() {
   int pause_ms = 250;
   std::string waited_for;
+  // A lock refused as present (412) yet absent when read (404) was released
+  // meanwhile, once or twice; every time means the server keeps something
+  // else at that name (an object under LOCK/ makes SeaweedFS answer so).
+  int refused_but_absent = 0;
+  constexpr int kRefusedButAbsentLimit = 8;
   while (true) {
     if (pending_interrupt()) throw UserError(ExitCode::interrupted, "interrupted while waiting for " + path_);
     if (client_.put_text(path_, body(), "text/plain", WriteCondition::if_absent())) break;
     auto held = client_.get_text(path_, 4096);
-    if (!held) continue;  // released meanwhile
+    if (!held) {
+      if (++refused_but_absent == kRefusedButAbsentLimit)
+        fail_environment("cannot take the lock " + client_.url(path_) + ": the server refused to create it " +
+                         std::to_string(kRefusedButAbsentLimit) +
+                         " times as already there, yet has no object of that name (is there an object under " + path_ +
+                         "/? remove it)");
+      std::this_thread::sleep_for(std::chrono::milliseconds(100 * refused_but_absent));
+      continue;  // released meanwhile
+    }
+    refused_but_absent = 0;
     const auto holder = parse_holder(held->text);
     // A renewal time further ahead than the stale time is no clock skew: garbage, stale.
     const auto age = now_seconds() - holder.renewed;

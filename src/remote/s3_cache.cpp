@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "core/regular_file.h"
 #include "core/sha256.h"
+#include "core/strings.h"
 #include "remote/remote_lock.h"
 #include "wheel/wheel_archive.h"
 #include "wheel/wheel_variant.h"
@@ -611,6 +612,9 @@ S3VerifyResult verify_s3(S3Client& bucket, const std::filesystem::path& scratch,
   std::map<std::string, std::string> digests;  // object path -> sha256 of what was downloaded
   std::set<std::string> wheel_names;           // every entry's wheel file names
   std::set<std::string> objects;
+  // {name}-{version}-variants.json -> the variant.json files of the entries'
+  // variant wheels, merged: what a served variants document may claim.
+  std::map<std::string, nlohmann::json> vouched_variants;
   std::vector<std::string> odd;
   auto entries = bucket_entries(bucket, &odd);
   for (const auto& key : odd)
@@ -633,8 +637,17 @@ S3VerifyResult verify_s3(S3Client& bucket, const std::filesystem::path& scratch,
         continue;
       }
       std::filesystem::create_directories((dir / inside).parent_path());
-      if (!bucket.get_file(object.path, dir / inside)) {
-        result.problems.push_back(hash + ": " + object.path + " was listed but is gone");
+      // No more than the listing said: an object that grows without end
+      // while it is read stops there, a problem of this entry.
+      try {
+        if (!bucket.get_file(object.path, dir / inside, object.size)) {
+          result.problems.push_back(hash + ": " + object.path + " was listed but is gone");
+          fetched = false;
+          continue;
+        }
+      } catch (const UserError& error) {
+        if (error.code() != ExitCode::bad_input) throw;
+        result.problems.push_back(hash + ": " + error.what());
         fetched = false;
         continue;
       }
@@ -648,6 +661,14 @@ S3VerifyResult verify_s3(S3Client& bucket, const std::filesystem::path& scratch,
       result.problems.push_back(hash + ": not readable as an entry");
     } else {
       for (const auto& wheel : entry->wheels) wheel_names.insert(wheel.filename().string());
+      for (const auto& variant : entry->variants) {
+        std::string text;
+        if (!read_regular_file(variant.string() + ".json", 1 << 20, text).empty()) continue;
+        auto document = nlohmann::json::parse(text, nullptr, false);
+        if (!document.is_object() || !document["variants"].is_object()) continue;
+        for (const auto& [label, properties] : document["variants"].items())
+          vouched_variants[variants_index_file_name(variant.filename().string())][label] = properties;
+      }
       auto problems = verify_store_entry(*entry);
       for (auto& problem : entry_provenance_problems(*entry, trusted, require_signature))
         problems.push_back(std::move(problem));
@@ -672,6 +693,12 @@ S3VerifyResult verify_s3(S3Client& bucket, const std::filesystem::path& scratch,
       }
       std::string digest;
       std::optional<RemoteText> document;
+      // A wheel is served from a store entry, whose manifest and provenance
+      // vouch for it; one anywhere else is nobody's, whatever its digest.
+      if (file.ends_with(".whl") && !digests.count(target)) {
+        result.problems.push_back(object.path + ": links " + target + ", a wheel which no store entry publishes");
+        continue;
+      }
       if (auto known = digests.find(target); known != digests.end()) {
         digest = known->second;
       } else if (target.rfind("simple/", 0) == 0 && plain_key(target) &&
@@ -684,6 +711,19 @@ S3VerifyResult verify_s3(S3Client& bucket, const std::filesystem::path& scratch,
       if (digest != link.sha256)
         result.problems.push_back(object.path + ": the link to " + target + " says sha256 " + link.sha256 +
                                   ", the object is " + digest);
+      // A variants document claims only what the store's variant wheels say.
+      if (document && file.ends_with(kVariantsSuffix)) {
+        auto served = nlohmann::json::parse(document->text, nullptr, false);
+        const auto& vouched = vouched_variants[file];
+        if (!served.is_object() || !served["variants"].is_object()) {
+          result.problems.push_back(target + ": not a variants document");
+        } else {
+          for (const auto& [label, properties] : served["variants"].items())
+            if (!vouched.contains(label) || vouched.at(label) != properties)
+              result.problems.push_back(target + ": claims the variant " + printable(label) +
+                                        ", which no store entry's variant wheel says");
+        }
+      }
       linked_names.insert(file);
     }
   }

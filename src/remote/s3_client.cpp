@@ -1,5 +1,7 @@
 #include "remote/s3_client.h"
 
+#include <set>
+
 #include "core/error.h"
 #include "core/sha256.h"
 
@@ -144,9 +146,10 @@ std::optional<RemoteText> S3Client::get_text(const std::string& path, uint64_t c
   return RemoteText{std::move(response.body), response.header("etag")};
 }
 
-bool S3Client::get_file(const std::string& path, const std::filesystem::path& file) {
+bool S3Client::get_file(const std::string& path, const std::filesystem::path& file, uint64_t max_bytes) {
   HttpRequest request{.method = "GET", .url = url(path)};
   request.download_to = file;
+  request.max_download_bytes = max_bytes;
   auto response = send(request, path, kEmptySha256);
   if (response.status == 404) return false;
   if (response.status / 100 != 2) unexpected(request, response);
@@ -172,6 +175,7 @@ void S3Client::list_pages(const std::string& path_prefix, bool dirs, std::vector
   const auto key_prefix = location_.key(path_prefix);
   const auto strip = location_.prefix.empty() ? 0 : location_.prefix.size() + 1;
   std::string token;
+  std::set<std::string> tokens_seen;
   do {
     // SigV4 signs the query sorted by name, which libcurl takes as written.
     std::string query;
@@ -198,9 +202,18 @@ void S3Client::list_pages(const std::string& path_prefix, bool dirs, std::vector
       const auto prefix = first_element(common, "Prefix");
       if (prefix.size() >= strip) prefixes.push_back(prefix.substr(strip));
     }
-    token = first_element(response.body, "IsTruncated") == "true"
-                ? first_element(response.body, "NextContinuationToken")
-                : std::string();
+    const bool truncated = first_element(response.body, "IsTruncated") == "true";
+    token = truncated ? first_element(response.body, "NextContinuationToken") : std::string();
+    // A listing that never ends (a token given twice, a truncated page
+    // without one) is the server's fault: said, not followed forever.
+    constexpr size_t kMostPages = 10000;  // 10 million keys: far beyond a wheel cache, within memory
+    if (truncated && tokens_seen.size() >= kMostPages)
+      fail_environment("the listing of " + url(path_prefix) + " goes on past " + std::to_string(kMostPages) +
+                       " pages: archbuild stops there (a server that never ends its listing?)");
+    if (truncated && (token.empty() || !tokens_seen.insert(token).second))
+      fail_environment("the listing of " + url(path_prefix) + " does not end: the server says page " +
+                       std::to_string(tokens_seen.size() + 1) + " is truncated and " +
+                       (token.empty() ? "gives no continuation token" : "repeats a continuation token it gave before"));
   } while (!token.empty());
 }
 

@@ -54,7 +54,9 @@ class S3Client {
   // `even_when_interrupted`: sent after Ctrl-C too (a lock released on the way out).
   std::optional<RemoteText> get_text(const std::string& path, uint64_t cap, bool even_when_interrupted = false);
   // False when the object is absent.
-  bool get_file(const std::string& path, const std::filesystem::path& file);
+  // At most `max_bytes` (the size its listing gave): more ends the download
+  // as bad input, the partial file removed.
+  bool get_file(const std::string& path, const std::filesystem::path& file, uint64_t max_bytes = 64ull << 30);
   std::optional<S3Object> head(const std::string& path);
   // Every object under `path_prefix` (all pages of ListObjectsV2).
   std::vector<S3Object> list(const std::string& path_prefix);

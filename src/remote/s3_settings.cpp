@@ -1,10 +1,12 @@
 #include "remote/s3_settings.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "config/ini_file.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/secrets.h"
 #include "core/strings.h"
 
 namespace archbuild {
@@ -58,8 +60,18 @@ std::string checked_endpoint(std::string endpoint, const std::string& origin) {
   const bool scheme = endpoint.rfind("http://", 0) == 0 || endpoint.rfind("https://", 0) == 0;
   const auto host = scheme ? endpoint.substr(endpoint.find("//") + 2) : std::string();
   if (!scheme || host.empty() || host.find_first_of("/?#@ ") != std::string::npos)
-    fail_bad_input("S3 endpoint '" + log::redact_url_userinfo(endpoint) + "' (from " + origin +
+    fail_bad_input("S3 endpoint '" + secrets::scrub(endpoint) + "' (from " + origin +
                    ") is not http(s)://HOST[:PORT] (credentials go in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)");
+  const auto bracket = host.rfind(']');  // an IPv6 address's colons are not a port's
+  if (const auto colon = host.rfind(':');
+      colon != std::string::npos && (bracket == std::string::npos || colon > bracket)) {
+    const auto port = host.substr(colon + 1);
+    const bool digits = !port.empty() && port.size() <= 5 &&
+                        std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits || std::stoul(port) < 1 || std::stoul(port) > 65535)
+      fail_bad_input("S3 endpoint '" + endpoint + "' (from " + origin + ") has the port '" + printable(port) +
+                     "': a port is a number from 1 to 65535");
+  }
   return endpoint;
 }
 }  // namespace
@@ -126,6 +138,8 @@ S3Settings resolve_s3_settings(const EnvironmentLookup& environment) {
       break;
     }
   }
+  secrets::remember(settings.secret_key);
+  secrets::remember(settings.session_token);
   if (settings.access_key.empty() || settings.secret_key.empty())
     fail_bad_input("no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or give profile '" +
                    settings.profile + "' aws_access_key_id and aws_secret_access_key in " + credentials_file + " or " +

@@ -14,20 +14,6 @@ namespace {
                  " (expected git+https://HOST/OWNER/REPO[@REF][#subdirectory=DIR], as pip and uv spell it)");
 }
 
-// %XX escapes, as pip unquotes a fragment's values.
-std::string percent_decoded(const std::string& text) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size() && std::isxdigit(static_cast<unsigned char>(text[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
-      out.push_back(static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16)));
-      i += 2;
-    } else {
-      out.push_back(text[i]);
-    }
-  }
-  return out;
-}
 }  // namespace
 
 bool is_pip_vcs_url(const std::string& text) {
@@ -58,7 +44,9 @@ PipVcsUrl parse_pip_vcs_url(const std::string& text) {
       if (part.empty()) continue;
       auto eq = part.find('=');
       const std::string key = part.substr(0, eq);
-      const std::string value = eq == std::string::npos ? "" : percent_decoded(part.substr(eq + 1));
+      const std::string value = eq == std::string::npos
+                                    ? ""
+                                    : percent_decode(part.substr(eq + 1)).value_or(part.substr(eq + 1));
       if (key == "subdirectory")
         parsed.subdirectory = checked_subdirectory(value, "#subdirectory=");
       else if (key == "egg")

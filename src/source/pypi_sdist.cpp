@@ -19,6 +19,7 @@
 #include "core/system_info.h"
 #include "process/run_process.h"
 #include "recipe/repository_url.h"
+#include "source/git_ref_name.h"
 #include "source/git_session.h"
 #include "source/pep440_version.h"
 
@@ -164,10 +165,7 @@ void check_pypi_version(const std::string& version, const std::string& what) {
     bad_spec(what, "a version of " + std::to_string(version.size()) + " characters is longer than the " +
                        std::to_string(kMaxVersionLength) + " archbuild accepts");
   if (!is_pep440_version(version)) bad_spec(what, "'" + version + "' is not one exact version (PEP 440)");
-  ensure_libgit2();
-  int valid = 0;
-  if (git_reference_name_is_valid(&valid, ("refs/tags/" + version).c_str()) != 0 || !valid)
-    bad_spec(what, "'" + version + "' cannot be a git tag name");
+  if (!is_valid_git_ref_name(version)) bad_spec(what, "'" + version + "' cannot be a git tag name");
 }
 
 PypiSpec parse_pypi_spec(const std::string& text) {

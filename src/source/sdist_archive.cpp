@@ -29,21 +29,6 @@ constexpr size_t kMaxComponentBytes = 255;
 constexpr uint64_t kMaxHeaderExtensionBytes = 1 << 20;  // a pax header or GNU long name
 constexpr uint64_t kMaxSymlinkTargetBytes = 4096;
 
-// A member name as a terminal may show it: control bytes escaped.
-std::string printable(const std::string& text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (c < 0x20 || c == 0x7f) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
-      out += escaped;
-    } else {
-      out.push_back(static_cast<char>(c));
-    }
-  }
-  return out;
-}
-
 std::string byte_count(uint64_t bytes) { return std::to_string(bytes) + " bytes"; }
 
 [[noreturn]] void refuse_archive(const std::string& archive, const std::string& why) {

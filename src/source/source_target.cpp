@@ -10,6 +10,7 @@
 #include "core/sha256.h"
 #include "core/strings.h"
 #include "recipe/repository_url.h"
+#include "source/git_ref_name.h"
 #include "source/git_session.h"
 #include "source/local_head.h"
 #include "source/pip_vcs_url.h"
@@ -266,10 +267,7 @@ SourceTarget resolve_source_target(const SourceQuery& query, const RecipeBook& b
     target.notes.insert(target.notes.end(), sdist.notes.begin(), sdist.notes.end());
   } else if (!ref_option.empty()) {
     // Caught here, before any fetch: `../../etc` is no ref, and retrying a fetch will not make it one.
-    int valid = 0;
-    ensure_libgit2();
-    if (git_reference_name_is_valid(&valid, ("refs/tags/" + ref_option).c_str()) != 0 || !valid ||
-        ref_option.starts_with("-"))
+    if (!is_valid_git_ref_name(ref_option))
       fail_bad_input("--ref '" + ref_option + "' is not a valid git ref name (a tag, branch or commit)");
     target.ref = ref_option;
   } else if (place && !place->repository) {

@@ -8,6 +8,7 @@
 #include "core/json_text.h"
 #include "core/log.h"
 #include "core/regular_file.h"
+#include "core/secrets.h"
 #include "source/git_session.h"
 #include "source/project_dirs.h"
 
@@ -29,14 +30,18 @@ SdistOrigin SdistOrigin::from_json(const nlohmann::json& json) {
 
 nlohmann::json SourceTree::to_json() const {
   auto subs = nlohmann::json::array();
-  for (const auto& sub : submodules) subs.push_back({{"path", sub.path}, {"url", sub.url}, {"commit", sub.commit}});
+  // Stored and published (the report, the manifest): a URL's userinfo (a CI
+  // token in a clone URL) is not.
+  for (const auto& sub : submodules)
+    subs.push_back({{"path", sub.path}, {"url", secrets::scrub(sub.url)}, {"commit", sub.commit}});
   auto applied = nlohmann::json::array();
   for (const auto& patch : patches)
     applied.push_back(
         {{"file", patch.file}, {"origin", patch.origin}, {"sha256", patch.sha256}, {"created", patch.created}});
-  nlohmann::json out = {{"dir", dir.string()},  {"url", url},       {"fetch_url", fetch_url}, {"ref", ref},
-                        {"ref_kind", ref_kind}, {"commit", commit}, {"submodules", subs},     {"patches", applied},
-                        {"fetched", fetched},   {"reused", reused}};
+  nlohmann::json out = {{"dir", dir.string()}, {"url", secrets::scrub(url)}, {"fetch_url", secrets::scrub(fetch_url)},
+                        {"ref", ref},          {"ref_kind", ref_kind},       {"commit", commit},
+                        {"submodules", subs},  {"patches", applied},         {"fetched", fetched},
+                        {"reused", reused}};
   if (sdist) out["sdist"] = sdist->to_json();
   if (snapshot) out["snapshot"] = snapshot->to_json();
   if (!subdirectory.empty()) out["subdirectory"] = subdirectory;

@@ -257,13 +257,18 @@ LocalSnapshot snapshot_directory(const std::filesystem::path& dir, const std::fi
     }
     if (it->is_directory(ec) && !it->is_symlink(ec)) continue;  // git holds no directories of their own
     paths.push_back(path);
-    check_limits(limits, paths.size(), bytes, what);
     const std::string problem = relative_path_problem(path);
     if (!problem.empty()) fail_bad_input(what + ": the path '" + path + "' " + problem);
+    // Counted before the file is read (one 4.5 GiB file is refused, not
+    // copied), and again with what was read (a file that grew meanwhile).
+    const auto status = it->symlink_status(ec);
+    const uint64_t listed = std::filesystem::is_regular_file(status) ? it->file_size(ec) : 0;
+    check_limits(limits, paths.size(), bytes + (ec ? 0 : listed), what);
     const auto entry = read_disk_entry(mirror.get(), dir, path, what);
     if (entry.mode == 0) fail_bad_input(what + " changed while archbuild read it ('" + path + "' is gone)");
-    add_to_index(index.get(), path, entry);
     bytes += entry.size;
+    check_limits(limits, paths.size(), bytes, what);
+    add_to_index(index.get(), path, entry);
   }
   if (paths.empty()) fail_bad_input(what + " holds no files to build");
   snapshot.files = paths.size();

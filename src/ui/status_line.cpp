@@ -6,6 +6,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/secrets.h"
+#include "core/strings.h"
+
 namespace archbuild {
 
 int terminal_width(std::FILE* stream) {
@@ -28,12 +31,13 @@ void StatusLine::update(const std::string& text) {
   auto now = std::chrono::steady_clock::now();
   if (interactive_) {
     if (shown_ && now - last_ < std::chrono::milliseconds(100)) return;  // 10 redraws a second at most
-    std::string line = text.substr(0, static_cast<size_t>(std::max(0, terminal_width(stream_) - 1)));
+    std::string line =
+        terminal_safe(secrets::scrub(text)).substr(0, static_cast<size_t>(std::max(0, terminal_width(stream_) - 1)));
     std::fprintf(stream_, "\r\x1b[K%s", line.c_str());
     shown_ = true;
   } else {
     if (shown_ && now - last_ < plain_interval_) return;
-    std::fprintf(stream_, "%s\n", text.c_str());
+    std::fprintf(stream_, "%s\n", terminal_safe(secrets::scrub(text)).c_str());
     shown_ = true;
   }
   std::fflush(stream_);
@@ -43,7 +47,7 @@ void StatusLine::update(const std::string& text) {
 void StatusLine::print(const std::string& text) {
   std::lock_guard lock(mutex_);
   if (interactive_ && shown_) std::fprintf(stream_, "\r\x1b[K");
-  std::fprintf(stream_, "%s\n", text.c_str());
+  std::fprintf(stream_, "%s\n", terminal_safe(secrets::scrub(text)).c_str());
   std::fflush(stream_);
   shown_ = false;  // what follows is news: the next status shows at once
 }

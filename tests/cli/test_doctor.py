@@ -136,8 +136,8 @@ class DoctorOnFixtures(unittest.TestCase):
         self.assertNotIn("touch /tmp/x", result.stdout)
         self.assertNotIn("curl", result.stdout)
         self.assertIn("names no valid project and version", result.stdout)
-        self.assertNotIn("\x1b", result.stdout)  # shown as '?'
-        self.assertIn("esc?]0;TITLE?", result.stdout)
+        self.assertNotIn("\x1b", result.stdout)  # shown as \xNN
+        self.assertIn("esc\\x1b]0;TITLE\\x07", result.stdout)
 
     def test_matrix_for_devices_and_a_fleet_driver(self):
         site = self.fixture()

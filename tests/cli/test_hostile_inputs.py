@@ -9,9 +9,10 @@ import signal
 import subprocess
 import time
 import unittest
+import zipfile
 
 from gitrepos import make_repo
-from harness import BIN, SOURCE_DIR, SYSTEM_NVCC, nvcc, processes_mentioning, run, scratch_dir
+from harness import BIN, SOURCE_DIR, SYSTEM_NVCC, nvcc, processes_mentioning, pure_wheel, run, scratch_dir
 from waiting import scaled, wait_gone
 from test_validate import KERNEL, make_wheel
 
@@ -70,7 +71,8 @@ class OutOfRange(unittest.TestCase):
                 result = run("validate", str(afile), "--test-timeout", timeout, timeout=QUICK)
                 self.assertEqual(result.returncode, 2, result.stderr)
                 self.assertIn("--test-timeout", result.stderr)
-        result = run("validate", str(afile), "--arch", "9.0", "--python", str(self.dir), timeout=QUICK)
+        result = run("validate", str(pure_wheel(self.dir, "tiny", "1.0")), "--arch", "9.0", "--python", str(self.dir),
+                     timeout=QUICK)
         self.assertEqual(result.returncode, 2, result.stderr)
         self.assertIn("is a directory, not an interpreter", result.stderr)
 
@@ -233,6 +235,88 @@ class WheelsPipWouldRefuse(unittest.TestCase):
         renamed = wheel.with_name("demo.whl")
         wheel.rename(renamed)
         self.refused(renamed, "demo.whl: not a wheel file name")
+
+
+class ExitCodesOfBadInput(unittest.TestCase):
+    """A value the user gave that no command would take is exit 2 before
+    anything runs: settings `config` shows, options of remote pushes,
+    matrix outputs, a device CC no GPU has."""
+
+    def setUp(self):
+        self.dir = scratch_dir(self)
+
+    def test_config_shows_then_refuses_a_value_no_command_would_take(self):
+        for name, value, says in (("ARCHBUILD_JOBS", "abc", "jobs = 'abc'"),
+                                  ("ARCHBUILD_OFFLINE", "maybe", "offline"),
+                                  ("ARCHBUILD_COMPILER_CACHE_REMOTE", "ftp://cache.example/x", "is not ccache remote"),
+                                  ("ARCHBUILD_COMPILER_CACHE_REMOTE", "redis://127.0.0.1:6379|evil",
+                                   "attribute 'evil'")):
+            with self.subTest(name=name, value=value):
+                result = run("config", env={name: value}, timeout=QUICK)
+                self.assertEqual(result.returncode, 2, result.stderr)
+                self.assertIn(says, result.stderr)
+                self.assertIn("cache_dir", result.stdout)  # the table first
+        fine = run("config", env={"ARCHBUILD_COMPILER_CACHE_REMOTE": "redis://127.0.0.1:6379|read-only"},
+                   timeout=QUICK)
+        self.assertEqual(fine.returncode, 0, fine.stderr)
+
+    def test_a_missing_python_the_user_named_is_bad_input(self):
+        project = self.dir / "project"
+        project.mkdir()
+        (project / "setup.py").write_text("print('setup')\n")
+        result = run("plan", str(project), "--arch", "9.0", "--python", str(self.dir / "missing-python"), "--cache-dir",
+                     str(self.dir / "cache"), timeout=QUICK)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("missing-python", result.stderr)
+
+    def test_transfer_options_of_a_directory_push_are_refused(self):
+        for option in (("--timeout", "5"), ("--retries", "2"), ("--lock-stale-after", "9")):
+            with self.subTest(option=option[0]):
+                result = run("cache", "push", str(self.dir / "shared"), *option, "--cache-dir",
+                             str(self.dir / "cache"), timeout=QUICK)
+                self.assertEqual(result.returncode, 2, result.stderr)
+                self.assertIn(f"{option[0]} is for s3://", result.stderr)
+                self.assertFalse((self.dir / "shared").exists())
+
+    def test_an_endpoint_port_out_of_range(self):
+        result = run("cache", "push", "s3://bucket/prefix", "--cache-dir", str(self.dir / "cache"),
+                     env={"AWS_ENDPOINT_URL": "http://127.0.0.1:99999", "AWS_ACCESS_KEY_ID": "a",
+                          "AWS_SECRET_ACCESS_KEY": "b"}, timeout=QUICK)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("a port is a number from 1 to 65535", result.stderr)
+
+    def test_validate_checks_what_it_was_given_before_the_machine(self):
+        # no --arch: "native" on a machine without a GPU would be exit 3; a bad input is 2 first
+        empty = self.dir / "empty-1.0-py3-none-any.whl"
+        with zipfile.ZipFile(empty, "w"):
+            pass
+        result = run("validate", str(empty), timeout=QUICK)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("has no *.dist-info/RECORD", result.stderr)
+        wheel = pure_wheel(self.dir, "tiny", "1.0")
+        (self.dir / "afile").write_text("x")
+        result = run("validate", str(wheel), "--work-dir", str(self.dir / "afile"), timeout=QUICK)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("is not a directory", result.stderr)
+
+    def test_a_device_cc_no_gpu_has(self):
+        result = run("doctor", "--matrix", "--device-cc", "99.9", timeout=QUICK)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("--device-cc 99.9", result.stderr)
+
+    def test_matrix_junit_that_cannot_be_written_is_refused_before_any_cell(self):
+        matrix = self.dir / "matrix.toml"
+        matrix.write_text('recipes = ["torch"]\narch_sets = ["9.0"]\n')
+        fifo = self.dir / "fifo"
+        os.mkfifo(fifo)
+        for junit, says in ((self.dir, "is a directory"), (fifo, "not a regular file"),
+                            (self.dir / "no" / "such" / "junit.xml", "does not exist")):
+            with self.subTest(junit=junit):
+                result = run("matrix", str(matrix), "--junit", str(junit), "--cache-dir", str(self.dir / "cache"),
+                             timeout=QUICK)
+                self.assertEqual(result.returncode, 2, result.stderr)
+                self.assertIn(says, result.stderr)
+                self.assertFalse((self.dir / "cache").exists())
 
 
 if __name__ == "__main__":

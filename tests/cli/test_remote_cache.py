@@ -21,7 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from fixture_project import data_dir_with_recipe, make_cuda_project
 from harness import BIN, SYSTEM_NVCC, pip_target, run, scratch_dir
-from remote_servers import (Devpi, FlakyProxy, Nginx, ObjectStorage, PypiServer, SilentServer, s3_env)
+from remote_servers import (Devpi, FlakyProxy, Nginx, ObjectStorage, PypiServer, ScriptedServer, SilentServer,
+                            s3_env)
 from waiting import scaled, wait_until
 
 UV_VERSION = "0.13.9"
@@ -168,6 +169,54 @@ class RemoteCache(unittest.TestCase):
         self.assertEqual(code, 1, report)
         self.assertTrue(any(kept in problem and "sha256" in problem for problem in report["problems"]), report)
 
+    def test_verify_finds_a_forged_wheel_and_a_forged_variants_document(self):
+        location = "s3://wheels/forge"
+        self.assertEqual(self.push("a", location).returncode, 0)
+        code, report = self.verify(location)
+        self.assertEqual((code, report["problems"]), (0, []), report)
+        page_key = "forge/simple/fixture/index.html"
+        page = self.storage.read(page_key).decode()
+        # a wheel no entry publishes, beside the page, linked with its true digest
+        forged = b"PK\x03\x04 a wheel nobody built"
+        name = "fixture-9.9-py3-none-linux_x86_64.whl"
+        self.assertEqual(self.storage.request("PUT", "/wheels/forge/simple/fixture/" + name, data=forged)[0], 200)
+        link = f'<a href="{name}#sha256={hashlib.sha256(forged).hexdigest()}">{name}</a><br>\n'
+        # a variants document claiming a variant (another arch) no entry's variant.json says
+        (document_href, _), = [(h, d) for h, d in page_links(page) if h.endswith("-variants.json")]
+        document_key = "forge/simple/fixture/" + urllib.parse.unquote(document_href)
+        document = json.loads(self.storage.read(document_key))
+        label, properties = next(iter(document["variants"].items()))
+        document["variants"]["f0e0d0c0"] = json.loads(json.dumps(properties).replace("80_real", "120_real")
+                                                      .replace("90_real", "120_real"))
+        text = json.dumps(document).encode()
+        self.assertEqual(self.storage.request("PUT", "/wheels/" + document_key, data=text)[0], 200)
+        page = re.sub(re.escape(document_href) + r"#sha256=[0-9a-f]{64}",
+                      document_href + "#sha256=" + hashlib.sha256(text).hexdigest(), page)
+        page = page.replace("</body>", link + "</body>")
+        self.assertEqual(self.storage.request("PUT", "/wheels/" + page_key, data=page.encode())[0], 200)
+        code, report = self.verify(location)
+        self.assertEqual(code, 1, report)
+        problems = "\n".join(report["problems"])
+        self.assertIn(f"{name}, a wheel which no store entry publishes", problems)
+        self.assertIn("claims the variant f0e0d0c0", problems)
+
+    def test_a_lock_the_server_refuses_yet_does_not_have_ends_the_push(self):
+        # An object under locks/KEY/ makes SeaweedFS refuse the lock's PUT
+        # (412) and answer its GET with 404: the push gives up, saying so,
+        # after a bounded number of tries with pauses.
+        entries = json.loads(run("cache", "ls", "--json", "--cache-dir", str(self.caches["a"]), env=self.env).stdout)
+        marker = b"archbuild shared cache 1\n(archbuild cache push writes store/, simple/ and locks/ here)\n"
+        self.assertEqual(self.storage.request("PUT", "/wheels/lockloop/.archbuild-cache", data=marker)[0], 200)
+        for entry in entries["entries"]:
+            self.assertEqual(self.storage.request("PUT", f"/wheels/lockloop/locks/{entry['key']}/x", data=b"x")[0],
+                             200)
+        started = time.monotonic()
+        result = self.push("a", "s3://wheels/lockloop")
+        self.assertEqual(result.returncode, 3, result.stderr)
+        self.assertIn("refused to create it 8 times as already there, yet has no object of that name",
+                      result.stderr)
+        self.assertLess(time.monotonic() - started, scaled(120))
+
     def test_killed_pushes_never_list_what_is_not_there_and_a_rerun_completes(self):
         rounds = random.Random(int(os.environ.get("ARCHBUILD_TEST_SEED", "7")))
         for round_number in range(3):
@@ -299,6 +348,48 @@ class RemoteCache(unittest.TestCase):
         self.assertIn("AWS_ENDPOINT_URL", bad_endpoint.stderr)
 
 
+class HostileS3(unittest.TestCase):
+    """What no real S3 server can be made to do: a listing that never ends,
+    error text that would drive the terminal."""
+
+    def setUp(self):
+        self.dir = scratch_dir(self)
+
+    def run_against(self, answer, *args):
+        server = ScriptedServer(answer)
+        self.addCleanup(server.stop)
+        result = run(*args, "--cache-dir", str(self.dir / "cache"), env=s3_env(server.endpoint), timeout=scaled(300))
+        return result, server.requests
+
+    def test_a_listing_that_never_ends_is_refused(self):
+        def answer(method, path, body):
+            if ".archbuild-cache" in path:
+                return 200, b"archbuild shared cache 1\n"
+            if "list-type=2" in path:
+                return 200, (b"<ListBucketResult><IsTruncated>true</IsTruncated>"
+                             b"<NextContinuationToken>again</NextContinuationToken>"
+                             b"<Contents><Key>c/store/x/key.txt</Key><Size>1</Size></Contents></ListBucketResult>")
+            return 404, b""
+        for command in (("cache", "verify", "s3://bucket/c"), ("cache", "gc", "s3://bucket/c", "--keep", "1")):
+            with self.subTest(command=command[1]):
+                result, requests = self.run_against(answer, *command)
+                self.assertEqual(result.returncode, 3, result.stderr)
+                self.assertIn("does not end", result.stderr)
+                self.assertIn("repeats a continuation token", result.stderr)
+                self.assertLess(len(requests), 10)
+
+    def test_a_servers_words_cannot_drive_the_terminal_or_forge_a_line(self):
+        hostile = (b"<Error><Code>AccessDenied\x1b]0;owned\x07</Code><Message>\x1b[2J\r\n"
+                   b"archbuild: pushed 3 entries, all fine</Message></Error>")
+        result, _ = self.run_against(lambda method, path, body: (403, hostile), "cache", "verify", "s3://bucket/c")
+        self.assertEqual(result.returncode, 3, result.stderr)
+        self.assertIn("AccessDenied", result.stderr)
+        self.assertNotIn("\x1b", result.stderr + result.stdout)
+        self.assertNotIn("\r", result.stderr)
+        for line in result.stderr.splitlines():
+            self.assertFalse(line.startswith("archbuild: pushed"), line)
+
+
 @unittest.skipUnless(SYSTEM_NVCC.exists(), "needs nvcc 13 at /usr/local/cuda")
 class PackageServers(unittest.TestCase):
     @classmethod
@@ -324,6 +415,19 @@ class PackageServers(unittest.TestCase):
         self.assertEqual(install.returncode, 0, install.stderr)
         library = next(venv.glob("lib/python*/site-packages/fixture/libfixture.so"))
         return sorted(json.loads(run("inspect", "--json", str(library)).stdout)["files"][0]["sass"])
+
+    def test_an_answer_over_the_cap_ends_neither_that_file_nor_the_push(self):
+        # 65 MiB of answer to each upload: the file went up; the next one is sent too
+        large = b"<html><title>ok</title>" + b"x" * (65 << 20)
+        server = ScriptedServer(lambda method, path, body: (200, large if method == "POST" else b""))
+        self.addCleanup(server.stop)
+        result = self.upload("--repository-url", server.endpoint + "/", env={"TWINE_USERNAME": "u",
+                                                                              "TWINE_PASSWORD": "p"})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        files = json.loads(result.stdout)["files"]
+        self.assertGreaterEqual(len(files), 2)
+        self.assertEqual({f["outcome"] for f in files}, {"uploaded"})
+        self.assertEqual(len([r for r in server.requests if r[0] == "POST"]), len(files))
 
     def test_pypiserver(self):
         server = PypiServer(self.root, "alice", "pw-alice")

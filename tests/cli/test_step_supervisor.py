@@ -69,6 +69,26 @@ class StepSupervisor(unittest.TestCase):
         process.wait()
         self.assertEqual(wait_gone(lambda: processes_mentioning(tag), "the step and its daemon"), [])
 
+    def test_the_step_dies_with_the_archbuild_that_started_it(self):
+        # archbuild SIGKILLed (an OOM kill of archbuild itself, a CI job's
+        # hard stop): its supervisor gets SIGKILL from the kernel
+        # (PR_SET_PDEATHSIG), and its PID namespace goes with it.
+        if os.geteuid() != 0:
+            self.skipTest("a PID namespace needs root here")
+        tag = f"archbuild-contain-{os.getpid()}-{time.monotonic_ns()}"
+        # sh stands for archbuild: the supervisor's parent, killed outright
+        parent = subprocess.Popen(["/bin/sh", "-c", f'"{BIN}" _contain -- /bin/sh -c "$1" "$2"; :', "archbuild",
+                                   DAEMON + "sleep 300", tag],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        self.addCleanup(stop_session, parent)
+        def all_three():
+            running = processes_mentioning(tag)
+            return len(running) >= 3 and any(command.startswith("sh -c echo up") for _, command in running)
+        wait_until(all_three, "the supervisor, the step and its daemon to run", process=parent)
+        parent.kill()  # only the parent: the supervisor is not signalled by anyone
+        parent.wait()
+        self.assertEqual(wait_gone(lambda: processes_mentioning(tag), "the supervisor, the step and its daemon"), [])
+
     def test_the_step_sees_its_own_proc_and_cannot_undo_mounts(self):
         if os.geteuid() != 0:
             self.skipTest("as a user the step has no capability to drop")
@@ -80,6 +100,11 @@ class StepSupervisor(unittest.TestCase):
         effective = int(lines[2].split()[1], 16)
         self.assertFalse(effective & (1 << 21), "CAP_SYS_ADMIN kept")
         self.assertFalse(effective & (1 << 19), "CAP_SYS_PTRACE kept")
+        for bit, name in ((12, "CAP_NET_ADMIN"), (13, "CAP_NET_RAW"), (16, "CAP_SYS_MODULE"), (27, "CAP_MKNOD"),
+                          (17, "CAP_SYS_RAWIO"), (18, "CAP_SYS_CHROOT"), (39, "CAP_BPF")):
+            self.assertFalse(effective & (1 << bit), f"{name} kept")
+        # what building as root takes stays: its own files, whatever their modes
+        self.assertEqual(effective & 0b11, 0b11, "CAP_CHOWN and CAP_DAC_OVERRIDE dropped")
         self.assertNotEqual(lines[-1], "umount=0")
 
     def test_usage(self):

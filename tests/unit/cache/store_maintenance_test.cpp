@@ -68,16 +68,6 @@ TEST(IndexPage, LinksAreScannedWithoutRecursion) {
   EXPECT_TRUE(index_page_links("href=\"unterminated#sha256=").empty());
 }
 
-TEST(IndexPage, PercentDecodingRejectsMalformedEscapes) {
-  EXPECT_EQ(percent_decode("torch-2.9.1%2Bcu130.sm90-cp311.whl"), "torch-2.9.1+cu130.sm90-cp311.whl");
-  EXPECT_EQ(percent_decode("a%2fb%41"), "a/bA");
-  EXPECT_EQ(percent_decode("plain"), "plain");
-  EXPECT_FALSE(percent_decode("x%zz.whl"));
-  EXPECT_FALSE(percent_decode("x%4"));
-  EXPECT_FALSE(percent_decode("x%"));
-  EXPECT_FALSE(percent_decode("x%00.whl"));
-}
-
 namespace {
 
 // A wheel's bytes, published with a manifest and an unsigned provenance whose

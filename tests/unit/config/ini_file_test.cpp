@@ -27,3 +27,12 @@ TEST(IniFileTest, NamesTheLineItCannotRead) {
   EXPECT_NE(error_of([] { IniFile::parse("[a]\nx = 1\nno separator\n", "F"); }).find("F:3"), std::string::npos);
   EXPECT_NE(error_of([] { IniFile::parse("  indented first\n", "F"); }).find("F:1"), std::string::npos);
 }
+
+TEST(IniFileTest, ASectionOrKeyGivenTwiceIsRefusedAsConfigparserDoes) {
+  const auto section = error_of([] { IniFile::parse("[local]\nusername = a\n[pypi]\n[local]\npassword = b\n", "F"); });
+  EXPECT_NE(section.find("F:4"), std::string::npos) << section;
+  EXPECT_NE(section.find("first at line 1"), std::string::npos) << section;
+  const auto key = error_of([] { IniFile::parse("[local]\npassword = a\nPassword = b\n", "F"); });
+  EXPECT_NE(key.find("F:3"), std::string::npos) << key;
+  EXPECT_NE(key.find("'password'"), std::string::npos) << key;
+}

@@ -35,5 +35,30 @@ TEST(LastLines, KeepsTheLastNonBlankLinesTrimmed) {
   EXPECT_EQ(last_lines("a\nb\n", 0), "");
 }
 
+TEST(Strings, PrintableTextCannotDriveTheTerminalOrForgeALine) {
+  EXPECT_EQ(printable("AccessDenied: \x1b]0;owned\x07\x1b[2J\rarchbuild: pushed 3 entries, all fine\n"),
+            "AccessDenied: \\x1b]0;owned\\x07\\x1b[2J\\x0darchbuild: pushed 3 entries, all fine\\x0a");
+  EXPECT_EQ(printable("caf\xc3\xa9 \xc2\x9b"
+                      "2J"),
+            "caf\xc3\xa9 \\xc2\\x9b"
+            "2J");  // UTF-8 kept, C1 CSI not
+  EXPECT_EQ(printable("plain text"), "plain text");
+}
+
+TEST(Strings, TerminalSafeKeepsColourNewlinesAndTabsOnly) {
+  EXPECT_EQ(terminal_safe("\x1b[1;32mok\x1b[0m\tnext\n"), "\x1b[1;32mok\x1b[0m\tnext\n");
+  EXPECT_EQ(terminal_safe("\x1b[2Jx\rforged\x1b]0;t\x07"), "\\x1b[2Jx\\x0dforged\\x1b]0;t\\x07");
+}
+
+TEST(Strings, PercentDecodingRejectsMalformedEscapes) {
+  EXPECT_EQ(percent_decode("torch-2.9.1%2Bcu130.sm90-cp311.whl"), "torch-2.9.1+cu130.sm90-cp311.whl");
+  EXPECT_EQ(percent_decode("a%2fb%41"), "a/bA");
+  EXPECT_EQ(percent_decode("plain"), "plain");
+  EXPECT_FALSE(percent_decode("x%zz.whl"));
+  EXPECT_FALSE(percent_decode("x%4"));
+  EXPECT_FALSE(percent_decode("x%"));
+  EXPECT_FALSE(percent_decode("x%00.whl"));
+}
+
 }  // namespace
 }  // namespace archbuild

@@ -53,6 +53,21 @@ TEST_F(GroupRunnerTest, LinesAndExitStatus) {
   EXPECT_EQ(lines, (std::vector<std::pair<std::string, bool>>{{"err", true}, {"no newline", false}, {"out", false}}));
 }
 
+TEST_F(GroupRunnerTest, ALineWithoutEndIsKeptUpToACapAndHandedOnCut) {
+  ProcessGroupRunner runner;
+  std::vector<std::string> lines;
+  // 3 MiB without a newline (split over many reads), then a short line
+  auto outcome = runner.run(shell("head -c 3145728 /dev/zero | tr '\\0' x; printf '\\r\\nnext\\r\\n'"),
+                            [&](std::string_view line, bool) { lines.emplace_back(line); }, {});
+  EXPECT_EQ(outcome.status.code, 0);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].substr(0, 10), "xxxxxxxxxx");
+  EXPECT_LT(lines[0].size(), (1u << 20) + 100);
+  EXPECT_NE(lines[0].find("... (2097153 more bytes of this line not kept)"), std::string::npos)
+      << lines[0].substr(1 << 20);
+  EXPECT_EQ(lines[1], "next");
+}
+
 TEST_F(GroupRunnerTest, SignalDuringARunStopsItsGroup) {
   ProcessGroupRunner runner;
   bool raised = false;

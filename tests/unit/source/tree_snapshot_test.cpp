@@ -119,6 +119,19 @@ TEST(DirectorySnapshot, TakesEveryFileAndLeavesOutVcsMetadata) {
   EXPECT_NE(why.find("'escape' -> '../../outside'"), std::string::npos) << why;
 }
 
+TEST(DirectorySnapshot, TheSizeCapHoldsForTheLastFileAndIsCheckedBeforeReadingIt) {
+  TempDir temp{"archbuild-snapshot"};
+  const auto dir = temp.path / "pkg-1.0";
+  write(dir / "setup.py", "print('setup')\n");
+  // sparse: 64 MiB listed, nothing on disk; the cap is 1 MiB, the file the only large one
+  write(dir / "big.bin", "");
+  std::filesystem::resize_file(dir / "big.bin", 64u << 20);
+  const auto mirror = temp.path / "mirror.git";
+  auto why = error_of([&] { snapshot_directory(dir, mirror, {.max_bytes = 1u << 20, .max_files = 100}); });
+  EXPECT_NE(why.find("holds more than 1 MiB"), std::string::npos) << why;
+  EXPECT_EQ(snapshot_directory(dir, mirror, {.max_bytes = 128u << 20, .max_files = 100}).files, 2u);
+}
+
 TEST(ProjectDirs, NameTheProjectsWithCudaSourcesFirst) {
   TempDir temp{"archbuild-projects"};
   write(temp.path / "setup.py", "");
