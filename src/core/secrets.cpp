@@ -1,17 +1,18 @@
 #include "core/secrets.h"
 
 #include <fcntl.h>
-#include <openssl/hmac.h>
-#include <openssl/rand.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 #include <set>
 #include <vector>
+
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
 
 #include "core/error.h"
 #include "core/regular_file.h"
@@ -213,8 +214,8 @@ std::string digest(std::string_view value) {
   }
   unsigned char mac[EVP_MAX_MD_SIZE];
   unsigned int size = 0;
-  if (!HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(value.data()),
-            value.size(), mac, &size))
+  if (!HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+            reinterpret_cast<const unsigned char*>(value.data()), value.size(), mac, &size))
     fail_environment("cannot compute an HMAC-SHA256");
   return "<secret sha256:" + to_hex(mac, size) + ">";
 }

@@ -29,10 +29,9 @@ TEST(Secrets, UrlUserinfoIsScrubbedWhateverThePasswordHolds) {
   EXPECT_EQ(secrets::scrub("GET https://u:p?x#y@host/ failed"), "GET https://***@host/ failed");
   EXPECT_EQ(secrets::scrub("'https://u:a@b/c@host/'"), "'https://***@host/'");
   EXPECT_EQ(secrets::scrub("https://ghp_token@github.com/o/r.git"), "https://***@github.com/o/r.git");
-  for (const std::string unchanged : {"https://github.com/pytorch/pytorch.git", "file:///srv/mirrors/x",
-                                      "git@github.com:pytorch/pytorch.git", "https://h/path@v1",
-                                      "git+https://github.com/o/r@main#subdirectory=x", "https://h:8080/simple",
-                                      "no url"})
+  for (const std::string unchanged :
+       {"https://github.com/pytorch/pytorch.git", "file:///srv/mirrors/x", "git@github.com:pytorch/pytorch.git",
+        "https://h/path@v1", "git+https://github.com/o/r@main#subdirectory=x", "https://h:8080/simple", "no url"})
     EXPECT_EQ(secrets::scrub(unchanged), unchanged);
 }
 
