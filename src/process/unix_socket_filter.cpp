@@ -26,11 +26,12 @@ sock_filter ret(uint32_t action) { return BPF_STMT(BPF_RET | BPF_K, action); }
 sock_filter if_equal(uint32_t value, uint8_t true_offset, uint8_t false_offset) {
   return BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, value, true_offset, false_offset);
 }
+
+#if defined(__x86_64__)
 sock_filter if_at_least(uint32_t value, uint8_t true_offset, uint8_t false_offset) {
   return BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, value, true_offset, false_offset);
 }
 
-#if defined(__x86_64__)
 // 0 arch; 1 x86-64? -> 6; 2 i386? -> 3, else allow (12); 3-5 i386 socketcall
 // (102) or socket (359): refuse (11); 6-7 an x32 call (nr with bit 30):
 // refuse; 8 socket? -> 9, else allow; 9-10 AF_UNIX: refuse; 11 refuse; 12 allow.
