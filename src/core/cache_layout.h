@@ -21,6 +21,7 @@ namespace archbuild {
 //   ccache-bin/         ccache's symlink mode for builds without launchers
 //   launcher-cuda/      toolkits whose nvcc runs the compiler launcher
 //   matrix/             one dir per matrix cell
+//   secret.key          keys the digests of secrets in what the cache stores
 class CacheLayout {
  public:
   // What every file or dir written beside its final name starts with until
@@ -45,6 +46,9 @@ class CacheLayout {
   std::filesystem::path ccache_masquerade() const { return root_ / "ccache-bin"; }
   std::filesystem::path launcher_toolkits() const { return root_ / "launcher-cuda"; }
   std::filesystem::path matrix() const { return root_ / "matrix"; }
+  // The cache's own secret (core/secrets): keys the digests that stand for
+  // secrets in what it stores; never pushed or shown.
+  std::filesystem::path secret_key() const { return root_ / "secret.key"; }
 
   // The work tree and build dir of one (name, ref): "torch-v2.9.1".
   std::filesystem::path worktree(const std::string& name, const std::string& ref) const;

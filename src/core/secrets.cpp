@@ -14,6 +14,7 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include "core/cache_layout.h"
 #include "core/error.h"
 #include "core/regular_file.h"
 #include "core/strings.h"
@@ -176,10 +177,8 @@ std::string scrub(std::string_view text) {
   return replace_remembered(std::move(out), [](const std::string&) { return std::string("<redacted>"); });
 }
 
-std::filesystem::path cache_secret_file(const std::filesystem::path& cache_dir) { return cache_dir / "secret.key"; }
-
 void use_cache_secret(const std::filesystem::path& cache_dir, bool make) {
-  const auto path = cache_secret_file(cache_dir);
+  const auto path = CacheLayout(cache_dir).secret_key();
   auto content = read_own_file(path, 4096);
   if (!content && !make) return;
   if (!content) {

@@ -19,7 +19,7 @@
 //   - recorded_value(name, value): for what is stored (key.txt, the
 //     manifest, the report, the configure record, `plan`): a secret becomes
 //     "<secret sha256:HEX>", an HMAC-SHA256 keyed by the cache's own secret
-//     (cache_secret_file(), never pushed or shown). A changed secret still
+//     (CacheLayout::secret_key(), never pushed or shown). A changed secret still
 //     changes the cache key; what is published cannot be turned back into
 //     it, nor guessed by hashing candidates without that key.
 //
@@ -47,8 +47,6 @@ std::string scrub(std::string_view text);
 // The secret is made when the cache has none, unless `make` is false (a
 // `plan`, which writes nothing: its digests then match nothing stored).
 void use_cache_secret(const std::filesystem::path& cache_dir, bool make = true);
-// Where the cache keeps it: CACHE/secret.key (0600).
-std::filesystem::path cache_secret_file(const std::filesystem::path& cache_dir);
 
 // "<secret sha256:HEX>" for `value`.
 std::string digest(std::string_view value);

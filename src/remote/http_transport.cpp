@@ -270,7 +270,7 @@ void check_http_url(const std::string& url, const std::string& what) {
   if (!plain) fail_bad_input(what + " '" + secrets::scrub(url) + "' is not a plain http(s)://HOST/... URL");
   // A password may hold '/', '?' or '#' (people do not encode them): the
   // secrets' own reading of userinfo decides, not the host part alone.
-  if (host.find('@') != std::string::npos || secrets::scrub(url) != url)
+  if (secrets::scrub(url) != url)
     fail_bad_input(what + " '" + secrets::scrub(url) +
                    "' carries credentials: give them through the environment or a file instead (docs/PUBLISHING.md)");
 }

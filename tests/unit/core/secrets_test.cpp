@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/cache_layout.h"
 #include "core/error.h"
 #include "core/regular_file.h"
 #include "test_support.h"
@@ -49,7 +50,7 @@ TEST(Secrets, RememberedValuesAreScrubbedFromAnyText) {
 TEST(Secrets, RecordedValuesAreKeyedDigestsThatFollowTheSecret) {
   TempDir dir;
   secrets::use_cache_secret(dir.path / "cache");
-  const auto file = secrets::cache_secret_file(dir.path / "cache");
+  const auto file = CacheLayout(dir.path / "cache").secret_key();
   struct stat info {};
   ASSERT_EQ(::stat(file.c_str(), &info), 0);
   EXPECT_EQ(info.st_mode & 0777, 0400u);
@@ -78,7 +79,7 @@ TEST(Secrets, RecordedValuesAreKeyedDigestsThatFollowTheSecret) {
 TEST(Secrets, ACacheSecretArchbuildDidNotMakeIsRefused) {
   TempDir dir;
   std::filesystem::create_directories(dir.path / "cache");
-  write_whole_file(secrets::cache_secret_file(dir.path / "cache"), "short\n");
+  write_whole_file(CacheLayout(dir.path / "cache").secret_key(), "short\n");
   EXPECT_THROW(secrets::use_cache_secret(dir.path / "cache"), UserError);
 }
 
