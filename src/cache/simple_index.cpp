@@ -18,18 +18,6 @@
 
 namespace archbuild {
 
-std::string normalize_project_name(const std::string& name) {
-  std::string out;
-  for (char c : name) {
-    if (c == '-' || c == '_' || c == '.') {
-      if (out.empty() || out.back() != '-') out += '-';
-    } else {
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-  }
-  return out;
-}
-
 namespace {
 
 std::string href_escape(const std::string& path) { return percent_encode(path, "/"); }

@@ -7,10 +7,9 @@
 #include <string_view>
 #include <vector>
 
-namespace archbuild {
+#include "wheel/project_name.h"
 
-// PEP 503: lowercase, runs of '-', '_' and '.' become one '-'.
-std::string normalize_project_name(const std::string& name);
+namespace archbuild {
 
 struct IndexedWheel {
   std::string project;  // normalized

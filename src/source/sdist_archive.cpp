@@ -18,6 +18,7 @@
 #include "core/strings.h"
 #include "source/patch_apply.h"
 #include "source/tree_snapshot.h"
+#include "wheel/project_name.h"
 #include "wheel/wheel_archive.h"
 
 namespace archbuild {
@@ -30,6 +31,9 @@ constexpr uint64_t kMaxHeaderExtensionBytes = 1 << 20;  // a pax header or GNU l
 constexpr uint64_t kMaxSymlinkTargetBytes = 4096;
 
 std::string byte_count(uint64_t bytes) { return std::to_string(bytes) + " bytes"; }
+
+// PATH_MAX, the terminating NUL included: what symlink(2) takes as a target.
+constexpr size_t kMaxSymlinkTarget = 4096;
 
 [[noreturn]] void refuse_archive(const std::string& archive, const std::string& why) {
   fail_bad_input("sdist " + archive + " " + why + "; archbuild refuses the whole sdist");
@@ -473,6 +477,21 @@ std::vector<SdistTreeEntry> sdist_tree(const std::vector<ArchiveMember>& members
   }
   if (auto it = nodes.find(top); it != nodes.end() && it->second.kind != MemberKind::directory) strip = false;
   strip = strip && deeper && is_name_version(top);
+  // pip strips any single top directory; one that names another project
+  // than the sdist's file (foo-1.0.tar.gz holding bar-9.9/) is a mislabelled
+  // or substituted sdist, refused rather than built under the wrong name.
+  std::string archive_stem = archive;
+  for (const char* suffix : {".tar.gz", ".tgz", ".tar", ".zip"})
+    if (archive_stem.ends_with(suffix)) archive_stem.resize(archive_stem.size() - std::string_view(suffix).size());
+  if (strip && is_name_version(archive_stem)) {
+    const auto name_of = [](const std::string& name_version) {
+      return normalize_project_name(name_version.substr(0, name_version.rfind('-')));
+    };
+    if (name_of(top) != name_of(archive_stem))
+      refuse_member(archive, top + "/",
+                    "is the sdist's single top-level directory, and it names the project " + printable(name_of(top)) +
+                        ", not " + name_of(archive_stem));
+  }
   std::map<std::string, Node> tree_nodes;
   std::vector<std::pair<std::string, size_t>> tree_order;
   for (const auto& [path, index] : order) {
@@ -504,6 +523,9 @@ std::vector<SdistTreeEntry> sdist_tree(const std::vector<ArchiveMember>& members
       entry.link_target = member.link_target;
       std::string problem = symlink_target_problem(path, member.link_target);
       if (problem.empty() && member.link_target.find('\0') != std::string::npos) problem = "holds a NUL byte";
+      if (problem.empty() && member.link_target.size() >= kMaxSymlinkTarget)
+        problem = "is " + byte_count(member.link_target.size()) + " long; a symlink holds at most " +
+                  byte_count(kMaxSymlinkTarget - 1);
       if (!problem.empty())
         refuse_member(archive, member.name,
                       "is a symlink whose target '" + printable(member.link_target) + "' " + problem);

@@ -200,6 +200,20 @@ TEST(SdistTree, StripsTheOneTopDirectory) {
   EXPECT_EQ(paths(package_only), (std::vector<std::string>{"mypkg/__init__.py"}));
 }
 
+TEST(SdistTree, ATopDirectoryOfAnotherProjectIsRefused) {
+  // The name as sdist builders spell it (Demo_Ext vs demo-ext, PEP 503) is the same project.
+  auto spelled = sdist_tree({file("Demo_Ext-1.0/setup.py")}, "demo-ext-1.0.tar.gz");
+  EXPECT_EQ(paths(spelled), (std::vector<std::string>{"setup.py"}));
+  auto why = error_of([] { sdist_tree({file("something-else-9.9/setup.py")}, "mypkg-1.0.tar.gz"); });
+  EXPECT_NE(why.find("member 'something-else-9.9/' is the sdist's single top-level directory, and it names the "
+                     "project something-else, not mypkg"),
+            std::string::npos)
+      << why;
+  // An archive whose own name says no project (renamed by hand) is taken as pip takes it: stripped.
+  auto renamed = sdist_tree({file("something-else-9.9/setup.py")}, "download.tar.gz");
+  EXPECT_EQ(paths(renamed), (std::vector<std::string>{"setup.py"}));
+}
+
 TEST(SdistTree, RefusesPathsThatLeaveTheTree) {
   const std::vector<std::pair<ArchiveMember, std::string>> cases = {
       {file("demo-1.0/../x"), "member 'demo-1.0/../x' climbs out with '..'"},
@@ -245,6 +259,8 @@ TEST(SdistTree, RefusesSymlinksThatLeadOut) {
       // Inside the archive, but above the stripped top directory.
       {symlink("demo-1.0/out", "../demo-1.0/setup.py"), "climbs out of the tree"},
       {symlink("demo-1.0/git", ".git/hooks"), "goes into .git"},
+      // More than symlink(2) takes: refused as the archive's fault, not left to the checkout.
+      {symlink("demo-1.0/long", std::string(6000, 'a')), "is 6000 bytes long; a symlink holds at most 4095 bytes"},
   };
   for (const auto& [member, expected] : cases) {
     auto why = error_of([&] { sdist_tree({file("demo-1.0/setup.py"), member}, "demo-1.0.tar.gz"); });
@@ -357,6 +373,7 @@ struct ZipEntry {
 };
 
 std::filesystem::path make_zip(const std::filesystem::path& path, const std::vector<ZipEntry>& entries) {
+  std::filesystem::create_directories(path.parent_path());
   int error = 0;
   zip_t* archive = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error);
   EXPECT_NE(archive, nullptr);
@@ -383,12 +400,13 @@ TEST(SdistArchive, ReadsZipSdistsWithUnixModes) {
 
   auto hostile = good;
   hostile.push_back({"demo-1.0/out", "../../etc", S_IFLNK | 0777});
-  auto bad = make_zip(dir.path / "bad-1.0.zip", hostile);
-  auto why = error_of([&] { sdist_tree(list_sdist_members(bad), "bad-1.0.zip"); });
+  auto bad = make_zip(dir.path / "bad" / "demo-1.0.zip", hostile);
+  auto why = error_of([&] { sdist_tree(list_sdist_members(bad), "demo-1.0.zip"); });
   EXPECT_NE(why.find("member 'demo-1.0/out' is a symlink whose target '../../etc' climbs out"), std::string::npos)
       << why;
   hostile.back() = {"demo-1.0/dev", "", S_IFCHR | 0600};
-  why = error_of([&] { sdist_tree(list_sdist_members(make_zip(dir.path / "dev-1.0.zip", hostile)), "dev-1.0.zip"); });
+  why = error_of(
+      [&] { sdist_tree(list_sdist_members(make_zip(dir.path / "dev" / "demo-1.0.zip", hostile)), "demo-1.0.zip"); });
   EXPECT_NE(why.find("member 'demo-1.0/dev' is a character device"), std::string::npos) << why;
 }
 
