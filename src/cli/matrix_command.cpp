@@ -77,7 +77,7 @@ Command matrix_command() {
             return ExitCode::success;
           }
           MatrixRunOptions run;
-          run.cache_dir = settings.cache_dir();
+          run.cache_dir = settings.made_cache_dir();
           run.out_dir = CacheLayout(run.cache_dir).matrix();
           run.parallel = options->parallel;
           const auto budget = matrix_job_budget(matrix, book, options->jobs, run.parallel);

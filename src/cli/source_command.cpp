@@ -75,7 +75,7 @@ Command source_command() {
             add_json_flag(app, options->json, "Print the source manifest as JSON");
             return [options]() {
               auto settings = Settings::load(options->settings.by_key());
-              const CacheLayout cache(settings.cache_dir());
+              const CacheLayout cache(settings.made_cache_dir());
               auto book = RecipeBook::load_for(settings);
               StatusLine status(stderr);
               MirrorCache mirrors(cache.root(), fetch_progress(status));

@@ -199,6 +199,24 @@ std::filesystem::path Settings::cache_dir() const {
   return checked_user_path(value.value, "cache_dir (from " + value.origin + ")");
 }
 
+std::filesystem::path Settings::made_cache_dir() const {
+  const auto dir = cache_dir();
+  std::error_code ec;
+  if (std::filesystem::is_directory(dir, ec)) return dir;
+  // A file where the dir or one of its parents goes is the setting's fault
+  // (bad input); a place that refuses a new directory (/proc, a read-only
+  // or full disk, a permission) is this machine's.
+  for (auto parent = dir; !parent.empty() && parent != parent.root_path(); parent = parent.parent_path())
+    if (std::filesystem::exists(parent, ec) && !std::filesystem::is_directory(parent, ec))
+      fail_bad_input("cache_dir (from " + get("cache_dir").origin + ") " + dir.string() + ": " + parent.string() +
+                     " is not a directory");
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    fail_environment("cannot create the cache dir " + dir.string() + " (cache_dir from " + get("cache_dir").origin +
+                     "): " + (ec ? ec.message() : "not a directory after creating it"));
+  return dir;
+}
+
 std::filesystem::path Settings::python() const {
   const auto& value = get("python");
   std::error_code ec;

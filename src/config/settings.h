@@ -51,6 +51,9 @@ class Settings {
   void check() const;
   // The cache root, absolute.
   std::filesystem::path cache_dir() const;
+  // cache_dir, created where it is not there yet: UserError(environment)
+  // when this machine refuses it, (bad_input) when a file is in the way.
+  std::filesystem::path made_cache_dir() const;
   // The recipe_path dirs, absolute, in order; throws UserError(bad_input)
   // naming an entry that is not a directory and the setting's origin.
   std::vector<std::filesystem::path> recipe_dirs() const;

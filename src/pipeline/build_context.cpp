@@ -63,7 +63,7 @@ OwnedDir build_out_dir(const std::filesystem::path& dir) {
 
 BuildContext BuildContext::resolve(const BuildRequest& request) {
   auto settings = Settings::load(request.setting_flags);
-  CacheLayout cache(settings.cache_dir());
+  CacheLayout cache(settings.made_cache_dir());
   const auto out = request.out.empty() ? std::filesystem::path() : checked_user_path(request.out, "--out");
   if (!out.empty()) build_out_dir(out).check();  // a user's directory: refused before anything is fetched or written
   // The digests that stand for secrets: the cache's own key where it has one

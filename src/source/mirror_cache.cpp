@@ -96,22 +96,34 @@ bool fetch(git_repository* repo, const std::string& url, const std::vector<std::
   return false;
 }
 
-// The remote's tag names, listed without fetching anything (for suggestions).
-std::vector<std::string> remote_tags(git_repository* repo, const std::string& url) {
-  std::vector<std::string> names;
+// The remote's ref names ("refs/tags/v1.0", "refs/heads/main"), listed
+// without fetching anything; nullopt when the remote cannot be reached.
+std::optional<std::vector<std::string>> remote_refs(const std::string& url) {
   git_remote* remote_raw = nullptr;
-  if (git_remote_create_anonymous(&remote_raw, repo, url.c_str()) != 0) return names;
+  if (git_remote_create_detached(&remote_raw, url.c_str()) != 0) return std::nullopt;
   GitRemote remote(remote_raw);
-  if (git_remote_connect(remote.get(), GIT_DIRECTION_FETCH, nullptr, nullptr, nullptr) != 0) return names;
+  if (git_remote_connect(remote.get(), GIT_DIRECTION_FETCH, nullptr, nullptr, nullptr) != 0) return std::nullopt;
   const git_remote_head** heads = nullptr;
   size_t count = 0;
-  if (git_remote_ls(&heads, &count, remote.get()) == 0)
-    for (size_t i = 0; i < count; ++i) {
-      std::string name = heads[i]->name;
-      if (name.rfind("refs/tags/", 0) != 0 || name.find("^{}") != std::string::npos) continue;
-      names.push_back(name.substr(10));
-    }
+  if (git_remote_ls(&heads, &count, remote.get()) != 0) return std::nullopt;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < count; ++i)
+    if (std::string name = heads[i]->name; name.find("^{}") == std::string::npos) names.push_back(name);
   return names;
+}
+
+// The remote's tag names (for suggestions).
+std::vector<std::string> remote_tags(const std::string& url) {
+  std::vector<std::string> names;
+  for (const auto& name : remote_refs(url).value_or(std::vector<std::string>{}))
+    if (name.rfind("refs/tags/", 0) == 0) names.push_back(name.substr(10));
+  return names;
+}
+
+[[noreturn]] void fail_unknown_ref(const std::string& ref, const std::string& url, std::vector<std::string> tags) {
+  auto suggestions = closest_names(ref, tags, 3);
+  throw UserError(ExitCode::bad_input, "ref '" + ref + "' is not a tag, branch or commit of " + url +
+                                           (suggestions.empty() ? "" : "; closest tags: " + join(suggestions, ", ")));
 }
 
 size_t edit_distance(const std::string& a, const std::string& b) {
@@ -184,6 +196,25 @@ std::string MirrorCache::default_branch(const std::string& url, bool offline) co
   fail_environment("offline, and the mirror of " + url + " does not know its default branch; pass --ref");
 }
 
+void MirrorCache::check_ref(const std::string& url, const std::string& ref, bool offline) const {
+  ensure_libgit2();
+  const auto path = path_for(url);
+  git_repository* raw = nullptr;
+  if (std::filesystem::exists(path) && git_repository_open_bare(&raw, path.c_str()) == 0) {
+    Repository repo(raw);
+    if (resolve(repo.get(), {url, ref, std::nullopt, offline, false})) return;
+  }
+  if (offline || looks_like_hash(ref)) return;  // the fetch tells
+  auto refs = remote_refs(url);
+  if (!refs) return;  // unreachable: the fetch says so, with its retries
+  std::vector<std::string> tags;
+  for (const auto& name : *refs) {
+    if (name == "refs/tags/" + ref || name == "refs/heads/" + ref) return;
+    if (name.rfind("refs/tags/", 0) == 0) tags.push_back(name.substr(10));
+  }
+  fail_unknown_ref(ref, url, std::move(tags));
+}
+
 MirrorResult MirrorCache::ensure(const MirrorRequest& request) const {
   ensure_libgit2();
   std::filesystem::create_directories(root_);
@@ -246,9 +277,7 @@ MirrorResult MirrorCache::ensure(const MirrorRequest& request) const {
     if (request.commit)
       throw UserError(ExitCode::bad_input, "commit " + *request.commit + " is not in " + request.url +
                                                " (not reachable from any branch or tag)");
-    auto suggestions = closest_names(*request.ref, remote_tags(repo.get(), request.url), 3);
-    throw UserError(ExitCode::bad_input, "ref '" + *request.ref + "' is not a tag, branch or commit of " + request.url +
-                                             (suggestions.empty() ? "" : "; closest tags: " + join(suggestions, ", ")));
+    fail_unknown_ref(*request.ref, request.url, remote_tags(request.url));
   }
   result.commit = found->first;
   result.ref_kind = found->second;

@@ -41,6 +41,11 @@ class MirrorCache {
   // The remote's default branch ("main"), asked over the network, or read
   // from the mirror when `offline`. Throws UserError when it cannot be told.
   std::string default_branch(const std::string& url, bool offline) const;
+  // Throws UserError(bad_input) when `ref` is not a tag or branch of `url`:
+  // asked of the mirror, then of the remote (its refs listed, nothing
+  // fetched). A commit hash, an offline run or an unreachable remote is
+  // left to the fetch, which says what it finds.
+  void check_ref(const std::string& url, const std::string& ref, bool offline) const;
   std::filesystem::path path_for(const std::string& url) const;
   const std::filesystem::path& cache_dir() const { return cache_dir_; }
 

@@ -270,6 +270,8 @@ SourceTarget resolve_source_target(const SourceQuery& query, const RecipeBook& b
     if (!is_valid_git_ref_name(ref_option))
       fail_bad_input("--ref '" + ref_option + "' is not a valid git ref name (a tag, branch or commit)");
     target.ref = ref_option;
+    // A ref the repository lacks is said before anything is planned (plan too).
+    mirrors.check_ref(rewriter ? rewriter->apply(target.url) : target.url, ref_option, offline);
   } else if (place && !place->repository) {
     target.snapshot = snapshot_directory(place->root, mirrors.path_for(target.url));
     target.ref = target.snapshot->commit;

@@ -11,7 +11,7 @@ import time
 import unittest
 import zipfile
 
-from gitrepos import make_repo
+from gitrepos import git, make_repo
 from harness import BIN, SOURCE_DIR, SYSTEM_NVCC, nvcc, processes_mentioning, pure_wheel, run, scratch_dir
 from waiting import scaled, wait_gone
 from test_validate import KERNEL, make_wheel
@@ -268,6 +268,27 @@ class ExitCodesOfBadInput(unittest.TestCase):
                      str(self.dir / "cache"), timeout=QUICK)
         self.assertEqual(result.returncode, 2, result.stderr)
         self.assertIn("missing-python", result.stderr)
+
+    def test_a_ref_the_repository_lacks_and_a_cache_dir_nobody_can_make(self):
+        repo = make_repo(self.dir / "repo", {"setup.py": "print('setup')\n"})
+        git(repo, "tag", "v1.0")
+        missing = run("plan", f"file://{repo}", "--ref", "v1.1", "--arch", "9.0", "--cache-dir",
+                      str(self.dir / "cache"), timeout=QUICK)
+        self.assertEqual(missing.returncode, 2, missing.stderr)
+        self.assertIn("ref 'v1.1' is not a tag, branch or commit of", missing.stderr)
+        self.assertIn("closest tags: v1.0", missing.stderr)
+        there = run("plan", f"file://{repo}", "--ref", "v1.0", "--arch", "9.0", "--cache-dir",
+                    str(self.dir / "cache"), timeout=QUICK)
+        self.assertEqual(there.returncode, 0, there.stderr)
+        # /proc takes no new directory: this machine's refusal (3), said as such
+        proc = run("build", f"file://{repo}", "--ref", "v1.0", "--arch", "9.0", "--cache-dir", "/proc/archbuild-x",
+                   timeout=QUICK)
+        self.assertEqual(proc.returncode, 3, proc.stderr)
+        self.assertIn("cannot create the cache dir /proc/archbuild-x (cache_dir from --cache-dir)", proc.stderr)
+        (self.dir / "afile").write_text("x")
+        in_the_way = run("source", f"file://{repo}", "--cache-dir", str(self.dir / "afile" / "cache"), timeout=QUICK)
+        self.assertEqual(in_the_way.returncode, 2, in_the_way.stderr)
+        self.assertIn("afile is not a directory", in_the_way.stderr)
 
     def test_transfer_options_of_a_directory_push_are_refused(self):
         for option in (("--timeout", "5"), ("--retries", "2"), ("--lock-stale-after", "9")):

@@ -38,3 +38,37 @@ TEST(Settings, PrecedenceAndEmptyFlags) {
   unsetenv("ARCHBUILD_CONFIG");
   std::filesystem::remove_all(dir);
 }
+
+// The cache dir is made where it is missing; a file in its way is the
+// setting's fault (exit 2), a place that refuses a directory this machine's (3).
+TEST(Settings, TheCacheDirIsMadeOrRefusedWithTheRightExitCode) {
+  auto dir = std::filesystem::temp_directory_path() / ("archbuild-cache-dir-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  unsetenv("ARCHBUILD_CONFIG");
+  unsetenv("ARCHBUILD_CACHE_DIR");
+  EXPECT_EQ(Settings::load({{"cache_dir", (dir / "a" / "b").string()}}).made_cache_dir(), dir / "a" / "b");
+  EXPECT_TRUE(std::filesystem::is_directory(dir / "a" / "b"));
+  std::ofstream(dir / "file") << "x";
+  try {
+    Settings::load({{"cache_dir", (dir / "file" / "c").string()}}).made_cache_dir();
+    ADD_FAILURE() << "a file in the way was taken";
+  } catch (const UserError& error) {
+    EXPECT_EQ(error.code(), ExitCode::bad_input);
+    EXPECT_NE(std::string(error.what()).find((dir / "file").string() + " is not a directory"), std::string::npos)
+        << error.what();
+  }
+  if (std::filesystem::is_directory("/proc/self")) {
+    try {
+      Settings::load({{"cache_dir", "/proc/archbuild-cache"}}).made_cache_dir();
+      ADD_FAILURE() << "a directory was made in /proc";
+    } catch (const UserError& error) {
+      EXPECT_EQ(error.code(), ExitCode::environment);
+      EXPECT_NE(std::string(error.what())
+                    .find("cannot create the cache dir /proc/archbuild-cache (cache_dir from "
+                          "--cache-dir)"),
+                std::string::npos)
+          << error.what();
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
