@@ -147,8 +147,7 @@ ExitCode run_s3_verify(const std::string& cache_dir, const std::string& location
   Bucket bucket(location, options);
   // Entries are downloaded one at a time into archbuild's own cache dir (a
   // temporary name `cache gc` knows), checked, and removed.
-  const auto cache = Settings::load({{"cache_dir", cache_dir}}).cache_dir();
-  std::filesystem::create_directories(cache);
+  const auto cache = Settings::load({{"cache_dir", cache_dir}}).made_cache_dir();
   PrivateDir scratch(cache, temporary_prefix_of_this_process("verify"));  // `cache gc` removes it once we are gone
   auto result = verify_s3(bucket.client, scratch.path, keys, require_signature);
   if (json) {
@@ -156,7 +155,8 @@ ExitCode run_s3_verify(const std::string& cache_dir, const std::string& location
                 {"entries", result.entries},
                 {"problems", result.problems},
                 {"unfinished", result.unfinished},
-                {"unlisted", result.unlisted}});
+                {"unlisted", result.unlisted},
+                {"stale_links", result.stale_links}});
   } else {
     for (const auto& problem : result.problems)
       std::cout << verdict_label(CheckVerdict::fail) << " " << problem << "\n";
@@ -166,6 +166,10 @@ ExitCode run_s3_verify(const std::string& cache_dir, const std::string& location
     for (const auto& name : result.unlisted)
       std::cout << verdict_label(CheckVerdict::warn) << " simple/: " << name
                 << " is in the store but on no page yet (a push killed before listing it; pushing it again lists it)\n";
+    for (const auto& document : result.stale_links)
+      std::cout << verdict_label(CheckVerdict::warn) << " " << document
+                << " is linked with its former sha256 (a push killed between the document and its page; pushing "
+                   "again relinks it)\n";
     std::cout << plural(result.entries, "build") << " checked in " << bucket.client.location().text() << ", "
               << plural(result.problems.size(), "problem") << "\n";
   }

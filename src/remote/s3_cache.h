@@ -53,6 +53,10 @@ struct S3VerifyResult {
   // Wheels of a finished entry that no page links yet: a push killed after
   // key.txt and before its links (the next push of that entry lists them).
   std::vector<std::string> unlisted;
+  // Variants documents that claim only vouched variants, linked with an
+  // older digest: a push killed between the document and its page (the
+  // next push relinks them). Any other digest mismatch is a problem.
+  std::vector<std::string> stale_links;
 };
 // Downloads every entry into `scratch` and checks it as `cache verify` checks
 // a local entry (digests, RECORD, provenance, signatures with `trusted`);

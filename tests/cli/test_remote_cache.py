@@ -200,6 +200,26 @@ class RemoteCache(unittest.TestCase):
         self.assertIn(f"{name}, a wheel which no store entry publishes", problems)
         self.assertIn("claims the variant f0e0d0c0", problems)
 
+    def test_a_variants_document_newer_than_its_link_waits_for_the_next_push(self):
+        # What a push killed between the variants document and its page
+        # leaves: the document (claiming only vouched variants) under a link
+        # with its former digest. Not a forgery: verify says so and passes;
+        # the next push relinks it.
+        location = "s3://wheels/stale"
+        self.assertEqual(self.push("a", location).returncode, 0)
+        page = self.storage.read("stale/simple/fixture/index.html").decode()
+        (document_href, _), = [(h, d) for h, d in page_links(page) if h.endswith("-variants.json")]
+        document_key = "stale/simple/fixture/" + urllib.parse.unquote(document_href)
+        document = json.loads(self.storage.read(document_key))
+        text = json.dumps(document, separators=(",", ":")).encode()  # the same claims, other bytes
+        self.assertEqual(self.storage.request("PUT", "/wheels/" + document_key, data=text)[0], 200)
+        code, report = self.verify(location)
+        self.assertEqual((code, report["problems"], report["stale_links"]), (0, [], [document_key.split("/", 1)[1]]),
+                         report)
+        self.assertEqual(self.push("a", location).returncode, 0)
+        code, report = self.verify(location)
+        self.assertEqual((code, report["problems"], report["stale_links"]), (0, [], []), report)
+
     def test_a_lock_the_server_refuses_yet_does_not_have_ends_the_push(self):
         # An object under locks/KEY/ makes SeaweedFS refuse the lock's PUT
         # (412) and answer its GET with 404: the push gives up, saying so,
@@ -238,8 +258,8 @@ class RemoteCache(unittest.TestCase):
             rerun = self.push("a", f"s3://wheels/{prefix}")
             self.assertEqual(rerun.returncode, 0, rerun.stderr)
             code, report = self.verify(f"s3://wheels/{prefix}")
-            self.assertEqual((code, report["entries"], report["problems"], report["unfinished"]), (0, 2, [], []),
-                             report)
+            self.assertEqual((code, report["entries"], report["problems"], report["unfinished"],
+                              report["stale_links"]), (0, 2, [], [], []), report)
             self.check_listed_objects_exist(prefix)
 
     def process_env(self, **extra):
