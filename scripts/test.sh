@@ -45,6 +45,9 @@ fi
 
 bash scripts/install-deps.sh --tests
 bash scripts/build.sh
+# The compile cache the suite's builds share (tests/cli/harness.py): a whole
+# run starts it empty, so each distinct compile is paid once per run.
+((full)) && rm -rf build/test-compile-cache
 
 native_labels=()
 cross=0

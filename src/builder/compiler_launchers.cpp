@@ -20,7 +20,11 @@ CompilerLaunchers plan_compiler_launchers(const PlanInputs& in, const PlanFacts&
   const auto& launcher = in.compiler_launcher;
   if (launcher == "ccache") {
     plan.env["CCACHE_DIR"] = CacheLayout(in.cache_dir).ccache().string();
-    plan.env["CCACHE_BASEDIR"] = in.source_dir.string();  // hits across work trees
+    // Paths under the cache (the work tree, its build dirs, the launcher
+    // toolkit's and the build env's include dirs) are hashed relative to
+    // the compile's directory: hits across work trees, and across caches
+    // sharing a remote store.
+    plan.env["CCACHE_BASEDIR"] = in.cache_dir.string();
     // Builders share compile results through it (ccache 4.4+: redis, http, file).
     if (!in.compiler_cache_remote.empty()) plan.env["CCACHE_REMOTE_STORAGE"] = in.compiler_cache_remote;
   }

@@ -12,7 +12,9 @@ NetworkPlan plan_network(const PlanInputs& in) {
     // host's loopback, which a network namespace of its own would not have.
     plan.offline = false;
     plan.description = "on: the build's compiles go through archbuild's sccache server (compile_cluster)";
-  } else if (!in.compiler_cache_remote.empty()) {
+  } else if (!in.compiler_cache_remote.empty() && !in.compiler_cache_remote.starts_with("file:")) {
+    // A file: store is a directory (an NFS mount works too: the kernel,
+    // not the step, talks to its server), reached offline.
     plan.offline = false;
     plan.description = "on: the compiler cache's remote storage needs it";
   } else if (in.network.mode != NetworkIsolation::unavailable) {

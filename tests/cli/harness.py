@@ -19,10 +19,22 @@ TEST_CACHE = pathlib.Path(os.environ.get("ARCHBUILD_TEST_CACHE", "~/.cache/archb
 SYSTEM_NVCC = pathlib.Path("/usr/local/cuda/bin/nvcc")
 
 
+# One compile cache for every build the suite runs through run(): ccache's
+# file: remote storage, reached through archbuild's own
+# compiler_cache_remote. A compile one module did is a hit in the next
+# (hits cross cache dirs: CCACHE_BASEDIR is the cache). ctest sets it
+# (tests/CMakeLists.txt) and scripts/test.sh empties it before a whole run;
+# a test that must compile cold passes env={"ARCHBUILD_COMPILER_CACHE_REMOTE": None}.
+SHARED_COMPILE_CACHE = os.environ.get("ARCHBUILD_TEST_COMPILE_CACHE", "")
+SHARING_COMMANDS = ("build", "matrix")
+
+
 def run(*args, env=None, cwd=None, timeout=600):
     """Runs archbuild; returns CompletedProcess with text stdout/stderr."""
     full_env = dict(os.environ)
     full_env.setdefault("NO_COLOR", "1")
+    if SHARED_COMPILE_CACHE and args and args[0] in SHARING_COMMANDS:
+        full_env.setdefault("ARCHBUILD_COMPILER_CACHE_REMOTE", "file:" + SHARED_COMPILE_CACHE)
     if env:
         for key, value in env.items():
             if value is None:

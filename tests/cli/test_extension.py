@@ -27,9 +27,9 @@ class Extension(unittest.TestCase):
         cls.cache = cls.root / "cache"
         cls.env = {"ARCHBUILD_FAKE_GPUS": None}
 
-    def build(self, *args):
+    def build(self, *args, env=None):
         return run("build", str(self.repo), "--cache-dir", str(self.cache), "--python", self.python, "--json", *args,
-                   env=self.env, timeout=1500)
+                   env=dict(self.env, **(env or {})), timeout=1500)
 
     def library_archs(self, wheel):
         with zipfile.ZipFile(wheel) as archive:
@@ -38,7 +38,11 @@ class Extension(unittest.TestCase):
         return member, entry["sass"], entry["ptx"]
 
     def test_against_the_installed_torch(self):
-        result = self.build("--arch", "8.0;9.0+PTX", "--use-installed-torch")
+        # The suite's one cold build of a torch extension: no compile cache
+        # shared with other tests (tests/cli/harness.py), so ccache's local
+        # store starts empty and the warm rebuild below proves it filled it.
+        cold = {"ARCHBUILD_COMPILER_CACHE_REMOTE": None}
+        result = self.build("--arch", "8.0;9.0+PTX", "--use-installed-torch", env=cold)
         self.assertEqual(result.returncode, 0, result.stderr[-4000:])
         report = json.loads(result.stdout)
         self.assertEqual(report["plan"]["env"]["TORCH_CUDA_ARCH_LIST"], "8.0;9.0+PTX")
@@ -54,7 +58,7 @@ class Extension(unittest.TestCase):
         self.assertIn("device check skipped, no GPU", report["validation_scope"])
         self.assertTrue(report["published"])
         start = time.monotonic()
-        again = self.build("--arch", "8.0;9.0+PTX", "--use-installed-torch")
+        again = self.build("--arch", "8.0;9.0+PTX", "--use-installed-torch", env=cold)
         elapsed = time.monotonic() - start
         self.assertEqual(again.returncode, 0, again.stderr)
         self.assertTrue(json.loads(again.stdout)["cache_hit"])
@@ -62,7 +66,7 @@ class Extension(unittest.TestCase):
         import shutil
         import subprocess
         shutil.rmtree(self.cache / "worktrees" / "torch-extension-main")
-        warm = self.build("--arch", "8.0;9.0+PTX", "--use-installed-torch", "--rebuild")
+        warm = self.build("--arch", "8.0;9.0+PTX", "--use-installed-torch", "--rebuild", env=cold)
         self.assertEqual(warm.returncode, 0, warm.stderr[-3000:])
         stats = subprocess.run(["ccache", "--print-stats"], capture_output=True, text=True,
                                env={"CCACHE_DIR": str(self.cache / "ccache"), "PATH": "/usr/bin:/bin"}).stdout
