@@ -1,6 +1,20 @@
 #include "builder/network_plan.h"
 
+#include <algorithm>
+
+#include "core/strings.h"
+
 namespace archbuild {
+namespace {
+
+// A file: store is a directory (an NFS mount works too: the kernel, not the
+// step, talks to its server), reached offline; any other store is a server.
+bool needs_a_server(const std::string& compiler_cache_remote) {
+  const auto stores = split_any(compiler_cache_remote, " ");
+  return std::ranges::any_of(stores, [](const std::string& store) { return !store.starts_with("file:"); });
+}
+
+}  // namespace
 
 NetworkPlan plan_network(const PlanInputs& in) {
   NetworkPlan plan;
@@ -12,9 +26,7 @@ NetworkPlan plan_network(const PlanInputs& in) {
     // host's loopback, which a network namespace of its own would not have.
     plan.offline = false;
     plan.description = "on: the build's compiles go through archbuild's sccache server (compile_cluster)";
-  } else if (!in.compiler_cache_remote.empty() && !in.compiler_cache_remote.starts_with("file:")) {
-    // A file: store is a directory (an NFS mount works too: the kernel,
-    // not the step, talks to its server), reached offline.
+  } else if (needs_a_server(in.compiler_cache_remote)) {
     plan.offline = false;
     plan.description = "on: the compiler cache's remote storage needs it";
   } else if (in.network.mode != NetworkIsolation::unavailable) {

@@ -16,6 +16,7 @@
 #include "cache/store_maintenance.h"
 #include "cache/wheel_store.h"
 #include "core/error.h"
+#include "core/strings.h"
 #include "fuzz_support.h"
 
 namespace archbuild::fuzz {
