@@ -61,11 +61,11 @@ OwnedDir build_out_dir(const std::filesystem::path& dir) {
           "the build output dir"};
 }
 
-BuildContext BuildContext::resolve(const BuildRequest& request) {
+BuildContext BuildContext::resolve(const BuildRequest& request, CacheUse use) {
   auto settings = Settings::load(request.setting_flags);
-  CacheLayout cache(settings.made_cache_dir());
   const auto out = request.out.empty() ? std::filesystem::path() : checked_user_path(request.out, "--out");
   if (!out.empty()) build_out_dir(out).check();  // a user's directory: refused before anything is fetched or written
+  CacheLayout cache(use == CacheUse::build ? settings.made_cache_dir() : settings.cache_dir());
   // The digests that stand for secrets: the cache's own key where it has one
   // (made by the build, below; a plan writes nothing).
   secrets::use_cache_secret(cache.root(), false);

@@ -45,8 +45,11 @@ struct BuildContext {
   // key removed or changed mid-build does not lose the build); run_build sets it.
   std::optional<Ed25519Key> signer;
 
+  // A build makes the cache dir first (one that cannot be made is refused
+  // before anything runs); a plan of a local tree writes nothing.
+  enum class CacheUse { build, plan };
   // Throws UserError naming what is wrong (arch spec, recipe, ref, setting).
-  static BuildContext resolve(const BuildRequest& request);
+  static BuildContext resolve(const BuildRequest& request, CacheUse use = CacheUse::build);
   CheckoutRequest checkout_request() const;
   // archbuild's sccache server for the compile cluster, its files in `state_dir`.
   CompileClusterRequest compile_cluster_request(const std::filesystem::path& state_dir,

@@ -560,7 +560,7 @@ class BuildSession {
 }  // namespace
 
 PlannedBuild plan_build(const BuildRequest& request) {
-  auto context = BuildContext::resolve(request);
+  auto context = BuildContext::resolve(request, BuildContext::CacheUse::plan);
   const auto python = context.settings.python().string();
   auto facts = gather_plan_facts(context.project_dir(), python);
   facts.system_libraries = context.system_libraries();

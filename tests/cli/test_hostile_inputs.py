@@ -285,6 +285,11 @@ class ExitCodesOfBadInput(unittest.TestCase):
                    timeout=QUICK)
         self.assertEqual(proc.returncode, 3, proc.stderr)
         self.assertIn("cannot create the cache dir /proc/archbuild-x (cache_dir from --cache-dir)", proc.stderr)
+        # a plan writes nothing (it lists the remote's refs, fetches nothing): it needs no cache dir made
+        plan = run("plan", f"file://{repo}", "--ref", "v1.0", "--arch", "9.0", "--cache-dir",
+                   str(self.dir / "plan-cache"), timeout=QUICK)
+        self.assertEqual(plan.returncode, 0, plan.stderr)
+        self.assertFalse((self.dir / "plan-cache").exists())
         (self.dir / "afile").write_text("x")
         in_the_way = run("source", f"file://{repo}", "--cache-dir", str(self.dir / "afile" / "cache"), timeout=QUICK)
         self.assertEqual(in_the_way.returncode, 2, in_the_way.stderr)
