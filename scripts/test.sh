@@ -47,7 +47,7 @@ bash scripts/install-deps.sh --tests
 bash scripts/build.sh
 # The compile cache the suite's builds share (tests/cli/harness.py): a whole
 # run starts it empty, so each distinct compile is paid once per run.
-((full)) && rm -rf build/test-compile-cache
+((full)) && rm -rf build/test-compile-cache build-aarch64/test-compile-cache
 
 native_labels=()
 cross=0

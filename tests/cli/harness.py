@@ -26,7 +26,7 @@ SYSTEM_NVCC = pathlib.Path("/usr/local/cuda/bin/nvcc")
 # (tests/CMakeLists.txt) and scripts/test.sh empties it before a whole run;
 # a test that must compile cold passes env={"ARCHBUILD_COMPILER_CACHE_REMOTE": None}.
 SHARED_COMPILE_CACHE = os.environ.get("ARCHBUILD_TEST_COMPILE_CACHE", "")
-SHARING_COMMANDS = ("build", "matrix")
+SHARING_COMMANDS = ("build", "plan", "matrix")
 
 
 def run(*args, env=None, cwd=None, timeout=600):
