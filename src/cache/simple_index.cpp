@@ -22,19 +22,8 @@ namespace {
 
 std::string href_escape(const std::string& path) { return percent_encode(path, "/"); }
 
-std::string href_unescape(const std::string& href) {
-  std::string out;
-  for (size_t i = 0; i < href.size(); ++i) {
-    if (href[i] == '%' && i + 2 < href.size() && std::isxdigit(static_cast<unsigned char>(href[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(href[i + 2]))) {
-      out += static_cast<char>(std::stoi(href.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    } else {
-      out += href[i];
-    }
-  }
-  return out;
-}
+// A link as written by another tool may hold a bad escape: read as it stands.
+std::string href_unescape(const std::string& href) { return percent_decode(href).value_or(href); }
 
 constexpr std::string_view kPageHead =
     "<!DOCTYPE html>\n<html>\n<head><meta name=\"pypi:repository-version\" content=\"1.0\"><title>";

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "cache/cache_index.h"
+#include "cache/index_link.h"
 #include "cache/provenance.h"
 #include "cache/simple_index.h"
 #include "core/cache_layout.h"
@@ -220,16 +221,16 @@ std::vector<std::string> verify_cache_index(const std::filesystem::path& cache_d
         problem(": malformed percent-escape in the link " + shown(link.href));
         continue;
       }
-      if (decoded->front() == '/' || decoded->find("://") != std::string::npos) {
+      const auto judged = judge_index_link(dir.path().lexically_relative(root), *decoded);
+      if (judged.verdict == LinkVerdict::not_relative) {
         problem(": the link " + shown(link.href) + " is not relative (archbuild links wheels in the cache)");
         continue;
       }
-      auto target = (dir.path() / *decoded).lexically_normal();
-      auto inside = target.lexically_relative(root);
-      if (inside.empty() || *inside.begin() == "..") {
+      if (judged.verdict == LinkVerdict::outside) {
         problem(": the link " + shown(link.href) + " points outside the cache");
         continue;
       }
+      const auto target = root / judged.path;
       listed.insert(target.filename().string());
       if (!std::filesystem::exists(target, ec)) {
         problem(" links a missing wheel: " + shown(target.string()));

@@ -5,6 +5,7 @@
 #include <set>
 #include <thread>
 
+#include "cache/index_link.h"
 #include "cache/provenance.h"
 #include "cache/simple_index.h"
 #include "cache/store_maintenance.h"
@@ -685,12 +686,12 @@ S3VerifyResult verify_s3(S3Client& bucket, const std::filesystem::path& scratch,
     if (!page) continue;
     for (const auto& [file, link] : parse_page(page->text)) {
       // hrefs are relative to simple/PROJECT/: ../../store/... or a document beside the page.
-      std::string target = link.href.starts_with(kPageToRoot) ? link.href.substr(kPageToRoot.size())
-                                                              : project_dir + link.href;
-      if (target.find("..") != std::string::npos) {
+      const auto judged = judge_index_link(project_dir, link.href);
+      if (judged.verdict != LinkVerdict::inside) {
         result.problems.push_back(object.path + ": link " + link.href + " leaves the cache");
         continue;
       }
+      const std::string target = judged.path.string();
       std::string digest;
       std::optional<RemoteText> document;
       // A wheel is served from a store entry, whose manifest and provenance
