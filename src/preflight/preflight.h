@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "arch/arch_target.h"
+#include "core/check_verdict.h"
 #include "gpu/gpu_probe.h"
 #include "toolchain/host_compiler.h"
 #include "toolchain/toolchain.h"
-#include "ui/terminal.h"
 
 namespace archbuild {
 

@@ -30,16 +30,6 @@ std::string paint(const std::string& text, Style style, std::FILE* stream) {
   return std::string("\x1b[") + code + "m" + text + "\x1b[0m";
 }
 
-std::string verdict_word(CheckVerdict verdict) {
-  switch (verdict) {
-    case CheckVerdict::ok: return "ok";
-    case CheckVerdict::warn: return "warn";
-    case CheckVerdict::fail: return "FAIL";
-    case CheckVerdict::skip: return "skip";
-  }
-  return "?";
-}
-
 std::string verdict_label(CheckVerdict verdict, std::FILE* stream) {
   std::string word = verdict_word(verdict);
   word.resize(4, ' ');

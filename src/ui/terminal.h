@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <string>
 
+#include "core/check_verdict.h"
+
 namespace archbuild {
 
 enum class Style { plain, bold, dim, green, yellow, red, cyan };
@@ -12,8 +14,6 @@ bool color_enabled(std::FILE* stream);
 std::string paint(const std::string& text, Style style, std::FILE* stream = stdout);
 
 // A check's verdict word, padded and coloured: "ok  ", "warn", "FAIL", "skip".
-enum class CheckVerdict { ok, warn, fail, skip };
-std::string verdict_word(CheckVerdict verdict);
 std::string verdict_label(CheckVerdict verdict, std::FILE* stream = stdout);
 
 }  // namespace archbuild
