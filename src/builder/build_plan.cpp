@@ -141,7 +141,7 @@ void forecast_needs(BuildPlan& plan, const PlanInputs& in, const PlanFacts& fact
   request.parallelism = plan.jobs.compiles_at_once;
   request.nvcc_threads = plan.jobs.nvcc_threads;
   request.cores = facts.cores;
-  request.compile_cache = !in.compiler_launcher.empty();
+  request.compile_cache = in.compiler_launcher != CompilerLauncher::none;
   plan.clean_build = (!facts.has_cmake_build_dir && facts.setuptools_outputs.empty()) ||
                      (plan.configure.fresh && !in.resolved.build->fresh_configure_removes.empty());
   request.clean = plan.clean_build;

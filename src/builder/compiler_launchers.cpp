@@ -17,8 +17,8 @@ CompilerLaunchers plan_compiler_launchers(const PlanInputs& in, const PlanFacts&
   plan.step_launcher = {facts.self_executable, kStepLauncherCommand};
   if (enforcement.on) plan.step_launcher.push_back("--nvcc-targets=" + enforcement.nvcc_targets);
   const bool extension = in.recipe->dialect == ArchDialect::extension;
-  const auto& launcher = in.compiler_launcher;
-  if (launcher == "ccache") {
+  const auto launcher = launcher_program(in.compiler_launcher);  // "" for none
+  if (in.compiler_launcher == CompilerLauncher::ccache) {
     plan.env["CCACHE_DIR"] = CacheLayout(in.cache_dir).ccache().string();
     // Paths under the cache (the work tree, its build dirs, the launcher
     // toolkit's and the build env's include dirs) are hashed relative to
@@ -28,7 +28,7 @@ CompilerLaunchers plan_compiler_launchers(const PlanInputs& in, const PlanFacts&
     // Builders share compile results through it (ccache 4.4+: redis, http, file).
     if (!in.compiler_cache_remote.empty()) plan.env["CCACHE_REMOTE_STORAGE"] = in.compiler_cache_remote;
   }
-  if (launcher == "ccache" && extension) {
+  if (in.compiler_launcher == CompilerLauncher::ccache && extension) {
     // torch.utils.cpp_extension reads no launcher variable: its C++ compiler
     // goes through ccache's symlink mode. An absolute $CXX becomes the
     // symlink dir's entry of the same name, with its own dir next on PATH so

@@ -23,7 +23,7 @@ struct LauncherToolkit {
 // What runs in front of every compile: archbuild's step launcher (progress,
 // arch enforcement), then the user's compiler launcher (ccache, sccache).
 struct CompilerLaunchers {
-  std::string compiler_launcher;  // the user's: "ccache", "sccache" or ""
+  CompilerLauncher compiler_launcher = CompilerLauncher::none;  // the user's
   // What runs after the step launcher for CUDA: the user's launcher, or one
   // the recipe's or --env's CMAKE_CUDA_COMPILER_LAUNCHER names (a configure input).
   std::string cuda_launcher;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "arch/arch_target.h"
+#include "config/compiler_launcher.h"
 #include "process/network_isolation.h"
 #include "recipe/recipe.h"
 #include "source/source_tree.h"
@@ -27,9 +28,9 @@ struct PlanInputs {
   std::filesystem::path source_dir;
   std::filesystem::path out_dir;
   std::filesystem::path cache_dir;
-  std::string python;                                      // absolute path of the interpreter the build runs with
-  std::optional<unsigned> jobs_override;                   // --jobs / the jobs setting
-  std::string compiler_launcher;                           // "ccache", "sccache" or "" (none)
+  std::string python;                     // absolute path of the interpreter the build runs with
+  std::optional<unsigned> jobs_override;  // --jobs / the jobs setting
+  CompilerLauncher compiler_launcher = CompilerLauncher::none;
   std::string compiler_cache_remote;                       // ccache remote storage URL, or ""
   std::string compile_cluster;                             // sccache-dist scheduler URL, or ""
   std::optional<SourceTree> source;                        // absent when planning before checkout

@@ -5,6 +5,7 @@
 #include "cli/common_options.h"
 #include "cli/json_output.h"
 #include "cluster/cluster_setting.h"
+#include "config/setting_names.h"
 #include "config/settings.h"
 #include "core/error.h"
 #include "core/system_info.h"
@@ -60,7 +61,7 @@ Command check_command() {
               // The compile cluster, when one is configured: checking it
               // is what --compile-cluster asks, whatever the launcher setting.
               auto flags = options->settings.by_key();
-              if (!options->settings.compile_cluster.empty()) flags["compiler_launcher"] = "sccache";
+              if (!options->settings.compile_cluster.empty()) flags[setting_name::compiler_launcher] = "sccache";
               const auto settings = Settings::load(flags);
               if (const auto cluster = resolve_cluster_setting(settings); cluster.configured()) {
                 ClusterCheckInputs cluster_inputs;

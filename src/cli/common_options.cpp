@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "config/setting_names.h"
+
 namespace archbuild {
 
 void add_cache_dir_option(CLI::App& app, std::string& cache_dir) {
@@ -36,15 +38,15 @@ void add_recipe_path_option(CLI::App& app, std::string& recipe_path) {
 void add_json_flag(CLI::App& app, bool& json, const std::string& help) { app.add_flag("--json", json, help); }
 
 std::map<std::string, std::string> SettingFlags::by_key() const {
-  return {{"cache_dir", cache_dir},
-          {"python", python},
-          {"jobs", jobs},
-          {"compiler_launcher", compiler_launcher},
-          {"compiler_cache_remote", compiler_cache_remote},
-          {"compile_cluster", compile_cluster},
-          {"compile_cluster_token_file", compile_cluster_token_file},
-          {"recipe_path", recipe_path},
-          {"signing_key", signing_key},
+  return {{setting_name::cache_dir, cache_dir},
+          {setting_name::python, python},
+          {setting_name::jobs, jobs},
+          {setting_name::compiler_launcher, compiler_launcher},
+          {setting_name::compiler_cache_remote, compiler_cache_remote},
+          {setting_name::compile_cluster, compile_cluster},
+          {setting_name::compile_cluster_token_file, compile_cluster_token_file},
+          {setting_name::recipe_path, recipe_path},
+          {setting_name::signing_key, signing_key},
           {"offline", offline ? "true" : ""},
           {"require_kernel_launch", require_kernel_launch ? "true" : ""}};
 }

@@ -73,8 +73,8 @@ Command plan_command() {
                                               "label says what the wheel holds"))
                         << "\n";
               if (plan.configure.fresh) std::cout << "# CMAKE_FRESH=1: " << plan.configure.reason << "\n";
-              if (!context.compiler_launcher.empty() && plan.dialect == ArchDialect::extension)
-                std::cout << "# " << context.compiler_launcher
+              if (context.compiler_launcher != CompilerLauncher::none && plan.dialect == ArchDialect::extension)
+                std::cout << "# " << launcher_program(context.compiler_launcher)
                           << " reaches cpp_extension's compiles through shims under " << context.cache.root().string()
                           << " (ccache-bin/, launcher-cuda/) that `archbuild build` "
                           << "creates before it runs this\n";

@@ -9,6 +9,7 @@
 #include "cache/wheel_store.h"
 #include "cli/json_output.h"
 #include "cli/push_output.h"
+#include "config/setting_names.h"
 #include "config/settings.h"
 #include "core/error.h"
 #include "core/private_dir.h"
@@ -81,7 +82,7 @@ void add_upload_options(CLI::App& app, RemoteOptions& options) {
 ExitCode run_s3_push(const std::string& cache_dir, const std::string& location, const RemoteOptions& options,
                      bool json) {
   check_public_url(options);
-  const WheelStore from(Settings::load({{"cache_dir", cache_dir}}).cache_dir());
+  const WheelStore from(Settings::load({{setting_name::cache_dir, cache_dir}}).cache_dir());
   Bucket bucket(location, options);
   auto result = push_to_s3(from, bucket.client, cache_options_of(options));
   const auto index = s3_index_url(bucket.client, options.public_url);
@@ -100,7 +101,7 @@ ExitCode run_s3_push(const std::string& cache_dir, const std::string& location, 
 }
 
 ExitCode run_repository_upload(const std::string& cache_dir, const RemoteOptions& options, bool json) {
-  const WheelStore from(Settings::load({{"cache_dir", cache_dir}}).cache_dir());
+  const WheelStore from(Settings::load({{setting_name::cache_dir, cache_dir}}).cache_dir());
   const auto target = resolve_upload_target(options.repository_url, options.repository_name, process_environment());
   HttpAuth auth;
   if (!target.username.empty() || !target.password.empty())
@@ -147,7 +148,7 @@ ExitCode run_s3_verify(const std::string& cache_dir, const std::string& location
   Bucket bucket(location, options);
   // Entries are downloaded one at a time into archbuild's own cache dir (a
   // temporary name `cache gc` knows), checked, and removed.
-  const auto cache = Settings::load({{"cache_dir", cache_dir}}).made_cache_dir();
+  const auto cache = Settings::load({{setting_name::cache_dir, cache_dir}}).made_cache_dir();
   PrivateDir scratch(cache, temporary_prefix_of_this_process("verify"));  // `cache gc` removes it once we are gone
   auto result = verify_s3(bucket.client, scratch.path, keys, require_signature);
   if (json) {

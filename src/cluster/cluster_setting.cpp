@@ -2,6 +2,7 @@
 
 #include <regex>
 
+#include "config/setting_names.h"
 #include "core/error.h"
 #include "core/user_path.h"
 
@@ -9,8 +10,8 @@ namespace archbuild {
 
 ClusterSetting resolve_cluster_setting(const Settings& settings) {
   ClusterSetting setting;
-  const auto& url = settings.get("compile_cluster");
-  const auto& token = settings.get("compile_cluster_token_file");
+  const auto& url = settings.get(setting_name::compile_cluster);
+  const auto& token = settings.get(setting_name::compile_cluster_token_file);
   if (url.value.empty()) {
     if (!token.value.empty())
       fail_bad_input("compile_cluster_token_file (from " + token.origin +
@@ -21,8 +22,8 @@ ClusterSetting resolve_cluster_setting(const Settings& settings) {
   if (!std::regex_match(url.value, form))
     fail_bad_input("compile_cluster '" + url.value + "' (from " + url.origin +
                    "): expected the sccache-dist scheduler's URL, http://HOST[:PORT] or https://HOST[:PORT]");
-  const auto& launcher = settings.get("compiler_launcher");
-  if (launcher.value != "sccache")
+  const auto& launcher = settings.get(setting_name::compiler_launcher);
+  if (settings.compiler_launcher() != CompilerLauncher::sccache)
     fail_bad_input("compile_cluster (from " + url.origin +
                    ") needs compiler_launcher = sccache, which distributes "
                    "compiles; compiler_launcher is '" +

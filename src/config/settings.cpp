@@ -5,6 +5,7 @@
 #include <mutex>
 #include <set>
 
+#include "config/setting_names.h"
 #include "core/cache_dir.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -17,24 +18,25 @@ namespace archbuild {
 
 const std::vector<SettingSpec>& setting_specs() {
   static const std::vector<SettingSpec> specs = {
-      {"cache_dir", "ARCHBUILD_CACHE_DIR", "--cache-dir", "mirrors, work trees, builds, ccache"},
-      {"jobs", "ARCHBUILD_JOBS", "--jobs", "parallel compile jobs (default: cores and memory decide)"},
-      {"compiler_launcher", "ARCHBUILD_COMPILER_LAUNCHER", "--compiler-launcher", "ccache, sccache or none"},
-      {"compiler_cache_remote", "ARCHBUILD_COMPILER_CACHE_REMOTE", "--compiler-cache-remote",
+      {setting_name::cache_dir, "ARCHBUILD_CACHE_DIR", "--cache-dir", "mirrors, work trees, builds, ccache"},
+      {setting_name::jobs, "ARCHBUILD_JOBS", "--jobs", "parallel compile jobs (default: cores and memory decide)"},
+      {setting_name::compiler_launcher, "ARCHBUILD_COMPILER_LAUNCHER", "--compiler-launcher",
+       "ccache, sccache or none"},
+      {setting_name::compiler_cache_remote, "ARCHBUILD_COMPILER_CACHE_REMOTE", "--compiler-cache-remote",
        "ccache remote storage shared by builders (redis://host:port, http://host/path); empty: none"},
-      {"compile_cluster", "ARCHBUILD_COMPILE_CLUSTER", "--compile-cluster",
+      {setting_name::compile_cluster, "ARCHBUILD_COMPILE_CLUSTER", "--compile-cluster",
        "sccache-dist scheduler URL (http://host:10600): compiles spread over its build servers; needs "
        "compiler_launcher = sccache; empty: compiles run here"},
-      {"compile_cluster_token_file", "ARCHBUILD_COMPILE_CLUSTER_TOKEN_FILE", "--compile-cluster-token-file",
+      {setting_name::compile_cluster_token_file, "ARCHBUILD_COMPILE_CLUSTER_TOKEN_FILE", "--compile-cluster-token-file",
        "file holding the scheduler's client token (its client_auth token)"},
-      {"python", "ARCHBUILD_PYTHON", "--python", "the interpreter builds run with"},
-      {"offline", "ARCHBUILD_OFFLINE", "--offline", "never fetch: use the mirrors as they are"},
-      {"signing_key", "ARCHBUILD_SIGNING_KEY", "--signing-key",
+      {setting_name::python, "ARCHBUILD_PYTHON", "--python", "the interpreter builds run with"},
+      {setting_name::offline, "ARCHBUILD_OFFLINE", "--offline", "never fetch: use the mirrors as they are"},
+      {setting_name::signing_key, "ARCHBUILD_SIGNING_KEY", "--signing-key",
        "ed25519 private key (PEM) that signs each published build's provenance; empty: unsigned"},
-      {"require_kernel_launch", "ARCHBUILD_REQUIRE_KERNEL_LAUNCH", "--require-kernel-launch",
+      {setting_name::require_kernel_launch, "ARCHBUILD_REQUIRE_KERNEL_LAUNCH", "--require-kernel-launch",
        "refuse a CUDA wheel none of whose own kernels launched during device validation (default: publish it "
        "as `loaded`)"},
-      {"recipe_path", "ARCHBUILD_RECIPE_PATH", "--recipe-path",
+      {setting_name::recipe_path, "ARCHBUILD_RECIPE_PATH", "--recipe-path",
        "':'-separated dirs of site recipes, searched before the built-in ones (first dir wins)"},
   };
   return specs;
@@ -54,14 +56,14 @@ std::string known_setting_keys() {
 
 namespace {
 std::string default_value(const std::string& key) {
-  if (key == "cache_dir") return resolve_cache_dir_default();
-  if (key == "jobs") return "auto";
-  if (key == "compiler_launcher") return find_on_path("ccache") ? "ccache" : "none";
-  if (key == "python") {
+  if (key == setting_name::cache_dir) return resolve_cache_dir_default();
+  if (key == setting_name::jobs) return "auto";
+  if (key == setting_name::compiler_launcher) return find_on_path("ccache") ? "ccache" : "none";
+  if (key == setting_name::python) {
     auto python = find_on_path("python3");
     return python ? python->string() : "python3";
   }
-  if (key == "offline" || key == "require_kernel_launch") return "false";
+  if (key == setting_name::offline || key == setting_name::require_kernel_launch) return "false";
   return "";
 }
 
@@ -121,13 +123,22 @@ const SettingValue& Settings::get(const std::string& key) const {
 }
 
 std::optional<unsigned> Settings::jobs() const {
-  const auto& value = get("jobs");
+  const auto& value = get(setting_name::jobs);
   if (value.value == "auto" || value.value.empty()) return std::nullopt;
   char* end = nullptr;
   long jobs = std::strtol(value.value.c_str(), &end, 10);
   if (*end || jobs < 1 || jobs > 4096)
     fail_bad_input("jobs = '" + value.value + "' (from " + value.origin + ") is not a positive number");
   return static_cast<unsigned>(jobs);
+}
+
+CompilerLauncher Settings::compiler_launcher() const {
+  const auto& value = get(setting_name::compiler_launcher);
+  const auto launcher = parse_compiler_launcher(value.value);
+  if (!launcher)
+    fail_bad_input("compiler_launcher '" + value.value + "' (from " + value.origin +
+                   "): expected ccache, sccache or none");
+  return *launcher;
 }
 
 bool Settings::flag(const std::string& key) const {
@@ -137,12 +148,12 @@ bool Settings::flag(const std::string& key) const {
   fail_bad_input(key + " = '" + value.value + "' (from " + value.origin + ") is not true or false");
 }
 
-bool Settings::offline() const { return flag("offline"); }
+bool Settings::offline() const { return flag(setting_name::offline); }
 
-bool Settings::require_kernel_launch() const { return flag("require_kernel_launch"); }
+bool Settings::require_kernel_launch() const { return flag(setting_name::require_kernel_launch); }
 
 std::string Settings::compiler_cache_remote() const {
-  const auto& value = get("compiler_cache_remote");
+  const auto& value = get(setting_name::compiler_cache_remote);
   // ccache's own attributes (ccache(1), "Remote storage backends").
   static const std::set<std::string> attributes = {"read-only",  "shards",      "connect-timeout", "operation-timeout",
                                                    "keep-alive", "layout",      "bearer-token",    "header",
@@ -177,11 +188,12 @@ void Settings::check() const {
   (void)offline();
   (void)require_kernel_launch();
   (void)compiler_cache_remote();
+  (void)compiler_launcher();
   (void)cache_dir();
 }
 
 std::vector<std::filesystem::path> Settings::recipe_dirs() const {
-  const auto& value = get("recipe_path");
+  const auto& value = get(setting_name::recipe_path);
   std::vector<std::filesystem::path> dirs;
   for (const auto& entry : split_any(value.value, ":")) {
     auto dir = std::filesystem::absolute(entry).lexically_normal();
@@ -195,7 +207,7 @@ std::vector<std::filesystem::path> Settings::recipe_dirs() const {
 }
 
 std::filesystem::path Settings::cache_dir() const {
-  const auto& value = get("cache_dir");
+  const auto& value = get(setting_name::cache_dir);
   return checked_user_path(value.value, "cache_dir (from " + value.origin + ")");
 }
 
@@ -208,17 +220,18 @@ std::filesystem::path Settings::made_cache_dir() const {
   // or full disk, a permission) is this machine's.
   for (auto parent = dir; !parent.empty() && parent != parent.root_path(); parent = parent.parent_path())
     if (std::filesystem::exists(parent, ec) && !std::filesystem::is_directory(parent, ec))
-      fail_bad_input("cache_dir (from " + get("cache_dir").origin + ") " + dir.string() + ": " + parent.string() +
-                     " is not a directory");
+      fail_bad_input("cache_dir (from " + get(setting_name::cache_dir).origin + ") " + dir.string() + ": " +
+                     parent.string() + " is not a directory");
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir))
-    fail_environment("cannot create the cache dir " + dir.string() + " (cache_dir from " + get("cache_dir").origin +
+    fail_environment("cannot create the cache dir " + dir.string() + " (cache_dir from " +
+                     get(setting_name::cache_dir).origin +
                      "): " + (ec ? ec.message() : "not a directory after creating it"));
   return dir;
 }
 
 std::filesystem::path Settings::python() const {
-  const auto& value = get("python");
+  const auto& value = get(setting_name::python);
   std::error_code ec;
   if (value.value.find('/') != std::string::npos && std::filesystem::is_directory(value.value, ec))
     fail_bad_input("python '" + value.value + "' (from " + value.origin + ") is a directory, not an interpreter");

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "config/compiler_launcher.h"
 #include "config/user_config.h"
 
 namespace archbuild {
@@ -46,6 +47,8 @@ class Settings {
   // redis://, redis+unix:, http:// or file: URLs, each with optional
   // |attribute=value parts ccache knows; "" when unset.
   std::string compiler_cache_remote() const;
+  // The compiler_launcher setting: ccache, sccache or none.
+  CompilerLauncher compiler_launcher() const;
   // Every typed accessor above and below, for `archbuild config`: throws
   // the first one's UserError.
   void check() const;

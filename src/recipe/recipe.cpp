@@ -8,6 +8,7 @@
 
 #include <toml++/toml.h>
 
+#include "config/setting_names.h"
 #include "config/settings.h"
 #include "config/toml_file.h"
 #include "core/data_dir.h"
@@ -447,7 +448,7 @@ RecipeBook RecipeBook::load_default() { return load(data_dir() / "recipes", data
 
 RecipeBook RecipeBook::load_for(const Settings& settings) {
   std::vector<RecipeDir> dirs;
-  const std::string origin = "recipe_path (" + settings.get("recipe_path").origin + ")";
+  const std::string origin = "recipe_path (" + settings.get(setting_name::recipe_path).origin + ")";
   for (const auto& dir : settings.recipe_dirs()) dirs.push_back({dir, dir / "patches", origin});
   dirs.push_back({data_dir() / "recipes", data_dir() / "patches", "built-in"});
   return load_search_path(dirs);

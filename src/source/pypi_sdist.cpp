@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "config/setting_names.h"
 #include "config/settings.h"
 #include "core/cache_layout.h"
 #include "core/data_dir.h"
@@ -233,7 +234,7 @@ std::string SdistFetcher::newest_version(const std::string& name, std::vector<st
     for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
       if (it->path().extension() == ".json") cached.push_back(it->path().stem().string());
     std::sort(cached.begin(), cached.end());
-    fail_environment(what + " names no version, and offline (" + settings_.get("offline").origin +
+    fail_environment(what + " names no version, and offline (" + settings_.get(setting_name::offline).origin +
                      ") the index cannot say which is newest: give pypi:" + name + "==VERSION" +
                      (cached.empty() ? "" : " (the cache holds " + join(cached, ", ") + ")"));
   }
@@ -284,7 +285,7 @@ SdistSource SdistFetcher::prepare(const PypiSpec& asked, const MirrorCache& mirr
                                        origin->sha256.substr(0, 16) + "..., now " + actual.substr(0, 16) + "...)";
       if (settings_.offline())
         fail_environment("the cached sdist " + file.string() + " " + why + ", and offline (" +
-                         settings_.get("offline").origin + ") it cannot be downloaded again; remove " +
+                         settings_.get(setting_name::offline).origin + ") it cannot be downloaded again; remove " +
                          record_file.string() + " and run online");
       source.notes.push_back("the cached sdist " + file.string() + " " + why + ": downloaded again");
       std::filesystem::remove(file, ec);
@@ -294,7 +295,7 @@ SdistSource SdistFetcher::prepare(const PypiSpec& asked, const MirrorCache& mirr
   }
   if (!origin) {
     if (settings_.offline())
-      fail_environment(what + ": offline (" + settings_.get("offline").origin +
+      fail_environment(what + ": offline (" + settings_.get(setting_name::offline).origin +
                        "), and the cache holds no sdist of it (" + dir.string() + ")");
     // beside the cache entry, so that a rename moves the download in
     PrivateDir download(dir, ".download");

@@ -90,7 +90,7 @@ TEST(Plan, StepLauncherAndChosenLauncherAreInTheEnvironment) {
                            ";--nvcc-targets=sm_80,sm_90,compute_90";
   EXPECT_EQ(plain.env.at("CMAKE_CUDA_COMPILER_LAUNCHER"), step);
   EXPECT_EQ(plain.env.at("ARCHBUILD_STEP_LOG"), "/work/out/steps.log");
-  fixture.inputs.compiler_launcher = "ccache";
+  fixture.inputs.compiler_launcher = CompilerLauncher::ccache;
   auto cached = make_plan(fixture.inputs, fixture.facts);
   for (const char* key : {"CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER", "CMAKE_CUDA_COMPILER_LAUNCHER"})
     EXPECT_EQ(cached.env.at(key), step + ";ccache") << key;
@@ -136,7 +136,7 @@ TEST(Plan, FewFilesManyArchsGetNvccThreads) {
 TEST(Plan, ExtensionLauncherGoesThroughShimsNamedByTheFacts) {
   PlanFixture fixture;
   fixture.recipe.dialect = ArchDialect::extension;
-  fixture.inputs.compiler_launcher = "ccache";
+  fixture.inputs.compiler_launcher = CompilerLauncher::ccache;
   fixture.facts.cxx = "/usr/lib/gcc12/bin/g++";
   auto plan = make_plan(fixture.inputs, fixture.facts);
   EXPECT_EQ(plan.env.at("CXX"), "/work/cache/ccache-bin/g++");
@@ -154,7 +154,7 @@ TEST(Plan, ExtensionLauncherGoesThroughShimsNamedByTheFacts) {
 TEST(Plan, TheLauncherPartNamesTheShimsTheEnvironmentUses) {
   PlanFixture fixture;
   fixture.recipe.dialect = ArchDialect::extension;
-  fixture.inputs.compiler_launcher = "ccache";
+  fixture.inputs.compiler_launcher = CompilerLauncher::ccache;
   auto plan = make_plan(fixture.inputs, fixture.facts);
   const auto& launchers = plan.launchers;
   EXPECT_TRUE(launchers.ccache_masquerade);
