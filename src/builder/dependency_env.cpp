@@ -10,6 +10,7 @@
 #include "core/strings.h"
 #include "process/layered_venv.h"
 #include "process/run_process.h"
+#include "wheel/pinned_wheel.h"
 #include "wheel/wheel_archive.h"
 
 namespace archbuild {
@@ -60,7 +61,7 @@ DependencyEnv prepare_dependency_env(const DependencyRequest& request) {
   for (const auto& wheel : request.wheels) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(wheel, ec)) fail_bad_input("no such wheel: " + wheel.string());
-    auto line = wheel.filename().string() + " sha256 " + sha256_file_hex(wheel);
+    auto line = PinnedWheel{wheel.filename().string(), sha256_file_hex(wheel)}.text();
     env.built_against[wheel.filename().string().substr(0, wheel.filename().string().find('-'))] = line;
     if (auto name = WheelName::parse(wheel.filename().string())) env.versions[name->name] = name->version;
     stamp += line + "\n";

@@ -67,12 +67,27 @@ const nlohmann::json* census_of(const nlohmann::json& finding) {
 
 }  // namespace
 
+std::vector<BuildReport::KernelCensus> BuildReport::kernel_censuses() const {
+  auto text = [](const nlohmann::json& object, const char* key) {
+    return object.is_object() && object.contains(key) && object[key].is_string() ? object[key].get<std::string>()
+                                                                                 : std::string();
+  };
+  std::vector<KernelCensus> censuses;
+  for (const auto& finding : validation) {
+    const auto* census = census_of(finding);
+    if (!census) continue;
+    KernelCensus read{text(*census, "summary"), {}};
+    if (census->contains("launched") && (*census)["launched"].is_array())
+      for (const auto& kernel : (*census)["launched"]) read.launched.push_back(text(kernel, "demangled"));
+    censuses.push_back(std::move(read));
+  }
+  return censuses;
+}
+
 std::string BuildReport::kernel_census_summary() const {
   std::string text;
-  for (const auto& finding : validation)
-    if (const auto* census = census_of(finding);
-        census && census->contains("summary") && (*census)["summary"].is_string())
-      text += (text.empty() ? "" : "; ") + (*census)["summary"].get<std::string>();
+  for (const auto& census : kernel_censuses())
+    if (!census.summary.empty()) text += (text.empty() ? "" : "; ") + census.summary;
   return text;
 }
 

@@ -51,6 +51,13 @@ struct BuildReport {
   bool published = false;
 
   nlohmann::json to_json() const;
+  // One wheel's kernel census as its device check recorded it.
+  struct KernelCensus {
+    std::string summary;                // "18 of 1242 own kernels launched, ..."
+    std::vector<std::string> launched;  // their demangled names
+  };
+  // Read leniently from `validation`: a field of another type is left out.
+  std::vector<KernelCensus> kernel_censuses() const;
   // The wheels' kernel census lines, "; "-joined ("" when none was taken).
   std::string kernel_census_summary() const;
   // Kernels of the wheels that launched in validation, summed (the index's metadata carries it).

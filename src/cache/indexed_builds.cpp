@@ -6,7 +6,10 @@
 #include "cache/simple_index.h"
 #include "core/cache_layout.h"
 #include "core/error.h"
+#include "core/strings.h"
+#include "core/system_info.h"
 #include "wheel/wheel_archive.h"
+#include "wheel/wheel_relabel.h"
 
 namespace archbuild {
 
@@ -36,6 +39,28 @@ std::vector<IndexedBuild> indexed_builds(const std::filesystem::path& cache_dir,
   std::stable_sort(builds.begin(), builds.end(),
                    [](const IndexedBuild& a, const IndexedBuild& b) { return a.published > b.published; });
   return builds;
+}
+
+std::vector<IndexedBuild> host_builds(const std::filesystem::path& cache_dir, const std::string& recipe,
+                                      const std::string& cuda) {
+  std::vector<IndexedBuild> builds;
+  for (auto& build : indexed_builds(cache_dir, cuda_label_filter(cuda)))
+    if (build.record.recipe == recipe && build.record.cuda == cuda && build.machine() == host_machine())
+      builds.push_back(std::move(build));
+  return builds;
+}
+
+std::function<bool(const std::string&)> cuda_label_filter(const std::string& cuda) {
+  const auto parsed = CudaVersion::parse(cuda);
+  const auto prefix = parsed ? cuda_label(*parsed) : std::string();
+  // The toolkit's part anywhere among the label's parts: a version with a
+  // local part of its own is labelled "git1a2b3c.cu130.sm90".
+  return [prefix](const std::string& label) {
+    if (prefix.empty()) return true;
+    for (const auto& part : split_any(label, "."))
+      if (part == prefix) return true;
+    return false;
+  };
 }
 
 }  // namespace archbuild

@@ -30,4 +30,13 @@ struct IndexedBuild {
 std::vector<IndexedBuild> indexed_builds(const std::filesystem::path& cache_dir,
                                          const std::function<bool(const std::string& label)>& label_filter);
 
+// The builds of recipe `recipe` for toolkit `cuda` ("13.0.88") made on this
+// host's CPU, newest first: what a dependency may be taken from (another
+// CPU's wheel does not install here).
+std::vector<IndexedBuild> host_builds(const std::filesystem::path& cache_dir, const std::string& recipe,
+                                      const std::string& cuda);
+
+// Accepts the local version labels of toolkit `cuda` ("13.0.88": "cu130.sm90").
+std::function<bool(const std::string& label)> cuda_label_filter(const std::string& cuda);
+
 }  // namespace archbuild

@@ -6,6 +6,7 @@
 #include "core/secrets.h"
 #include "core/sha256.h"
 #include "core/strings.h"
+#include "wheel/pinned_wheel.h"
 #include "wheel/wheel_archive.h"
 
 namespace archbuild {
@@ -14,15 +15,6 @@ namespace {
 
 constexpr uint64_t kMaxProvenanceBytes = 16u << 20;
 constexpr const char* kBuildType = "urn:archbuild:wheel-build:v1";
-
-// "torch-2.9.1+cu130.sm90-....whl sha256 HEX" (a dependency's key input) -> file, HEX
-bool file_and_digest(const std::string& text, std::string& file, std::string& digest) {
-  auto at = text.find(" sha256 ");
-  if (at == std::string::npos || text.size() - at - 8 != 64) return false;
-  file = text.substr(0, at);
-  digest = text.substr(at + 8);
-  return true;
-}
 
 std::string purl(const ReportedWheel& wheel) {
   auto name = WheelName::parse(wheel.file);
@@ -59,10 +51,9 @@ nlohmann::json provenance_statement(const ProvenanceInputs& in) {
                                         (subdirectory.empty() ? "" : "#subdirectory=" + subdirectory)},
                             {"digest", {{"gitCommit", commit}}}});
   if (!subdirectory.empty()) external["subdirectory"] = subdirectory;
-  std::string file, digest;
   for (const auto& [name, value] : key.dependencies())
-    if (file_and_digest(value, file, digest))
-      dependencies.push_back({{"name", file}, {"digest", {{"sha256", digest}}}});
+    if (auto wheel = PinnedWheel::parse(value))
+      dependencies.push_back({{"name", wheel->file}, {"digest", {{"sha256", wheel->sha256}}}});
   for (const auto& [name, sha256] : key.patches())
     dependencies.push_back({{"name", "patch " + name}, {"digest", {{"sha256", sha256}}}});
   if (auto sdist = key.sdist_sha256()) dependencies.push_back({{"name", "sdist"}, {"digest", {{"sha256", *sdist}}}});
@@ -71,7 +62,7 @@ nlohmann::json provenance_statement(const ProvenanceInputs& in) {
   // The rest: toolkit, host compiler, python tag, build.env.*, build.requires.*, ...
   for (const auto& [name, value] : key.values()) {
     const bool listed = KeyInputs::names_source(name) || name.starts_with(key_name::extra_env) ||
-                        (name.starts_with(key_name::dependency) && file_and_digest(value, file, digest));
+                        (name.starts_with(key_name::dependency) && PinnedWheel::parse(value));
     if (!listed && !external.contains(name)) internal[name] = value;
   }
   nlohmann::json predicate = {
@@ -117,13 +108,12 @@ nlohmann::json cyclonedx_sbom(const ProvenanceInputs& in) {
          {"name", name},
          {"version", version},
          {"scope", "excluded"}});  // used to build, not shipped
-  std::string file, digest;
   for (const auto& [name, value] : key.dependencies())
-    if (file_and_digest(value, file, digest))
+    if (auto wheel = PinnedWheel::parse(value))
       add({{"type", "library"},
            {"bom-ref", std::string(key_name::dependency) + name},
-           {"name", file},
-           {"hashes", {{{"alg", "SHA-256"}, {"content", digest}}}}});
+           {"name", wheel->file},
+           {"hashes", {{{"alg", "SHA-256"}, {"content", wheel->sha256}}}}});
   for (const auto& [path, submodule] : key.submodules())
     add({{"type", "library"},
          {"bom-ref", std::string(key_name::source_submodule) + path},
@@ -263,6 +253,11 @@ std::vector<std::string> provenance_problems(const std::filesystem::path& entry_
                                                     : "no signature verifies with a trusted key (the statement or "
                                                       "its signature changed, or another key signed it)"));
   return problems;
+}
+
+bool provenance_is_signed(const std::filesystem::path& entry_dir) {
+  ReadEnvelope envelope;
+  return read_envelope(entry_dir / kProvenanceFile, envelope).empty() && !envelope.signatures.empty();
 }
 
 std::string describe_provenance(const std::filesystem::path& entry_dir, const std::vector<Ed25519Key>& trusted) {

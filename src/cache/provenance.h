@@ -58,5 +58,7 @@ std::vector<std::string> provenance_problems(const std::filesystem::path& entry_
 
 // One line for `cache show`: "signed by KEYID (verified)", "unsigned", "none".
 std::string describe_provenance(const std::filesystem::path& entry_dir, const std::vector<Ed25519Key>& trusted);
+// Whether the entry's provenance carries a signature (verified or not).
+bool provenance_is_signed(const std::filesystem::path& entry_dir);
 
 }  // namespace archbuild

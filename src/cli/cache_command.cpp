@@ -16,6 +16,7 @@
 #include "cli/json_output.h"
 #include "cli/push_output.h"
 #include "cli/remote_cache.h"
+#include "config/setting_names.h"
 #include "config/settings.h"
 #include "core/cache_layout.h"
 #include "core/ed25519.h"
@@ -66,7 +67,7 @@ struct CacheOptions {
     }
     return keys;
   }
-  std::filesystem::path resolve() const { return Settings::load({{"cache_dir", cache_dir}}).cache_dir(); }
+  std::filesystem::path resolve() const { return Settings::load({{setting_name::cache_dir, cache_dir}}).cache_dir(); }
 };
 
 CLI::App* with_cache_options(CLI::App* sub, CacheOptions& options) {
@@ -112,19 +113,9 @@ nlohmann::json entry_json(const StoreEntry& entry) {
 
 // The kernels each wheel's device checks launched, demangled, as the manifest recorded them.
 void print_launched_kernels(const BuildReport& manifest) {
-  // A manifest is read leniently: a field of another type is left out, never thrown over.
-  auto text = [](const nlohmann::json& object, const char* key) {
-    return object.is_object() && object.contains(key) && object[key].is_string() ? object[key].get<std::string>()
-                                                                                 : std::string("?");
-  };
-  for (const auto& finding : manifest.validation) {
-    if (!finding.is_object() || !finding.contains("device") || !finding["device"].is_object()) continue;
-    const auto& device = finding["device"];
-    if (!device.contains("kernel_census") || !device["kernel_census"].is_object()) continue;
-    const auto& census = device["kernel_census"];
-    std::cout << paint("kernels", Style::bold) << "    " << text(census, "summary") << "\n";
-    if (!census.contains("launched") || !census["launched"].is_array()) continue;
-    for (const auto& kernel : census["launched"]) std::cout << "           " << text(kernel, "demangled") << "\n";
+  for (const auto& census : manifest.kernel_censuses()) {
+    std::cout << paint("kernels", Style::bold) << "    " << (census.summary.empty() ? "?" : census.summary) << "\n";
+    for (const auto& kernel : census.launched) std::cout << "           " << (kernel.empty() ? "?" : kernel) << "\n";
   }
 }
 
@@ -302,7 +293,7 @@ ExitCode run_gc(const CacheOptions& options, size_t keep, bool dry_run) {
                 << gc_group(step.entry) << " (" << short_time(step.entry) << ")\n";
   };
   auto result = collect_garbage(options.resolve(), keep, dry_run, print_step);
-  const auto settings = Settings::load({{"cache_dir", options.cache_dir}});
+  const auto settings = Settings::load({{setting_name::cache_dir, options.cache_dir}});
   const auto stale_downloads = SdistFetcher(settings).remove_stale_downloads(dry_run);
   if (options.json) {
     std::vector<std::string> leftover_paths;

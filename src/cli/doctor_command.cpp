@@ -7,6 +7,7 @@
 #include "cli/common_options.h"
 #include "cli/inventory_output.h"
 #include "cli/json_output.h"
+#include "config/setting_names.h"
 #include "config/settings.h"
 #include "core/cache_layout.h"
 #include "core/error.h"
@@ -38,7 +39,7 @@ struct DoctorOptions {
 std::vector<CachedTorch> cached_torch_builds(const std::string& cache_dir) {
   std::vector<CachedTorch> builds;
   try {
-    const auto root = Settings::load({{"cache_dir", cache_dir}}).cache_dir();
+    const auto root = Settings::load({{setting_name::cache_dir, cache_dir}}).cache_dir();
     for (const auto& build : indexed_builds(root, [](const std::string&) { return true; })) {
       if (build.record.recipe != "torch") continue;
       CachedTorch cached{build.record.version, CudaVersion::parse(build.record.cuda), {}, "", build.machine()};
@@ -64,11 +65,9 @@ std::vector<CachedTorch> built_for(const std::vector<CachedTorch>& builds, const
 std::optional<CudaVersion> nvcc_on_path_version() {
   auto nvcc = find_on_path("nvcc");
   if (!nvcc) return std::nullopt;
-  auto result = run_process({nvcc->string(), "--version"}, {.timeout = std::chrono::seconds(60)});
-  CudaVersion version;
-  std::string release;
-  if (!result.succeeded() || !parse_nvcc_version(result.out, version, release)) return std::nullopt;
-  return version;
+  const auto release = probe_nvcc_version(*nvcc);
+  if (!release) return std::nullopt;
+  return release->version;
 }
 
 nlohmann::json package_json_with_files(const PackageDiagnosis& package, const std::vector<ComputeCapability>& devices) {

@@ -88,6 +88,7 @@ Command source_command() {
                                                        ? cache.worktree(target.name, target.work_tree_name)
                                                        : checked_user_path(options->dest, "--dest"));
               for (const auto& note : target.notes) status.print("note: " + note);
+              for (const auto& warning : target.warnings) status.print("note: " + warning);
               request.submodules = target.submodules && !options->no_submodules;
               // an sdist's or a snapshot's mirror has no remote to fetch
               request.refresh = options->refresh && !target.sdist && !target.snapshot;

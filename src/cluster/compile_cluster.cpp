@@ -13,6 +13,7 @@ extern char** environ;
 #include <toml++/toml.h>
 
 #include "cluster/sccache_guards.h"
+#include "cluster/sccache_probe.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/regular_file.h"
@@ -81,10 +82,11 @@ class SccacheCluster final : public CompileCluster {
     if (!request.temp_dir.empty()) std::filesystem::create_directories(request.temp_dir);
     write_whole_file(link.log, "");  // this build's log: no earlier build's 401 read as this one's
     const auto token = request.token_file.empty() ? std::string() : read_cluster_token(request.token_file);
-    link.sccache_version = trim(run({"--version"}, 30s).out);
+    const auto probe = probe_sccache_version(request.sccache);
+    link.sccache_version = probe.said;
     start(request.scheduler_url, token);
     started_ = true;
-    const auto version = parse_sccache_version(link.sccache_version);
+    const auto& version = probe.version;
     if (!version) {
       fall_back("'" + request.sccache.string() + " --version' said '" + link.sccache_version.substr(0, 80) +
                 "', not a release archbuild can check");

@@ -1,6 +1,7 @@
 #include "pipeline/build_context.h"
 
 #include "cluster/cluster_setting.h"
+#include "config/setting_names.h"
 #include "core/cache_layout.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -70,9 +71,11 @@ BuildContext BuildContext::resolve(const BuildRequest& request, CacheUse use) {
   // (made by the build, below; a plan writes nothing).
   secrets::use_cache_secret(cache.root(), false);
   auto book = RecipeBook::load_for(settings);  // site recipes (recipe_path) before the built-in ones
-  BuildContext context{
-      request, std::move(settings), HostContext::gather(request.cuda), std::move(book), cache, {}, {}, {}, {}, {}, {},
-      {}};
+  BuildContext context{.request = request,
+                       .settings = std::move(settings),
+                       .host = HostContext::gather(request.cuda),
+                       .book = std::move(book),
+                       .cache = cache};
   MirrorCache mirrors(cache.root());
   const auto rewriter = make_url_rewriter(context.settings, request.mirrors);
   SdistFetcher sdists(context.settings, rewriter);  // pypi:NAME[==VERSION], an sdist file
@@ -102,13 +105,9 @@ BuildContext BuildContext::resolve(const BuildRequest& request, CacheUse use) {
   context.source_dir = cache.worktree(context.target.name, context.target.work_tree_name);
   context.out_dir = out.empty() ? cache.build_dir(context.target.name, context.target.work_tree_name) : out;
   if (out.empty()) build_out_dir(context.out_dir).check();
-  const auto& launcher = context.settings.get("compiler_launcher");
-  if (launcher.value != "none" && launcher.value != "ccache" && launcher.value != "sccache")
-    fail_bad_input("compiler_launcher '" + launcher.value + "' (from " + launcher.origin +
-                   "): expected ccache, sccache or none");
-  if (launcher.value != "none" && !find_on_path(launcher.value))
-    fail_environment("compiler launcher '" + launcher.value + "' is not on PATH (use --compiler-launcher none)");
-  context.compiler_launcher = launcher.value == "none" ? "" : launcher.value;
+  context.compiler_launcher = context.settings.compiler_launcher();
+  if (const auto program = launcher_program(context.compiler_launcher); !program.empty() && !find_on_path(program))
+    fail_environment("compiler launcher '" + program + "' is not on PATH (use --compiler-launcher none)");
   const auto cluster = resolve_cluster_setting(context.settings);
   context.compile_cluster = cluster.scheduler_url;
   context.compile_cluster_token = cluster.token_file;

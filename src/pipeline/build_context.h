@@ -35,12 +35,12 @@ struct BuildContext {
   std::optional<HostCompiler> host_compiler;
   std::filesystem::path source_dir;  // where the work tree is (or will be)
   std::filesystem::path out_dir;
-  std::string compiler_launcher;                 // "ccache", "sccache" or "" (none), checked
-  std::string compile_cluster;                   // sccache-dist scheduler URL, checked; "" none
-  std::filesystem::path compile_cluster_token;   // the file holding its client token; "" none
-  std::map<std::string, std::string> extra_env;  // --env, checked
-  std::optional<ProjectTests> tests;             // the project's own suite validation runs
-  std::string tests_origin;                      // "--test", "recipe NAME"
+  CompilerLauncher compiler_launcher = CompilerLauncher::none;  // found on PATH
+  std::string compile_cluster;                                  // sccache-dist scheduler URL, checked; "" none
+  std::filesystem::path compile_cluster_token;                  // the file holding its client token; "" none
+  std::map<std::string, std::string> extra_env;                 // --env, checked
+  std::optional<ProjectTests> tests;                            // the project's own suite validation runs
+  std::string tests_origin;                                     // "--test", "recipe NAME"
   // The signing_key setting's key, loaded once before anything is built (a
   // key removed or changed mid-build does not lose the build); run_build sets it.
   std::optional<Ed25519Key> signer;

@@ -16,6 +16,7 @@
 #include "cache/install_lines.h"
 #include "cache/provenance.h"
 #include "cache/wheel_store.h"
+#include "config/setting_names.h"
 #include "core/cache_layout.h"
 #include "core/error.h"
 #include "core/file_lock.h"
@@ -152,8 +153,8 @@ class BuildSession {
                                (context_.archs_origin.empty()
                                     ? ""
                                     : ", the arch list of " + context_.archs_origin + "; --arch picks another"));
-    for (const auto& note : context_.target.notes)
-      events_.stage("source", note, note.find(" edited path") != std::string::npos ? Tone::warning : Tone::plain);
+    for (const auto& note : context_.target.notes) events_.stage("source", note);
+    for (const auto& warning : context_.target.warnings) events_.stage("source", warning, Tone::warning);
   }
 
   // Stops between stages when SIGINT/SIGTERM arrived (a matrix keeps running
@@ -288,7 +289,7 @@ class BuildSession {
     report.validation_scope = published.validation_scope;
     report.published = true;
     // A reused entry keeps the provenance it was published with: a key given now signs nothing.
-    if (context_.signer && describe_provenance(hit.dir, {}).find(", signed by ") == std::string::npos)
+    if (context_.signer && !provenance_is_signed(hit.dir))
       events_.stage("cache",
                     "--signing-key: the cached build was published unsigned and stays so (its provenance is "
                     "not rewritten); --rebuild publishes it signed",
@@ -357,7 +358,7 @@ class BuildSession {
     record.parallelism = plan.jobs.compiles_at_once;
     record.nvcc_threads = plan.jobs.nvcc_threads;
     record.cores = cpu_count();
-    record.compile_cache = !plan.launchers.compiler_launcher.empty();
+    record.compile_cache = plan.launchers.compiler_launcher != CompilerLauncher::none;
     record.warm = plan.forecast.warm;
     record.clean = plan.clean_build;
     record.wall_seconds = result.seconds;
@@ -591,7 +592,7 @@ BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events, Sess
   secrets::use_cache_secret(context.cache.root());  // made now if the cache has none: what the build stores uses it
   // A signing key that cannot sign is refused before anything is built; the
   // publish signs with this copy, read once.
-  if (const auto& key = context.settings.get("signing_key").value; !key.empty())
+  if (const auto& key = context.settings.get(setting_name::signing_key).value; !key.empty())
     context.signer = Ed25519Key::load_private(key);
   return BuildSession(context, events, services).run();
 }

@@ -16,27 +16,13 @@ std::optional<std::filesystem::path> cached_dependency(const CacheLayout& cache,
                                                        const ArchList& arch_list, const std::string& cuda,
                                                        const std::string& version) {
   const auto spelled = format_arch_list(arch_list, dependency.dialect);
-  for (const auto& build : indexed_builds(cache.root(), cuda_label_filter(cuda))) {
+  for (const auto& build : host_builds(cache.root(), dependency.name, cuda)) {
     const auto& record = build.record;
-    if (record.recipe != dependency.name || record.arch_list != spelled || record.cuda != cuda) continue;
-    if (build.machine() != host_machine()) continue;  // another CPU's wheel does not install here
+    if (record.arch_list != spelled) continue;
     if (!version.empty() && public_version(record.version) != version) continue;
     return build.wheel;
   }
   return std::nullopt;
-}
-
-std::function<bool(const std::string&)> cuda_label_filter(const std::string& cuda) {
-  const auto parsed = CudaVersion::parse(cuda);
-  const auto prefix = parsed ? cuda_label(*parsed) : std::string();
-  // The toolkit's part anywhere among the label's parts: a version with a
-  // local part of its own is labelled "git1a2b3c.cu130.sm90".
-  return [prefix](const std::string& label) {
-    if (prefix.empty()) return true;
-    for (const auto& part : split_any(label, "."))
-      if (part == prefix) return true;
-    return false;
-  };
 }
 
 BuildRequest dependency_build_request(const BuildRequest& parent, const std::string& name, const ArchList& archs,

@@ -37,9 +37,6 @@ std::optional<std::filesystem::path> cached_dependency(const CacheLayout& cache,
                                                        const ArchList& arch_list, const std::string& cuda,
                                                        const std::string& version = "");
 
-// Accepts the local version labels of toolkit `cuda` ("13.0.88": "cu130.sm90").
-std::function<bool(const std::string& label)> cuda_label_filter(const std::string& cuda);
-
 // The build of a dependency the cache lacks: the recipe `name` for the same
 // arch list (at v`pinned` when a [[pairs]] row pins it), with the parent's
 // toolkit, mirrors and settings and nothing else of the parent's request.

@@ -66,9 +66,8 @@ InheritedArchs inherit_archs(const BuildRequest& request, const Recipe& recipe, 
     return from_record(*record, "installed for " + python);
   }
   std::map<std::string, BuildRecord> by_targets;  // one per arch list, the first (newest) entry's
-  for (const auto& build : indexed_builds(cache.root(), cuda_label_filter(cuda)))
-    if (build.record.recipe == dependency && build.record.cuda == cuda && build.machine() == host_machine())
-      by_targets.emplace(build.record.targets, build.record);
+  for (const auto& build : host_builds(cache.root(), dependency, cuda))
+    by_targets.emplace(build.record.targets, build.record);
   if (by_targets.size() == 1) return from_record(by_targets.begin()->second, "the cache's only " + dependency);
   if (by_targets.empty())
     fail_bad_input("no arch list to take: the cache holds no " + dependency + " built by archbuild for CUDA " + cuda +

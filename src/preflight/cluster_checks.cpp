@@ -2,6 +2,7 @@
 
 #include "cluster/compile_cluster.h"
 #include "cluster/sccache_guards.h"
+#include "cluster/sccache_probe.h"
 #include "core/cache_layout.h"
 #include "core/error.h"
 #include "process/run_process.h"
@@ -12,13 +13,11 @@ namespace {
 
 PreflightCheck sccache_release(const std::filesystem::path& sccache, const CudaVersion& cuda) {
   PreflightCheck check{"sccache", CheckVerdict::ok, ""};
-  ProcessOptions options;
-  options.timeout = std::chrono::seconds(30);
-  const auto answer = run_process({sccache.string(), "--version"}, options);
-  const auto version = parse_sccache_version(answer.out);
+  const auto probe = probe_sccache_version(sccache);
+  const auto& version = probe.version;
   if (!version) {
     check.verdict = CheckVerdict::fail;
-    check.detail = sccache.string() + " --version said '" + answer.out.substr(0, 80) + "': not sccache";
+    check.detail = sccache.string() + " --version said '" + probe.said.substr(0, 80) + "': not sccache";
     return check;
   }
   const auto unmet = unmet_sccache_guards(*version, cuda);

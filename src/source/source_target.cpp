@@ -295,10 +295,10 @@ SourceTarget resolve_source_target(const SourceQuery& query, const RecipeBook& b
       target.ref = target.snapshot->commit;
       const auto& edited = target.snapshot->edited;
       std::vector<std::string> shown(edited.begin(), edited.begin() + std::min<size_t>(5, edited.size()));
-      target.notes.push_back("building " + target.url + " as it is on disk: " + local->description + " and " +
-                             std::to_string(edited.size()) + " edited path" + (edited.size() == 1 ? "" : "s") + " (" +
-                             join(shown, ", ") + (edited.size() > 5 ? ", ..." : "") + "), snapshot " +
-                             target.snapshot->commit.substr(0, 12) + " (--ref builds a commit exactly)");
+      target.warnings.push_back("building " + target.url + " as it is on disk: " + local->description + " and " +
+                                std::to_string(edited.size()) + " edited path" + (edited.size() == 1 ? "" : "s") +
+                                " (" + join(shown, ", ") + (edited.size() > 5 ? ", ..." : "") + "), snapshot " +
+                                target.snapshot->commit.substr(0, 12) + " (--ref builds a commit exactly)");
     }
   } else if (recipe_repository && !target.recipe->default_ref.empty())
     target.ref = target.recipe->default_ref;

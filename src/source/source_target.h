@@ -40,6 +40,7 @@ struct SourceTarget {
   const Recipe* recipe = nullptr;
   std::vector<PatchFile> patches;         // the recipe's for this ref
   std::vector<std::string> notes;         // what the user should know: "building PATH's HEAD ..."
+  std::vector<std::string> warnings;      // ... and be warned of: "... as it is on disk: ... 3 edited paths"
   std::optional<SdistOrigin> sdist;       // set for an sdist: recorded in the manifest and the cache key
   std::optional<LocalSnapshot> snapshot;  // set for a directory built as it is on disk
 

@@ -30,6 +30,13 @@ std::vector<ComputeCapability> parse_gpu_list(const std::string& text) {
   return out;
 }
 
+std::optional<NvccRelease> probe_nvcc_version(const std::filesystem::path& nvcc) {
+  const auto result = run_process({nvcc.string(), "--version"}, {.timeout = std::chrono::seconds(60)});
+  NvccRelease found;
+  if (!result.succeeded() || !parse_nvcc_version(result.out, found.version, found.release)) return std::nullopt;
+  return found;
+}
+
 InstalledToolkit describe_toolkit(const std::filesystem::path& nvcc) {
   auto run = [&](const std::string& flag) {
     auto result = run_process({nvcc.string(), flag}, {.timeout = std::chrono::seconds(60)});
@@ -40,8 +47,10 @@ InstalledToolkit describe_toolkit(const std::filesystem::path& nvcc) {
   InstalledToolkit toolkit;
   toolkit.nvcc = nvcc;
   toolkit.root = nvcc.parent_path().parent_path();
-  if (!parse_nvcc_version(run("--version"), toolkit.version, toolkit.release))
-    fail_environment(nvcc.string() + " --version printed no 'release X.Y, VX.Y.Z' line");
+  const auto release = probe_nvcc_version(nvcc);
+  if (!release) fail_environment(nvcc.string() + " --version failed or printed no 'release X.Y, VX.Y.Z' line");
+  toolkit.version = release->version;
+  toolkit.release = release->release;
   toolkit.sass_targets = parse_gpu_list(run("--list-gpu-code"));
   toolkit.ptx_targets = parse_gpu_list(run("--list-gpu-arch"));
   return toolkit;

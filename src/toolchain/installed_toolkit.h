@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,14 @@ std::vector<InstalledToolkit> find_installed_toolkits();
 
 // Describes the toolkit whose nvcc is `nvcc`; throws UserError(environment).
 InstalledToolkit describe_toolkit(const std::filesystem::path& nvcc);
+
+// What `nvcc --version` says of its release ("13.0", "V13.0.88"); nullopt
+// when it fails or prints no release line.
+struct NvccRelease {
+  CudaVersion version;
+  std::string release;
+};
+std::optional<NvccRelease> probe_nvcc_version(const std::filesystem::path& nvcc);
 
 // Parses `nvcc --version` output ("... release 13.0, V13.0.88").
 bool parse_nvcc_version(const std::string& text, CudaVersion& version, std::string& release);

@@ -16,18 +16,6 @@
 
 using namespace archbuild;
 
-namespace {
-
-std::vector<std::string> names_in(const std::filesystem::path& dir) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) names.push_back(entry.path().filename());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-}  // namespace
-
 TEST(WheelStore, AFifoAtKeyTxtIsRefusedNamingItWithoutBlocking) {
   TempDir dir;
   write(dir.path / "demo-1.0-py3-none-any.whl", "wheel");

@@ -88,14 +88,6 @@ TEST(FailWriting, AFullDiskNamesWhereAndIsTheEnvironment) {
 
 namespace {
 
-// The names in `dir`, sorted.
-std::vector<std::string> names_in(const std::filesystem::path& dir) {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) names.push_back(entry.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 // The filesystem error `body` throws (a test failure if it throws none).
 template <typename Body>
 std::filesystem::filesystem_error filesystem_error_of(Body body) {
