@@ -6,6 +6,7 @@
 #include "cache/cache_index.h"
 #include "cache/cache_key.h"
 #include "cache/cache_push.h"
+#include "cache/cache_verify.h"
 #include "cache/install_lines.h"
 #include "cache/provenance.h"
 #include "cache/simple_index.h"
@@ -196,59 +197,37 @@ ExitCode run_show(const CacheOptions& options, const std::string& prefix) {
 }
 
 ExitCode run_verify(const CacheOptions& options) {
-  const auto keys = options.keys();
-  auto cache_dir = options.resolve();
-  std::error_code missing;
-  if (!std::filesystem::is_directory(cache_dir, missing))
-    fail_bad_input("no cache at " + cache_dir.string() + " (nothing to verify)");
-  WheelStore store(cache_dir);
-  auto entries = store.entries();
-  nlohmann::json problems = nlohmann::json::object();
-  size_t bad = 0;
-  for (const auto& entry : entries) {
-    std::vector<std::string> found;
-    try {
-      found = verify_store_entry(entry);
-      for (auto& problem : entry_provenance_problems(entry, keys, options.require_signature))
-        found.push_back(std::move(problem));
-    } catch (const nlohmann::json::exception& error) {
-      // A field of another type somewhere in the entry's JSON: this entry is bad, the others are still checked.
-      found.push_back("a JSON file of the entry holds a field of the wrong type (" + std::string(error.what()) + ")");
-    }
-    if (!found.empty()) ++bad;
-    problems[entry.hash] = found;
-    if (!options.json) {
-      std::cout << verdict_label(found.empty() ? CheckVerdict::ok : CheckVerdict::fail) << " "
-                << entry.hash.substr(0, 12) << " "
-                << (entry.wheels.empty() ? "(no wheel)" : entry.wheels.front().filename().string()) << "\n";
-      for (const auto& text : found) std::cout << "     " << text << "\n";
-    }
-  }
-  std::vector<std::string> index_problems;
-  {
-    FileLock lock(CacheLayout(cache_dir).index_lock());  // a consistent view, not one mid-refresh
-    index_problems = verify_cache_index(cache_dir, store);
-  }
-  auto leftovers = store.leftovers();
+  const auto cache_dir = options.resolve();
+  const auto result =
+      verify_local_cache(cache_dir, options.keys(), options.require_signature, [&](const VerifiedEntry& entry) {
+        if (options.json) return;
+        std::cout << verdict_label(entry.problems.empty() ? CheckVerdict::ok : CheckVerdict::fail) << " "
+                  << entry.hash.substr(0, 12) << " " << (entry.first_wheel.empty() ? "(no wheel)" : entry.first_wheel)
+                  << "\n";
+        for (const auto& text : entry.problems) std::cout << "     " << text << "\n";
+      });
   if (options.json) {
+    nlohmann::json problems = nlohmann::json::object();
+    for (const auto& entry : result.entries) problems[entry.hash] = entry.problems;
     std::vector<std::string> leftover_paths;
-    for (const auto& path : leftovers) leftover_paths.push_back(path.string());
-    print_json({{"ok", bad == 0 && index_problems.empty()},
-                {"entries", entries.size()},
-                {"bad_entries", bad},
+    for (const auto& path : result.unfinished_publishes) leftover_paths.push_back(path.string());
+    print_json({{"ok", result.ok()},
+                {"entries", result.entries.size()},
+                {"bad_entries", result.bad_entries()},
                 {"problems", problems},
-                {"index_problems", index_problems},
+                {"index_problems", result.index_problems},
                 {"unfinished_publishes", leftover_paths}});
   } else {
-    std::cout << verdict_label(index_problems.empty() ? CheckVerdict::ok : CheckVerdict::fail) << " index "
-              << cache_index_paths(cache_dir).simple_dir.string() << "\n";
-    for (const auto& text : index_problems) std::cout << "     " << text << "\n";
-    for (const auto& path : leftovers)
+    std::cout << verdict_label(result.index_problems.empty() ? CheckVerdict::ok : CheckVerdict::fail) << " index "
+              << result.index_dir.string() << "\n";
+    for (const auto& text : result.index_problems) std::cout << "     " << text << "\n";
+    for (const auto& path : result.unfinished_publishes)
       std::cout << verdict_label(CheckVerdict::warn)
                 << " unfinished publish (its process is gone; `cache gc` removes it): " << path.string() << "\n";
-    std::cout << entries.size() << " build" << (entries.size() == 1 ? "" : "s") << " checked, " << bad << " bad\n";
+    const auto count = result.entries.size();
+    std::cout << count << " build" << (count == 1 ? "" : "s") << " checked, " << result.bad_entries() << " bad\n";
   }
-  return bad == 0 && index_problems.empty() ? ExitCode::success : ExitCode::work_failed;
+  return result.ok() ? ExitCode::success : ExitCode::work_failed;
 }
 
 ExitCode run_push(const CacheOptions& options, const std::string& dest_text) {

@@ -1,8 +1,6 @@
 #include <iostream>
 
 #include "arch/arch_spec.h"
-#include "cache/indexed_builds.h"
-#include "cache/install_lines.h"
 #include "cli/command.h"
 #include "cli/common_options.h"
 #include "cli/inventory_output.h"
@@ -14,6 +12,7 @@
 #include "core/log.h"
 #include "core/strings.h"
 #include "core/system_info.h"
+#include "doctor/cached_builds.h"
 #include "doctor/compat_matrix.h"
 #include "doctor/diagnosis.h"
 #include "doctor/diagnosis_output.h"
@@ -34,32 +33,14 @@ struct DoctorOptions {
   bool matrix = false;
 };
 
-// The torch builds archbuild's cache publishes, with their install lines;
-// an unreadable cache is no reason to stop a diagnosis.
-std::vector<CachedTorch> cached_torch_builds(const std::string& cache_dir) {
-  std::vector<CachedTorch> builds;
+// The cache doctor reads its builds from; a bad setting is no reason to stop a diagnosis.
+std::vector<CachedTorch> cached_builds_of(const std::string& cache_dir) {
   try {
-    const auto root = Settings::load({{setting_name::cache_dir, cache_dir}}).cache_dir();
-    for (const auto& build : indexed_builds(root, [](const std::string&) { return true; })) {
-      if (build.record.recipe != "torch") continue;
-      CachedTorch cached{build.record.version, CudaVersion::parse(build.record.cuda), {}, "", build.machine()};
-      for (const auto& item : split_any(build.record.targets, ";"))
-        for (auto& target : parse_arch_item(item)) cached.targets.push_back(target);
-      auto lines = install_lines({build.wheel}, CacheLayout(root).simple_index());
-      cached.install_line = lines.empty() ? "" : lines.front();
-      builds.push_back(std::move(cached));
-    }
-  } catch (const std::exception& e) {
+    return cached_torch_builds(Settings::load({{setting_name::cache_dir, cache_dir}}).cache_dir());
+  } catch (const UserError& e) {
     log::verbose("doctor: the cache's builds are left out: {}", e.what());
+    return {};
   }
-  return builds;
-}
-
-std::vector<CachedTorch> built_for(const std::vector<CachedTorch>& builds, const std::string& machine) {
-  std::vector<CachedTorch> out;
-  for (const auto& build : builds)
-    if (build.machine == machine) out.push_back(build);
-  return out;
 }
 
 std::optional<CudaVersion> nvcc_on_path_version() {
@@ -107,7 +88,7 @@ void print_environment(const PythonEnvironment& python, const Diagnosis& diagnos
 ExitCode run_doctor(const DoctorOptions& options) {
   auto table = ToolkitTable::load_default();
   auto official = OfficialBuildTable::load_default();
-  auto cached = cached_torch_builds(options.cache_dir);
+  auto cached = cached_builds_of(options.cache_dir);
   auto toolkits = find_installed_toolkits();
   auto gpus = make_gpu_probe()->probe();
   std::vector<ComputeCapability> devices = parse_device_ccs(options.device_ccs);

@@ -68,34 +68,6 @@ TEST(IndexPage, LinksAreScannedWithoutRecursion) {
   EXPECT_TRUE(index_page_links("href=\"unterminated#sha256=").empty());
 }
 
-namespace {
-
-// A wheel's bytes, published with a manifest and an unsigned provenance whose
-// subjects are the wheel, the manifest and the variant wheel as published.
-// The manifest of dir's demo wheel, and provenance inputs naming it, the
-// manifest and the variant wheel beside it.
-std::pair<std::string, ProvenanceInputs> manifest_and_inputs(const TempDir& dir) {
-  BuildReport report;
-  report.wheels = {ReportedWheel::of(dir.path / "demo-1.0-py3-none-any.whl")};
-  auto manifest = json_text(report.to_json());
-  ProvenanceInputs inputs;
-  inputs.wheels = report.wheels;
-  inputs.wheels.push_back(ReportedWheel::of(dir.path / "demo-1.0-py3-none-any-0123abcd.whl"));
-  inputs.manifest_sha256 = sha256_hex(manifest);
-  return {manifest, inputs};
-}
-
-StoreEntry publish_with_provenance(const TempDir& dir, const WheelStore& store, const std::string& ref) {
-  write(dir.path / "demo-1.0-py3-none-any.whl", "wheel " + ref);
-  write(dir.path / "demo-1.0-py3-none-any-0123abcd.whl", "variant " + ref);
-  const auto [manifest, inputs] = manifest_and_inputs(dir);
-  const auto envelope = json_text(dsse_envelope(json_text(provenance_statement(inputs)), nullptr));
-  return store.publish(key_of("cache_format 1\nref " + ref + "\n"), {dir.path / "demo-1.0-py3-none-any.whl"}, manifest,
-                       {{kProvenanceFile, envelope}}, {dir.path / "demo-1.0-py3-none-any-0123abcd.whl"});
-}
-
-}  // namespace
-
 TEST(StoreProvenance, TheEntryAsPublishedMatchesAndAChangedFileIsNamed) {
   TempDir dir;
   WheelStore store(dir.path / "cache");
