@@ -4,6 +4,11 @@
 
 namespace archbuild {
 
+ValidationLevel proven_level(bool device_ran, bool kernels_launched) {
+  if (!device_ran) return ValidationLevel::static_only;
+  return kernels_launched ? ValidationLevel::device : ValidationLevel::loaded;
+}
+
 std::string to_string(ValidationLevel level) {
   switch (level) {
     case ValidationLevel::none: return "none";

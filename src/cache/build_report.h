@@ -19,6 +19,9 @@ enum class ValidationLevel {
 };
 std::string to_string(ValidationLevel level);  // "none", "static", "loaded", "device"
 std::optional<ValidationLevel> parse_validation_level(const std::string& text);
+// How far validation proved a build: no device check ran -> static; the
+// wheels loaded on the device -> loaded; their own kernels launched -> device.
+ValidationLevel proven_level(bool device_ran, bool kernels_launched);
 
 struct ReportedWheel {
   std::string file;

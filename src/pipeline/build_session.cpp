@@ -539,9 +539,7 @@ class BuildSession {
     const auto& verdict = tally.verdict();
     report.validation = verdict.findings;
     report.validation_scope = verdict.scope;
-    report.validation_level = !verdict.device_ran        ? ValidationLevel::static_only
-                              : verdict.kernels_launched ? ValidationLevel::device
-                                                         : ValidationLevel::loaded;
+    report.validation_level = proven_level(verdict.device_ran, verdict.kernels_launched);
     return verdict.verdict;
   }
 

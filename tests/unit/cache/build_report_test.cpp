@@ -43,3 +43,10 @@ TEST(BuildReport, ReadsWhatItCanOfAForeignManifest) {
   EXPECT_EQ(parse_validation_level("static"), ValidationLevel::static_only);
   EXPECT_FALSE(parse_validation_level("static + device").has_value());
 }
+
+TEST(BuildReport, TheProvenLevelIsHowFarTheDeviceChecksGot) {
+  EXPECT_EQ(proven_level(false, false), ValidationLevel::static_only);
+  EXPECT_EQ(proven_level(false, true), ValidationLevel::static_only);  // no device check: nothing launched there
+  EXPECT_EQ(proven_level(true, false), ValidationLevel::loaded);
+  EXPECT_EQ(proven_level(true, true), ValidationLevel::device);
+}
