@@ -141,14 +141,6 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-// A plan of a repository makes the cache's mirror dir on first use: a place
-// that refuses it is this machine's (the build checks the cache dir earlier).
-void make_mirror_root(const std::filesystem::path& root) {
-  std::error_code ec;
-  std::filesystem::create_directories(root, ec);
-  if (ec) fail_environment("cannot create the mirror dir " + root.string() + ": " + ec.message());
-}
-
 }  // namespace
 
 std::vector<std::string> closest_names(const std::string& wanted, const std::vector<std::string>& names, size_t count) {
@@ -169,7 +161,7 @@ std::filesystem::path MirrorCache::path_for(const std::string& url) const {
 
 std::string MirrorCache::default_branch(const std::string& url, bool offline) const {
   ensure_libgit2();
-  make_mirror_root(root_);
+  std::filesystem::create_directories(root_);
   auto path = path_for(url);
   FileLock lock(path.string() + ".lock");
   git_repository* raw = nullptr;
@@ -225,7 +217,7 @@ void MirrorCache::check_ref(const std::string& url, const std::string& ref, bool
 
 MirrorResult MirrorCache::ensure(const MirrorRequest& request) const {
   ensure_libgit2();
-  make_mirror_root(root_);
+  std::filesystem::create_directories(root_);
   MirrorResult result;
   result.path = path_for(request.url);
   FileLock lock(result.path.string() + ".lock");

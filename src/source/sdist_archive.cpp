@@ -28,12 +28,9 @@ namespace {
 constexpr size_t kMaxPathBytes = 4096;
 constexpr size_t kMaxComponentBytes = 255;
 constexpr uint64_t kMaxHeaderExtensionBytes = 1 << 20;  // a pax header or GNU long name
-constexpr uint64_t kMaxSymlinkTargetBytes = 4096;
+constexpr uint64_t kMaxSymlinkTargetBytes = 4096;       // PATH_MAX with its NUL: what symlink(2) takes
 
 std::string byte_count(uint64_t bytes) { return std::to_string(bytes) + " bytes"; }
-
-// PATH_MAX, the terminating NUL included: what symlink(2) takes as a target.
-constexpr size_t kMaxSymlinkTarget = 4096;
 
 [[noreturn]] void refuse_archive(const std::string& archive, const std::string& why) {
   fail_bad_input("sdist " + archive + " " + why + "; archbuild refuses the whole sdist");
@@ -523,9 +520,9 @@ std::vector<SdistTreeEntry> sdist_tree(const std::vector<ArchiveMember>& members
       entry.link_target = member.link_target;
       std::string problem = symlink_target_problem(path, member.link_target);
       if (problem.empty() && member.link_target.find('\0') != std::string::npos) problem = "holds a NUL byte";
-      if (problem.empty() && member.link_target.size() >= kMaxSymlinkTarget)
+      if (problem.empty() && member.link_target.size() >= kMaxSymlinkTargetBytes)
         problem = "is " + byte_count(member.link_target.size()) + " long; a symlink holds at most " +
-                  byte_count(kMaxSymlinkTarget - 1);
+                  byte_count(kMaxSymlinkTargetBytes - 1);
       if (!problem.empty())
         refuse_member(archive, member.name,
                       "is a symlink whose target '" + printable(member.link_target) + "' " + problem);
