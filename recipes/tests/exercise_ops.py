@@ -62,11 +62,26 @@ import tempfile
 import time
 import zlib
 
+
+def _load_sibling(name):
+    """A module beside this script, loaded by path: the script's directory stays off sys.path, so
+    it cannot shadow a package under test."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                     f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+pybind_functions = _load_sibling("pybind_functions")
+
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_NO_TORCH = 0, 1, 2, 3
 WORKER_EXIT_CUDA_ERROR = 17  # the worker stops after a CUDA error: its context is unusable
 MAX_ATTEMPTS = 40
 DEFAULT_MAX_RESTARTS = 20
 TORCH_SKIP_REASON = "torch's own ops are covered by its kernel test"
+PYBIND = "pybind"  # a function of a pybind11 extension module: its signature comes from its docstring
 # Namespaces torch itself registers lazily (while a package imports torch._dynamo etc.); the
 # namespaces present right after `import torch` are ignored as well.
 TORCH_LAZY_NAMESPACES = {
@@ -637,6 +652,23 @@ def resolve_op(qualified_name):
     return getattr(packet, overload or "default")
 
 
+def paired_with_cpu(cuda_function, cpu_function):
+    """One callable over a CUDA function and its CPU twin: CPU tensors go to the twin, so the CPU
+    reference is the project's own CPU implementation."""
+    t = _torch()
+
+    def on_cuda(value):
+        if isinstance(value, t.Tensor):
+            return value.is_cuda
+        return isinstance(value, (list, tuple)) and any(on_cuda(item) for item in value)
+
+    def call(*args, **kwargs):
+        cuda = any(on_cuda(value) for value in [*args, *kwargs.values()])
+        return (cuda_function if cuda else cpu_function)(*args, **kwargs)
+
+    return call
+
+
 def discover(packages, progress, also_import=()):
     """Imports the packages, then the `also_import` modules (best effort: the subpackages that hold
     the wheel's native libraries, which a package may load only when a submodule is used); returns
@@ -666,6 +698,13 @@ def discover(packages, progress, also_import=()):
                 continue
             ops.append({"op": name, "package": package, "category": kernel_category(name)})
         before = after
+        listed = {entry["op"] for entry in ops}
+        for module_name in pybind_functions.extension_modules(package.split(".")[0]):
+            for function_name, _, _ in pybind_functions.module_functions(sys.modules[module_name]):
+                qualified = f"{module_name}::{function_name}"
+                if qualified not in listed:
+                    listed.add(qualified)
+                    ops.append({"op": qualified, "package": package, "category": PYBIND})
     return ops, {"import_errors": import_errors, "optional_import_errors": optional_errors,
                  "ignored_namespaces": sorted(ignored), "skipped_reason": skipped_reason}
 
@@ -757,11 +796,6 @@ class Worker:
             outcome.skipped.append({"op": name, "category": category, "reason": one_line(reason, 500)})
             return outcome
 
-        def fail(device, inputs_text, detail, max_abs_diff=None):
-            outcome.failed.append({"op": name, "category": category, "device": device, "inputs": inputs_text,
-                                   "detail": one_line(detail, 500), "max_abs_diff": max_abs_diff})
-            return outcome
-
         cpu_mode = self.options.devices == "cpu"
         if category == "no-kernel":
             return skip("no-kernel: no CPU, CUDA or device-generic kernel is registered")
@@ -771,6 +805,8 @@ class Worker:
             return skip("cuda-only: not run with --devices cpu")
         if not cpu_mode and not devices:
             return skip("no CUDA device is visible")
+        if category == PYBIND:
+            return self.exercise_pybind(op_entry, devices)
         try:
             namespace, short, overload = split_op_name(name)
             schema = _torch()._C._get_schema(f"{namespace}::{short}", overload)
@@ -783,6 +819,55 @@ class Worker:
                 return skip(f"cannot feed argument {spec.name} of type {spec.type_name}")
         if not any(spec.is_tensor for spec in specs):
             return skip("no tensor arguments: nothing device-specific to compare")
+        return self.compare(name, category, op, specs, devices, outcome)
+
+    def exercise_pybind(self, op_entry, devices):
+        """A pybind11 function: each feedable overload is tried. With a CPU twin in its module
+        (forward_cuda / forward_cpu) the twin is the reference; otherwise the function runs on each GPU
+        only (twice, agreeing with itself, finite): CPU tensors handed to a CUDA entry point that does
+        not check its inputs would break the CUDA context, not test anything."""
+        name = op_entry["op"]
+        module_name, function_name = name.split("::", 1)
+        module = sys.modules.get(module_name) or importlib.import_module(module_name)
+        names = set(dir(module))
+        function = getattr(module, function_name)
+        twin = pybind_functions.cpu_twin_name(function_name, names)
+        op = paired_with_cpu(function, getattr(module, twin)) if twin else function
+        cpu_mode = self.options.devices == "cpu"
+        skipped = Outcome()
+        for signature in pybind_functions.signatures(function_name, function.__doc__):
+            specs = [ArgSpec(argument) for argument in signature.arguments]
+            if not any(spec.is_tensor for spec in specs):
+                skipped.skipped.append({"op": name, "category": PYBIND,
+                                        "reason": f"{signature.describe()}: no tensor arguments"})
+                continue
+            for category in (["cpu-only"] if cpu_mode else ["cpu+cuda"] if twin else ["cuda-only"]):
+                outcome = self.compare(name, category, op, specs, devices, Outcome(), shown=f"{PYBIND} {category}")
+                if outcome.exercised or outcome.failed:
+                    return outcome
+                skipped.skipped.extend(outcome.skipped)
+        if not skipped.skipped:
+            shown = "; ".join(match.group(0).strip()
+                              for match in pybind_functions.signature_lines(function_name, function.__doc__))
+            skipped.skipped.append({"op": name, "category": PYBIND,
+                                    "reason": f"no signature the exerciser can feed: {shown}"})
+        # one line for the function: the last reason says the most (the CUDA-only search)
+        skipped.skipped = [skipped.skipped[-1]]
+        return skipped
+
+    def compare(self, name, category, op, specs, devices, outcome, shown=None):
+        """Searches an input `op` accepts and compares its devices' results (the body of exercise)."""
+        cpu_mode = self.options.devices == "cpu"
+        shown = shown or category
+
+        def skip(reason):
+            outcome.skipped.append({"op": name, "category": shown, "reason": one_line(reason, 500)})
+            return outcome
+
+        def fail(device, inputs_text, detail, max_abs_diff=None):
+            outcome.failed.append({"op": name, "category": shown, "device": device, "inputs": inputs_text,
+                                   "detail": one_line(detail, 500), "max_abs_diff": max_abs_diff})
+            return outcome
 
         reference_device = devices[0] if category == "cuda-only" else "cpu"
         # A cpu+cuda op's input must suit the GPU too: CPU kernels often check less (roi_pool's rois shape).
@@ -890,7 +975,7 @@ class Worker:
             what = "CUDA kernel" if not cpu_mode else "CPU"
             return skip(f"the {what} refused the input the CPU accepted: {'; '.join(refusals)}"
                         if category != "cuda-only" else f"refused on a repeat run: {'; '.join(refusals)}")
-        outcome.exercised.append({"op": name, "category": category, "inputs": described, "devices": ran_on,
+        outcome.exercised.append({"op": name, "category": shown, "inputs": described, "devices": ran_on,
                                   "max_abs_diff": largest})
         return outcome
 

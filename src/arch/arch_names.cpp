@@ -68,8 +68,7 @@ const ArchNames& pytorch_cmake_arch_names() {
                                 {"Hopper", "9.0"},
                                 {"Blackwell", "10.0;12.0"}},
                                true,
-                               std::nullopt,
-                               false};
+                               std::nullopt};
   return names;
 }
 
@@ -93,7 +92,6 @@ CppExtensionArchTable CppExtensionArchTable::load(const std::filesystem::path& f
     if (!version) bad("release '" + torch + "': torch must be MAJOR.MINOR");
     Release release{version->first, version->second, {}};
     release.names.consumer = "torch " + torch + "'s cpp_extension";
-    release.names.native_with_ptx = true;
     const auto* named = (*entry)["named"].as_array();
     const auto* supported = (*entry)["supported"].as_array();
     if (!named || !supported) bad("release " + torch + " needs named and supported");

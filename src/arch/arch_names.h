@@ -27,9 +27,6 @@ struct ArchNames {
   // The targets the consumer takes, spelled "9.0" or "9.0a" (PTX aside);
   // nullopt: whatever the toolkit can target.
   std::optional<std::vector<std::string>> accepted;
-  // `native` means the visible GPUs with PTX for the newest, as
-  // cpp_extension reads an unset or "native" list.
-  bool native_with_ptx = false;
 
   bool accepts(const ArchTarget& target) const;
   // The targets of `item` when it is one of the names (with an optional

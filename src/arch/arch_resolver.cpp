@@ -150,13 +150,14 @@ ResolvedArchs resolve_archs(const std::vector<ArchSpecItem>& items, const ArchRe
                            "); name the archs instead, e.g. --arch 9.0");
         auto ccs = *in.native_ccs;
         std::sort(ccs.begin(), ccs.end());
-        const bool ptx = in.names && in.names->native_with_ptx;
+        // This machine's SASS in every dialect (archbuild always sets the
+        // list, so cpp_extension's PTX for an unset one does not apply);
+        // native+PTX asks for PTX of the newest GPU too.
+        const bool ptx = item.native_ptx;
         for (size_t i = 0; i < ccs.size(); ++i)
           add_checked(out, errors, item.text + " (GPU of CC " + ccs[i].dotted() + ")",
                       native_target(ccs[i], ptx && i + 1 == ccs.size(), in, out.notes), in);
-        if (ptx)
-          out.notes.push_back("native: the visible GPUs, PTX for the newest, as " + in.names->consumer +
-                              " reads an unset list");
+        if (ptx) out.notes.push_back("native+PTX: the visible GPUs, PTX for the newest");
         break;
       }
       case ArchSpecItem::Kind::all: {

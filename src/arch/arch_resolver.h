@@ -17,8 +17,8 @@ struct ArchResolveInputs {
   // CCs of the visible GPUs; nullopt = no GPU (then `no_gpu_reason` says why).
   std::optional<std::vector<ComputeCapability>> native_ccs;
   std::string no_gpu_reason;
-  // The consumer's rules (arch_names.h): what it accepts, and whether
-  // `native` carries PTX. Null: PyTorch's CMake (anything the toolkit can).
+  // The consumer's rules (arch_names.h): what it accepts. Null: PyTorch's
+  // CMake (anything the toolkit can).
   const ArchNames* names = nullptr;
   // The host's CPU ("x86_64", "aarch64"): `official` is PyTorch's list for
   // the wheels of this platform.

@@ -54,14 +54,26 @@ std::vector<ArchTarget> parse_arch_item(std::string_view item, const ArchNames& 
   return {ArchTarget{*cc, variant, true, with_ptx}};
 }
 
+ArchList parse_arch_list(std::string_view list) {
+  ArchList out;
+  for (const auto& word : split_any(list, ";")) {
+    const auto lowered = to_lower(word);
+    if (lowered.starts_with("native") || lowered == "all" || lowered == "official" || lowered == "auto")
+      malformed(word, "a list of targets names no keyword");
+    for (const auto& target : parse_arch_item(word)) out.add(target);
+  }
+  return out;
+}
+
 std::vector<ArchSpecItem> parse_arch_spec(std::string_view spec, const ArchNames& names) {
   std::vector<ArchSpecItem> items;
   for (const auto& word : split_any(spec, ";, \t\n")) {
     ArchSpecItem item;
     item.text = word;
     auto lowered = to_lower(word);
-    if (lowered == "native" || lowered == "auto") {
+    if (lowered == "native" || lowered == "auto" || lowered == "native+ptx") {
       item.kind = ArchSpecItem::Kind::native;
+      item.native_ptx = lowered == "native+ptx";
     } else if (lowered == "all") {
       item.kind = ArchSpecItem::Kind::all;
     } else if (lowered == "official") {

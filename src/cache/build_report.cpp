@@ -4,9 +4,10 @@
 
 namespace archbuild {
 
-ValidationLevel proven_level(bool device_ran, bool kernels_launched) {
+ValidationLevel proven_level(bool device_ran, bool kernels_launched, bool results_compared) {
   if (!device_ran) return ValidationLevel::static_only;
-  return kernels_launched ? ValidationLevel::device : ValidationLevel::loaded;
+  if (!kernels_launched) return ValidationLevel::loaded;
+  return results_compared ? ValidationLevel::checked : ValidationLevel::launched;
 }
 
 std::string to_string(ValidationLevel level) {
@@ -14,14 +15,16 @@ std::string to_string(ValidationLevel level) {
     case ValidationLevel::none: return "none";
     case ValidationLevel::static_only: return "static";
     case ValidationLevel::loaded: return "loaded";
-    case ValidationLevel::device: return "device";
+    case ValidationLevel::launched: return "launched";
+    case ValidationLevel::checked: return "checked";
   }
   return "none";
 }
 
 std::optional<ValidationLevel> parse_validation_level(const std::string& text) {
-  for (auto level :
-       {ValidationLevel::none, ValidationLevel::static_only, ValidationLevel::loaded, ValidationLevel::device})
+  if (text == "device") return ValidationLevel::launched;  // the name before `checked` was told apart
+  for (auto level : {ValidationLevel::none, ValidationLevel::static_only, ValidationLevel::loaded,
+                     ValidationLevel::launched, ValidationLevel::checked})
     if (to_string(level) == text) return level;
   return std::nullopt;
 }
@@ -50,7 +53,9 @@ nlohmann::json BuildReport::to_json() const {
   }
   if (!cache_hit && has_wheels) {
     json["validated"] = validated;
-    json["validation"] = validation;
+    auto wheels_validated = nlohmann::json::array();
+    for (const auto& wheel : validation) wheels_validated.push_back(wheel.to_json());
+    json["validation"] = wheels_validated;
     json["local_version_label"] = local_version_label;
   }
   if (cache_hit || published) json["install"] = install;
@@ -61,31 +66,10 @@ nlohmann::json BuildReport::to_json() const {
   return json;
 }
 
-namespace {
-
-const nlohmann::json* census_of(const nlohmann::json& finding) {
-  if (!finding.is_object() || !finding.contains("device") || !finding["device"].is_object()) return nullptr;
-  const auto& device = finding["device"];
-  if (!device.contains("kernel_census") || !device["kernel_census"].is_object()) return nullptr;
-  return &device["kernel_census"];
-}
-
-}  // namespace
-
 std::vector<BuildReport::KernelCensus> BuildReport::kernel_censuses() const {
-  auto text = [](const nlohmann::json& object, const char* key) {
-    return object.is_object() && object.contains(key) && object[key].is_string() ? object[key].get<std::string>()
-                                                                                 : std::string();
-  };
   std::vector<KernelCensus> censuses;
-  for (const auto& finding : validation) {
-    const auto* census = census_of(finding);
-    if (!census) continue;
-    KernelCensus read{text(*census, "summary"), {}};
-    if (census->contains("launched") && (*census)["launched"].is_array())
-      for (const auto& kernel : (*census)["launched"]) read.launched.push_back(text(kernel, "demangled"));
-    censuses.push_back(std::move(read));
-  }
+  for (const auto& wheel : validation)
+    if (wheel.census) censuses.push_back(*wheel.census);
   return censuses;
 }
 
@@ -98,10 +82,7 @@ std::string BuildReport::kernel_census_summary() const {
 
 std::optional<size_t> BuildReport::kernels_launched() const {
   std::optional<size_t> total;
-  for (const auto& finding : validation)
-    if (const auto* census = census_of(finding);
-        census && census->contains("launched_count") && (*census)["launched_count"].is_number_unsigned())
-      total = total.value_or(0) + (*census)["launched_count"].get<size_t>();
+  for (const auto& census : kernel_censuses()) total = total.value_or(0) + census.launched_count;
   return total;
 }
 
@@ -133,7 +114,8 @@ BuildReport BuildReport::from_json(const nlohmann::json& json) {
   report.plan = json.value("plan", nlohmann::json());
   report.source = json.value("source", nlohmann::json());
   report.build = json.value("build", nlohmann::json());
-  report.validation = field(json, "validation", std::vector<nlohmann::json>{});
+  for (const auto& wheel : field(json, "validation", std::vector<nlohmann::json>{}))
+    report.validation.push_back(ValidatedWheel::from_json(wheel));
   report.validated = field(json, "validated", true);
   if (auto level = parse_validation_level(field<std::string>(json, "validation_level", ""))) {
     report.validation_level = *level;
@@ -141,9 +123,8 @@ BuildReport BuildReport::from_json(const nlohmann::json& json) {
     // written before the level was recorded: derive it from the per-wheel results
     report.validation_level = ValidationLevel::static_only;
     bool device = !report.validation.empty();
-    for (const auto& entry : report.validation)
-      device = device && entry.is_object() && entry.contains("device") && field(entry["device"], "ran", false);
-    if (device) report.validation_level = ValidationLevel::device;
+    for (const auto& wheel : report.validation) device = device && wheel.device_ran;
+    if (device) report.validation_level = ValidationLevel::launched;
   }
   report.validation_scope = field<std::string>(json, "validation_scope", "");
   for (const auto& wheel : field(json, "wheels", std::vector<nlohmann::json>{}))

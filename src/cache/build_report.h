@@ -8,20 +8,27 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cache/validated_wheel.h"
+
 namespace archbuild {
 
-// How far a published wheel was validated.
+// How far a published wheel was validated; each level proves what the one
+// before it does, and more.
 enum class ValidationLevel {
   none,         // --no-validate
   static_only,  // fatbins and RECORD checked, no GPU (or none the targets serve)
   loaded,       // also loaded by the driver on a GPU, but no kernel of the wheel was seen to launch
-  device,       // also loaded by the driver, and its own kernels launched there
+  launched,     // its own kernels launched there without a CUDA error
+  checked,      // and their results agreed with a CPU or reference result (op exerciser, kernel test)
 };
-std::string to_string(ValidationLevel level);  // "none", "static", "loaded", "device"
+std::string to_string(ValidationLevel level);  // "none", "static", "loaded", "launched", "checked"
+// Also reads "device", what older manifests call `launched`.
 std::optional<ValidationLevel> parse_validation_level(const std::string& text);
+
 // How far validation proved a build: no device check ran -> static; the
-// wheels loaded on the device -> loaded; their own kernels launched -> device.
-ValidationLevel proven_level(bool device_ran, bool kernels_launched);
+// wheels loaded on the device -> loaded; their own kernels launched ->
+// launched; and their results were compared with a reference -> checked.
+ValidationLevel proven_level(bool device_ran, bool kernels_launched, bool results_compared = false);
 
 struct ReportedWheel {
   std::string file;
@@ -41,7 +48,7 @@ struct BuildReport {
   nlohmann::json source;                   // SourceTree::to_json
   nlohmann::json build;                    // BuildResult::to_json (absent on a cache hit)
   bool validated = false;                  // false: --no-validate
-  std::vector<nlohmann::json> validation;  // WheelValidation::to_json per wheel, with "wheel"
+  std::vector<ValidatedWheel> validation;  // per wheel
   ValidationLevel validation_level = ValidationLevel::none;
   std::string validation_scope;  // the same, as a sentence for people
   std::vector<ReportedWheel> wheels;
@@ -55,11 +62,7 @@ struct BuildReport {
 
   nlohmann::json to_json() const;
   // One wheel's kernel census as its device check recorded it.
-  struct KernelCensus {
-    std::string summary;                // "18 of 1242 own kernels launched, ..."
-    std::vector<std::string> launched;  // their demangled names
-  };
-  // Read leniently from `validation`: a field of another type is left out.
+  using KernelCensus = ValidatedWheel::Census;
   std::vector<KernelCensus> kernel_censuses() const;
   // The wheels' kernel census lines, "; "-joined ("" when none was taken).
   std::string kernel_census_summary() const;

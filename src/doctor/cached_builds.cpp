@@ -14,9 +14,8 @@ std::vector<CachedTorch> cached_torch_builds(const std::filesystem::path& cache_
   try {
     for (const auto& build : indexed_builds(cache_dir, [](const std::string&) { return true; })) {
       if (build.record.recipe != "torch") continue;
-      CachedTorch cached{build.record.version, CudaVersion::parse(build.record.cuda), {}, "", build.machine()};
-      for (const auto& item : split_any(build.record.targets, ";"))
-        for (auto& target : parse_arch_item(item)) cached.targets.push_back(target);
+      CachedTorch cached{build.record.version, CudaVersion::parse(build.record.cuda), build.record.targets.targets(),
+                         "", build.machine()};
       auto lines = install_lines({build.wheel}, CacheLayout(cache_dir).simple_index());
       cached.install_line = lines.empty() ? "" : lines.front();
       builds.push_back(std::move(cached));

@@ -1,5 +1,6 @@
 #include "gpu/module_loader.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
@@ -40,6 +41,32 @@ ModuleLoadReport ModuleLoadReport::from_json(const nlohmann::json& json) {
   return report;
 }
 
+ModuleLoadReport ModuleLoadReport::merged(const std::vector<ModuleLoadReport>& shards) {
+  ModuleLoadReport all;
+  for (size_t i = 0; i < shards.size(); ++i) {
+    const auto& shard = shards[i];
+    if (all.devices.empty()) all.devices = shard.devices;
+    if (all.unavailable_reason.empty()) all.unavailable_reason = shard.unavailable_reason;
+    all.loads.insert(all.loads.end(), shard.loads.begin(), shard.loads.end());
+    if (i == 0) all.unreadable = shard.unreadable;
+    all.skipped += shard.skipped;
+  }
+  return all;
+}
+
+std::optional<LoadShard> LoadShard::parse(const std::string& text) {
+  const auto slash = text.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == text.size()) return std::nullopt;
+  const auto digits = [](const std::string& part) {
+    return part.size() <= 4 && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  const auto index = text.substr(0, slash), count = text.substr(slash + 1);
+  if (!digits(index) || !digits(count)) return std::nullopt;
+  LoadShard shard{std::stoul(index), std::stoul(count)};
+  if (shard.count == 0 || shard.index >= shard.count) return std::nullopt;
+  return shard;
+}
+
 namespace {
 bool has_ptx_for(const BinaryInventory& inventory, const FatbinContainer& container, ComputeCapability device) {
   for (const auto& entry : inventory.entries)
@@ -50,7 +77,7 @@ bool has_ptx_for(const BinaryInventory& inventory, const FatbinContainer& contai
 }
 }  // namespace
 
-ModuleLoadReport load_fatbins_on_devices(const std::vector<std::filesystem::path>& paths) {
+ModuleLoadReport load_fatbins_on_devices(const std::vector<std::filesystem::path>& paths, LoadShard shard) {
   ModuleLoadReport report;
   auto api = DriverApi::load(report.unavailable_reason);
   if (!api) return report;
@@ -90,9 +117,11 @@ ModuleLoadReport load_fatbins_on_devices(const std::vector<std::filesystem::path
     return report;
   }
   WalkOptions options;
+  size_t container = 0;  // counted in walk order, the same in every shard
   options.with_bytes = [&](const BinaryInventory& inventory, const ByteView& bytes) {
     if (inventory.error || !inventory.has_cuda_code()) return;
     for (const auto& image : inventory.loadable_images()) {
+      if (!shard.takes(container++)) continue;
       auto data = bytes.copy(image.offset, image.size, "fatbin container");
       for (size_t d = 0; d < contexts.size(); ++d) {
         if (forced_jit && !has_ptx_for(inventory, image, ccs[d])) {
@@ -117,8 +146,20 @@ ModuleLoadReport load_fatbins_on_devices(const std::vector<std::filesystem::path
 }
 
 int run_load_fatbins_command(int argc, char** argv) {
-  std::vector<std::filesystem::path> paths(argv + 2, argv + argc);
-  auto report = load_fatbins_on_devices(paths);
+  std::vector<std::string> args(argv + 2, argv + argc);
+  LoadShard shard;
+  if (args.size() >= 2 && args[0] == kLoadShardOption) {
+    const auto parsed = LoadShard::parse(args[1]);
+    if (!parsed) {
+      std::cerr << "archbuild: " << kLoadFatbinsCommand << " " << kLoadShardOption << " '" << args[1]
+                << "': expected INDEX/COUNT with INDEX < COUNT\n";
+      return to_int(ExitCode::bad_input);
+    }
+    shard = *parsed;
+    args.erase(args.begin(), args.begin() + 2);
+  }
+  std::vector<std::filesystem::path> paths(args.begin(), args.end());
+  auto report = load_fatbins_on_devices(paths, shard);
   std::cout << json_text(report.to_json(), -1) << "\n";
   if (report.devices.empty()) return to_int(ExitCode::environment);
   return report.failed() ? to_int(ExitCode::work_failed) : to_int(ExitCode::success);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,20 @@ struct ModuleLoadReport {
   size_t failed() const;
   nlohmann::json to_json() const;
   static ModuleLoadReport from_json(const nlohmann::json& json);
+  // The reports of a wheel's shards as one (unreadable files once: every shard walks them all).
+  static ModuleLoadReport merged(const std::vector<ModuleLoadReport>& shards);
+};
+
+// Which of the containers one loader process takes: every `count`-th,
+// from the `index`-th on (the forced PTX JIT is spread over processes, each
+// with its own context, so the machine's cores compile at once).
+struct LoadShard {
+  size_t index = 0;
+  size_t count = 1;
+  bool takes(size_t container) const { return container % count == index; }
+  // "2/8" -> {2, 8}; nullopt when malformed or index >= count.
+  static std::optional<LoadShard> parse(const std::string& text);
+  std::string str() const { return std::to_string(index) + "/" + std::to_string(count); }
 };
 
 // Loads every executable fatbin container of every CUDA binary under
@@ -34,11 +49,12 @@ struct ModuleLoadReport {
 // with CUDA_DISABLE_PTX_JIT=1 only native SASS loads, with
 // CUDA_FORCE_PTX_JIT=1 only PTX does. Runs in a child process of archbuild
 // (`archbuild _load-fatbins`), so a driver crash cannot take the build down.
-ModuleLoadReport load_fatbins_on_devices(const std::vector<std::filesystem::path>& paths);
+ModuleLoadReport load_fatbins_on_devices(const std::vector<std::filesystem::path>& paths, LoadShard shard = {});
 
 constexpr const char* kLoadFatbinsCommand = "_load-fatbins";
-// `archbuild _load-fatbins PATH...`: the report as JSON on stdout; exit 0 all
-// loaded, 1 some failed, 3 no GPU.
+constexpr const char* kLoadShardOption = "--shard";
+// `archbuild _load-fatbins [--shard I/N] PATH...`: the report as JSON on
+// stdout; exit 0 all loaded, 1 some failed, 2 a bad shard, 3 no GPU.
 int run_load_fatbins_command(int argc, char** argv);
 
 }  // namespace archbuild

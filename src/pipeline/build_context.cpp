@@ -62,6 +62,51 @@ OwnedDir build_out_dir(const std::filesystem::path& dir) {
           "the build output dir"};
 }
 
+namespace {
+
+// The arch list to build: the dependency's parent's list as is, --arch
+// resolved against this machine, or the list of the torch it builds against.
+void resolve_build_archs(BuildContext& context, const BuildRequest& request) {
+  // An extension's arch list is read by cpp_extension: its names, and the archs it accepts.
+  std::optional<ArchNames> names;
+  if (context.target.recipe->dialect == ArchDialect::extension) {
+    names = CppExtensionArchTable::load_default().for_torch(torch_version_of_wheel(context.intent.torch.wheel));
+    log::verbose("archs: names and accepted archs as {} reads them", names->consumer);
+  }
+  const ArchNames* consumer = names ? &*names : nullptr;
+  if (request.archs) {
+    context.archs = context.host.resolve(*request.archs, consumer);
+  } else if (request.arch.empty()) {
+    auto inherited = inherit_archs(context.intent.torch, *context.target.recipe, context.cache,
+                                   context.host.toolchain.key_string(), context.settings.python().string());
+    context.archs = context.host.resolve(inherited.list, consumer);
+    context.archs_origin = inherited.origin;
+  } else {
+    context.archs = context.host.resolve(request.arch, consumer);
+  }
+}
+
+// The launcher and the compile cluster the settings name, checked.
+void resolve_compile_settings(BuildContext& context) {
+  context.compiler_launcher = context.settings.compiler_launcher();
+  if (const auto program = launcher_program(context.compiler_launcher); !program.empty() && !find_on_path(program))
+    fail_environment("compiler launcher '" + program + "' is not on PATH (use --compiler-launcher none)");
+  const auto cluster = resolve_cluster_setting(context.settings);
+  context.compile_cluster = cluster.scheduler_url;
+  context.compile_cluster_token = cluster.token_file;
+}
+
+// Without --test or a recipe's [tests], --test-timeout and --max-failed-tests
+// apply to the suite validation may find in the source tree.
+void resolve_project_tests(BuildContext& context, const BuildRequest& request) {
+  const bool named = !request.test_command.empty() || (context.target.recipe && context.target.recipe->tests);
+  context.tests = choose_project_tests(context.target.recipe, request.test_command,
+                                       named ? request.test_timeout_seconds : std::nullopt,
+                                       named ? request.max_failed_tests : std::nullopt, context.tests_origin);
+}
+
+}  // namespace
+
 BuildContext BuildContext::resolve(const BuildRequest& request, CacheUse use) {
   auto settings = Settings::load(request.setting_flags);
   const auto out = request.out.empty() ? std::filesystem::path() : checked_user_path(request.out, "--out");
@@ -71,7 +116,7 @@ BuildContext BuildContext::resolve(const BuildRequest& request, CacheUse use) {
   // (made by the build, below; a plan writes nothing).
   secrets::use_cache_secret(cache.root(), false);
   auto book = RecipeBook::load_for(settings);  // site recipes (recipe_path) before the built-in ones
-  BuildContext context{.request = request,
+  BuildContext context{.intent = BuildIntent::of(request),
                        .settings = std::move(settings),
                        .host = HostContext::gather(request.cuda),
                        .book = std::move(book),
@@ -82,21 +127,7 @@ BuildContext BuildContext::resolve(const BuildRequest& request, CacheUse use) {
   context.target = resolve_source_target({request.what, request.ref, request.recipe, request.subdirectory},
                                          context.book, mirrors, context.settings.offline(), &sdists, &rewriter);
   context.resolved = context.book.resolve(*context.target.recipe, context.target.ref);
-  // An extension's arch list is read by cpp_extension: its names, and the archs it accepts.
-  std::optional<ArchNames> names;
-  if (context.target.recipe->dialect == ArchDialect::extension) {
-    names = CppExtensionArchTable::load_default().for_torch(torch_version_of_wheel(request.torch_wheel));
-    log::verbose("archs: names and accepted archs as {} reads them", names->consumer);
-  }
-  const ArchNames* consumer = names ? &*names : nullptr;
-  if (request.arch.empty()) {
-    auto inherited = inherit_archs(request, *context.target.recipe, cache, context.host.toolchain.key_string(),
-                                   context.settings.python().string());
-    context.archs = context.host.resolve(inherited.spec, consumer);
-    context.archs_origin = inherited.origin;
-  } else {
-    context.archs = context.host.resolve(request.arch, consumer);
-  }
+  resolve_build_archs(context, request);
   try {
     context.host_compiler = detect_host_compiler(context.host.toolchain);
   } catch (const UserError&) {
@@ -105,19 +136,9 @@ BuildContext BuildContext::resolve(const BuildRequest& request, CacheUse use) {
   context.source_dir = cache.worktree(context.target.name, context.target.work_tree_name);
   context.out_dir = out.empty() ? cache.build_dir(context.target.name, context.target.work_tree_name) : out;
   if (out.empty()) build_out_dir(context.out_dir).check();
-  context.compiler_launcher = context.settings.compiler_launcher();
-  if (const auto program = launcher_program(context.compiler_launcher); !program.empty() && !find_on_path(program))
-    fail_environment("compiler launcher '" + program + "' is not on PATH (use --compiler-launcher none)");
-  const auto cluster = resolve_cluster_setting(context.settings);
-  context.compile_cluster = cluster.scheduler_url;
-  context.compile_cluster_token = cluster.token_file;
+  resolve_compile_settings(context);
   context.extra_env = request.env;
-  // Without --test or a recipe's [tests], --test-timeout and --max-failed-tests
-  // apply to the suite validation may find in the source tree.
-  const bool named = !request.test_command.empty() || (context.target.recipe && context.target.recipe->tests);
-  context.tests = choose_project_tests(context.target.recipe, request.test_command,
-                                       named ? request.test_timeout_seconds : std::nullopt,
-                                       named ? request.max_failed_tests : std::nullopt, context.tests_origin);
+  resolve_project_tests(context, request);
   return context;
 }
 
@@ -132,7 +153,7 @@ std::filesystem::path BuildContext::project_dir() const {
 }
 
 CheckoutRequest BuildContext::checkout_request() const {
-  return make_checkout_request(target, settings, request.mirrors, request.patches, source_dir);
+  return make_checkout_request(target, settings, intent.mirrors, intent.patches, source_dir);
 }
 
 CompileClusterRequest BuildContext::compile_cluster_request(const std::filesystem::path& state_dir,
@@ -150,7 +171,7 @@ CompileClusterRequest BuildContext::compile_cluster_request(const std::filesyste
 }
 
 PlanInputs BuildContext::plan_inputs(const std::optional<SourceTree>& source, const std::string& python,
-                                     const DependencyEnv* dependencies,
+                                     const NetworkIsolationProbe& network, const DependencyEnv* dependencies,
                                      const std::map<std::string, std::string>& build_requirements) const {
   PlanInputs inputs;
   inputs.recipe = target.recipe;
@@ -174,10 +195,10 @@ PlanInputs BuildContext::plan_inputs(const std::optional<SourceTree>& source, co
     inputs.dependency_versions = dependencies->versions;
   }
   inputs.build_requirements = build_requirements;
-  inputs.enforce_archs = !request.keep_project_archs && !target.recipe->keep_project_archs;
+  inputs.enforce_archs = !intent.keep_project_archs && !target.recipe->keep_project_archs;
   inputs.extra_env = extra_env;
-  inputs.allow_network = request.allow_network;
-  if (!request.allow_network) inputs.network = probe_network_isolation();
+  inputs.allow_network = intent.allow_network;
+  if (!intent.allow_network) inputs.network = network;
   return inputs;
 }
 

@@ -11,6 +11,7 @@
 #include "core/cache_layout.h"
 #include "core/ed25519.h"
 #include "core/owned_dir.h"
+#include "pipeline/build_intent.h"
 #include "pipeline/build_request.h"
 #include "pipeline/host_context.h"
 #include "source/mirror_cache.h"
@@ -23,7 +24,7 @@ namespace archbuild {
 // Everything resolved before a build: settings, machine, recipe, archs,
 // source target and where things go. `plan` and `build` start here.
 struct BuildContext {
-  BuildRequest request;
+  BuildIntent intent;  // what was asked beyond the target and the arch list
   Settings settings;
   HostContext host;
   RecipeBook book;
@@ -60,9 +61,10 @@ struct BuildContext {
   std::map<std::string, FoundLibrary> system_libraries() const;
   // The plan inputs for the work tree (`source` once checked out), the
   // interpreter the build runs with (`python`: the dependency env's), what
-  // it builds against and the build tools' versions it got.
+  // the machine allows the offline step (`network`), what it builds against
+  // and the build tools' versions it got.
   PlanInputs plan_inputs(const std::optional<SourceTree>& source, const std::string& python,
-                         const DependencyEnv* dependencies = nullptr,
+                         const NetworkIsolationProbe& network, const DependencyEnv* dependencies = nullptr,
                          const std::map<std::string, std::string>& build_requirements = {}) const;
 };
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "arch/arch_target.h"
+
 namespace archbuild {
 
 // One build as asked: what the command line (or a matrix cell) says, before
@@ -13,6 +15,7 @@ namespace archbuild {
 struct BuildRequest {
   std::string what;                        // RECIPE | PATH | URL | pypi:NAME[==VERSION] | sdist file
   std::string arch;                        // arch spec: native, official, "8.0;9.0+PTX", ...
+  std::optional<ArchList> archs;           // a dependency built first: its parent's resolved list, as is
   std::string ref;                         // empty: the recipe's default, or the default branch
   std::string recipe;                      // build a PATH or URL with this recipe
   std::string subdirectory;                // --subdirectory: the project's directory inside the tree

@@ -136,7 +136,7 @@ class BuildSession {
     outcome_.report.plan = outcome_.plan.to_json();
     outcome_.report.source = tree.to_json();
     auto hit = store.find(key);
-    if (hit && !context_.request.rebuild) return cache_hit(*hit, deps);
+    if (hit && !context_.intent.rebuild) return cache_hit(*hit, deps);
     log::verbose("cache: {}", hit ? "an entry of this key exists; --rebuild builds it again" : "no entry of this key");
     events_.stage("cache",
                   "miss " + key.hash.substr(0, 16) + " (" + (outcome_.plan.out_dir / "key.txt").string() + ")");
@@ -238,7 +238,7 @@ class BuildSession {
     facts.system_libraries = libraries_;
     facts.build_history = read_build_history(context_.cache.root(), context_.target.recipe->name);
     facts.build_requirements = requirements.status;
-    plan_inputs_ = context_.plan_inputs(tree, deps.python, &deps, requirements.versions);
+    plan_inputs_ = context_.plan_inputs(tree, deps.python, services_.network_isolation(), &deps, requirements.versions);
     outcome_.plan = make_plan(plan_inputs_, facts);
     events_.stage("plan", describe_plan(outcome_.plan));
     log_plan(outcome_.plan);
@@ -489,7 +489,7 @@ class BuildSession {
     const BuildRecord record{context_.target.recipe->name,
                              {},
                              format_arch_list(context_.archs.list, context_.target.recipe->dialect),
-                             holds.canonical(),
+                             holds,
                              context_.host.toolchain.key_string(),
                              key.hash,
                              recorded_inputs(key).values()};
@@ -501,8 +501,9 @@ class BuildSession {
   Verdict validate(const std::vector<std::filesystem::path>& wheels) {
     const auto& plan = outcome_.plan;
     auto& report = outcome_.report;
-    report.validated = !context_.request.no_validate;
-    if (context_.request.no_validate) {
+    const auto& policy = context_.intent.validation;
+    report.validated = policy.validate;
+    if (!policy.validate) {
       events_.stage("validate", "skipped (--no-validate, recorded in the manifest)", Tone::warning);
       report.validation_level = ValidationLevel::none;
       return Verdict::valid;
@@ -522,8 +523,8 @@ class BuildSession {
         // The project's own suite, found in its tree: report-only unless --max-failed-tests sets a budget.
         checks.tests = find_project_tests(plan.source_dir, checks.tests_origin);
         if (checks.tests) {
-          if (const auto& timeout = context_.request.test_timeout_seconds) checks.tests->timeout_seconds = *timeout;
-          if (const auto& budget = context_.request.max_failed_tests) {
+          if (const auto& timeout = policy.test_timeout_seconds) checks.tests->timeout_seconds = *timeout;
+          if (const auto& budget = policy.max_failed_tests) {
             checks.tests->max_failed_tests = *budget;
             checks.tests->report_only = false;
           }
@@ -561,7 +562,8 @@ class BuildSession {
 PlannedBuild plan_build(const BuildRequest& request) {
   auto context = BuildContext::resolve(request, BuildContext::CacheUse::plan);
   const auto python = context.settings.python().string();
-  auto facts = gather_plan_facts(context.project_dir(), python);
+  SystemServices machine;  // a plan reads the machine as a build would, and runs nothing
+  auto facts = machine.plan_facts(context.project_dir(), python);
   facts.system_libraries = context.system_libraries();
   facts.build_history = read_build_history(context.cache.root(), context.target.recipe->name);
   // What the tree names, if it is checked out, and what the interpreter has
@@ -581,7 +583,7 @@ PlannedBuild plan_build(const BuildRequest& request) {
   // build starts a server of its own.
   if (!context.compile_cluster.empty())
     facts.cluster = probe_compile_cluster(context.compile_cluster_request({}, {}), "plan");
-  auto plan = make_plan(context.plan_inputs(std::nullopt, python), facts);
+  auto plan = make_plan(context.plan_inputs(std::nullopt, python, machine.network_isolation()), facts);
   return {std::move(context), std::move(plan)};
 }
 

@@ -1,25 +1,13 @@
 #pragma once
 
-#include "builder/build_executor.h"
 #include "builder/build_plan.h"
-#include "cache/build_report.h"
-#include "core/exit_code.h"
 #include "pipeline/build_context.h"
+#include "pipeline/build_outcome.h"
 #include "pipeline/build_request.h"
 #include "pipeline/pipeline_events.h"
 #include "pipeline/session_services.h"
 
 namespace archbuild {
-
-// What one build came to. `exit` is success (built, validated, published, or
-// a cache hit), work_failed (the build or its validation failed) or
-// interrupted; bad input and environment problems are thrown as UserError.
-struct BuildOutcome {
-  ExitCode exit = ExitCode::success;
-  BuildReport report;
-  BuildPlan plan;
-  BuildResult result;  // attempts, first error, slowest steps (empty on a cache hit)
-};
 
 // The plan `archbuild plan` prints: everything resolved, nothing checked out,
 // built or written (the work tree, if one exists, is looked at).

@@ -4,7 +4,7 @@
 #include "core/error.h"
 #include "core/strings.h"
 #include "core/system_info.h"
-#include "pipeline/build_session.h"
+#include "pipeline/build_outcome.h"
 #include "wheel/wheel_archive.h"
 #include "wheel/wheel_relabel.h"
 
@@ -25,13 +25,13 @@ std::optional<std::filesystem::path> cached_dependency(const CacheLayout& cache,
   return std::nullopt;
 }
 
-BuildRequest dependency_build_request(const BuildRequest& parent, const std::string& name, const ArchList& archs,
+BuildRequest dependency_build_request(const BuildIntent& parent, const std::string& name, const ArchList& archs,
                                       const std::string& pinned) {
   // Named field by field: what the user asked of this build (--test, --env,
   // --rebuild, --no-validate, --patch, --out, ...) is not asked of torch.
   BuildRequest dependency;
   dependency.what = name;
-  dependency.arch = archs.canonical();                 // the same list, even when it was inherited
+  dependency.archs = archs;                            // the same list, even when it was inherited
   if (!pinned.empty()) dependency.ref = "v" + pinned;  // release tags: v2.9.1
   dependency.cuda = parent.cuda;
   dependency.mirrors = parent.mirrors;
@@ -59,21 +59,24 @@ void check_pin(const BuildContext& context, const std::string& dependency, const
 DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& events,
                                    const DependencyBuilder& build_dependency, const DependencyEnvMaker& make_env) {
   const Recipe& recipe = *context.target.recipe;
-  const auto& request = context.request;
-  DependencyRequest env_request{
-      &recipe, context.settings.python().string(), context.out_dir / "build-env", request.use_installed_torch, {}};
+  const auto& torch = context.intent.torch;
+  DependencyRequest env_request{&recipe,
+                                context.settings.python().string(),
+                                context.out_dir / "build-env",
+                                torch.kind == TorchSource::Kind::installed,
+                                {}};
   if (recipe.depends_on.empty()) {
-    if (request.use_installed_torch || !request.torch_wheel.empty())
+    if (!torch.from_cache())
       fail_bad_input("recipe " + recipe.name +
                      " depends on nothing: --torch-wheel / --use-installed-torch do not apply");
     return make_env(env_request);
   }
   const std::string cuda = context.host.toolchain.key_string();
-  if (!request.torch_wheel.empty()) {
-    env_request.wheels = {std::filesystem::absolute(request.torch_wheel)};
-    if (auto name = WheelName::parse(request.torch_wheel.filename().string()))
-      check_pin(context, name->name, name->version, "--torch-wheel " + request.torch_wheel.string());
-  } else if (request.use_installed_torch) {
+  if (torch.kind == TorchSource::Kind::wheel) {
+    env_request.wheels = {std::filesystem::absolute(torch.wheel)};
+    if (auto name = WheelName::parse(torch.wheel.filename().string()))
+      check_pin(context, name->name, name->version, torch.describe());
+  } else if (torch.kind == TorchSource::Kind::installed) {
     check_pin(context, "torch", read_installed_torch(env_request.python).version,
               "the torch installed for " + env_request.python);
   } else {
@@ -85,7 +88,7 @@ DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& 
         const auto arch_list = context.archs.list.canonical();
         const auto which = pinned.empty() ? name : name + " " + pinned;
         events.stage("deps", "no " + which + " wheel for " + arch_list + " in the cache: building it first");
-        const auto dependency_request = dependency_build_request(request, name, context.archs.list, pinned);
+        const auto dependency_request = dependency_build_request(context.intent, name, context.archs.list, pinned);
         const std::string why = "building the dependency " + name + " (no " + which + " wheel for " + arch_list +
                                 " in the cache)";
         const std::string way_out =
@@ -118,7 +121,7 @@ DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& 
     for (size_t i = 0; i < recipe.depends_on.size(); ++i)
       if (auto name = WheelName::parse(env_request.wheels[i].filename().string()))
         env.versions.emplace(recipe.depends_on[i], name->version);
-  if (request.torch_wheel.empty() && !request.use_installed_torch)
+  if (torch.from_cache())
     for (const auto& wheel : env_request.wheels)
       if (auto name = WheelName::parse(wheel.filename().string())) env.from_cache[name->name] = name->version;
   events.stage("deps", env.description);

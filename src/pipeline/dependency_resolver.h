@@ -7,11 +7,10 @@
 
 #include "builder/dependency_env.h"
 #include "pipeline/build_context.h"
+#include "pipeline/build_outcome.h"
 #include "pipeline/pipeline_events.h"
 
 namespace archbuild {
-
-struct BuildOutcome;
 
 // Builds one dependency (a recipe name) for the context's arch list and
 // publishes it to the cache. The build session passes itself.
@@ -40,7 +39,7 @@ std::optional<std::filesystem::path> cached_dependency(const CacheLayout& cache,
 // The build of a dependency the cache lacks: the recipe `name` for the same
 // arch list (at v`pinned` when a [[pairs]] row pins it), with the parent's
 // toolkit, mirrors and settings and nothing else of the parent's request.
-BuildRequest dependency_build_request(const BuildRequest& parent, const std::string& name, const ArchList& archs,
+BuildRequest dependency_build_request(const BuildIntent& parent, const std::string& name, const ArchList& archs,
                                       const std::string& pinned);
 
 // "2.9.1+cu130.sm90" -> "2.9.1" (what a pin compares).

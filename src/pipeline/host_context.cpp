@@ -27,7 +27,7 @@ HostContext HostContext::gather(const std::string& cuda_option) {
   return context;
 }
 
-ResolvedArchs HostContext::resolve(const std::string& spec, const ArchNames* names) const {
+ArchResolveInputs HostContext::resolve_inputs(const ArchNames* names) const {
   ArchResolveInputs inputs;
   inputs.toolkit = &toolchain.facts;
   inputs.releases = table.release_targets();
@@ -35,7 +35,16 @@ ResolvedArchs HostContext::resolve(const std::string& spec, const ArchNames* nam
   inputs.no_gpu_reason = gpus.unavailable_reason;
   inputs.names = names;
   inputs.machine = machine;
-  return resolve_archs(parse_arch_spec(spec, names ? *names : pytorch_cmake_arch_names()), inputs);
+  return inputs;
+}
+
+ResolvedArchs HostContext::resolve(const std::string& spec, const ArchNames* names) const {
+  return resolve_archs(parse_arch_spec(spec, names ? *names : pytorch_cmake_arch_names()), resolve_inputs(names));
+}
+
+ResolvedArchs HostContext::resolve(const ArchList& list, const ArchNames* names) const {
+  const ArchSpecItem item{list.canonical(), ArchSpecItem::Kind::targets, list.targets()};
+  return resolve_archs({item}, resolve_inputs(names));
 }
 
 }  // namespace archbuild

@@ -20,9 +20,13 @@ struct HostContext {
 
   // --cuda X.Y (empty: the first installed toolkit).
   static HostContext gather(const std::string& cuda_option);
+  ArchResolveInputs resolve_inputs(const ArchNames* names) const;
   // Parses and resolves an arch spec against this machine, names and
   // accepted archs by `names` (PyTorch's CMake's when null).
   ResolvedArchs resolve(const std::string& spec, const ArchNames* names = nullptr) const;
+  // Checks a list resolved before (a parent build's, a torch's record)
+  // against this machine's toolkit and `names`, without spelling it again.
+  ResolvedArchs resolve(const ArchList& list, const ArchNames* names = nullptr) const;
 };
 
 std::optional<CudaVersion> parse_cuda_option(const std::string& text);  // throws bad_input

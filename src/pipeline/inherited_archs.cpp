@@ -4,7 +4,6 @@
 #include "core/error.h"
 #include "core/strings.h"
 #include "core/system_info.h"
-#include "pipeline/dependency_resolver.h"
 #include "process/run_process.h"
 #include "wheel/build_record.h"
 
@@ -44,21 +43,21 @@ InheritedArchs from_record(const BuildRecord& record, const std::string& where) 
 
 }  // namespace
 
-InheritedArchs inherit_archs(const BuildRequest& request, const Recipe& recipe, const CacheLayout& cache,
+InheritedArchs inherit_archs(const TorchSource& torch, const Recipe& recipe, const CacheLayout& cache,
                              const std::string& cuda, const std::string& python) {
   const std::string pass_arch = "; pass --arch (native, 9.0, \"8.0;9.0+PTX\", ...)";
   if (recipe.depends_on.empty())
     fail_bad_input("--arch is required: recipe " + recipe.name +
                    " builds against no torch whose arch list it could take");
   const auto& dependency = recipe.depends_on.front();
-  if (!request.torch_wheel.empty()) {
-    auto record = read_build_record(request.torch_wheel);
+  if (torch.kind == TorchSource::Kind::wheel) {
+    auto record = read_build_record(torch.wheel);
     if (!record)
-      fail_bad_input("--torch-wheel " + request.torch_wheel.string() + " was not built by archbuild (no .dist-info/" +
+      fail_bad_input("--torch-wheel " + torch.wheel.string() + " was not built by archbuild (no .dist-info/" +
                      BuildRecord::kFileName + " says its arch list)" + pass_arch);
     return from_record(*record, "--torch-wheel, its .dist-info/" + std::string(BuildRecord::kFileName));
   }
-  if (request.use_installed_torch) {
+  if (torch.kind == TorchSource::Kind::installed) {
     auto record = installed_record(python, dependency);
     if (!record)
       fail_bad_input("the " + dependency + " installed for " + python + " was not built by archbuild (no .dist-info/" +
@@ -67,7 +66,7 @@ InheritedArchs inherit_archs(const BuildRequest& request, const Recipe& recipe, 
   }
   std::map<std::string, BuildRecord> by_targets;  // one per arch list, the first (newest) entry's
   for (const auto& build : host_builds(cache.root(), dependency, cuda))
-    by_targets.emplace(build.record.targets, build.record);
+    by_targets.emplace(build.record.targets.canonical(), build.record);
   if (by_targets.size() == 1) return from_record(by_targets.begin()->second, "the cache's only " + dependency);
   if (by_targets.empty())
     fail_bad_input("no arch list to take: the cache holds no " + dependency + " built by archbuild for CUDA " + cuda +

@@ -39,6 +39,8 @@ PlanFacts SystemServices::plan_facts(const std::filesystem::path& tree, const st
   return gather_plan_facts(tree, python);
 }
 
+NetworkIsolationProbe SystemServices::network_isolation() { return probe_network_isolation(); }
+
 WheelValidation SystemServices::validate(const WheelValidationRequest& request) { return validate_wheel(request); }
 
 std::unique_ptr<CompileCluster> SystemServices::connect_compile_cluster(const CompileClusterRequest& request) {

@@ -9,6 +9,7 @@
 #include "builder/plan_facts.h"
 #include "cluster/compile_cluster.h"
 #include "process/command_runner.h"
+#include "process/network_isolation.h"
 #include "source/mirror_cache.h"
 #include "source/source_tree.h"
 #include "validate/wheel_validation.h"
@@ -32,6 +33,8 @@ class SessionServices {
                                                           const std::vector<std::string>& requirements,
                                                           bool offline) = 0;
   virtual PlanFacts plan_facts(const std::filesystem::path& tree, const std::string& python) = 0;
+  // What the machine allows the offline build step (namespaces, socket covers).
+  virtual NetworkIsolationProbe network_isolation() = 0;
   virtual WheelValidation validate(const WheelValidationRequest& request) = 0;
   // archbuild's sccache server for the build, linked to the compile cluster.
   virtual std::unique_ptr<CompileCluster> connect_compile_cluster(const CompileClusterRequest& request) = 0;
@@ -47,6 +50,7 @@ class SystemServices final : public SessionServices {
   BuildRequirementsEnv install_build_requirements(const std::string& python, const std::filesystem::path& env_dir,
                                                   const std::vector<std::string>& requirements, bool offline) override;
   PlanFacts plan_facts(const std::filesystem::path& tree, const std::string& python) override;
+  NetworkIsolationProbe network_isolation() override;
   WheelValidation validate(const WheelValidationRequest& request) override;
   std::unique_ptr<CompileCluster> connect_compile_cluster(const CompileClusterRequest& request) override;
 

@@ -1,14 +1,25 @@
 #include "validate/build_verdict.h"
 
+#include "binary/kernel_names.h"
+
 namespace archbuild {
+
+ValidatedWheel reported_validation(const std::filesystem::path& wheel, const WheelValidation& validation) {
+  ValidatedWheel reported{wheel.string(), validation.device.ran, std::nullopt, validation.to_json()};
+  reported.detail["wheel"] = wheel.string();
+  if (const auto& census = validation.device.census) {
+    ValidatedWheel::Census kept{census->summary(), {}, census->launched.size()};
+    for (const auto& name : census->launched) kept.launched.push_back(demangle(name));
+    reported.census = std::move(kept);
+  }
+  return reported;
+}
 
 void VerdictTally::add(const std::filesystem::path& wheel, const WheelValidation& validation) {
   failed_ = failed_ || !validation.ok();
   untestable_ = untestable_ || validation.device.failed_by_environment();
   verdict_.verdict = !failed_ ? Verdict::valid : untestable_ ? Verdict::untestable_here : Verdict::invalid;
-  auto finding = validation.to_json();
-  finding["wheel"] = wheel.string();
-  verdict_.findings.push_back(std::move(finding));
+  verdict_.findings.push_back(reported_validation(wheel, validation));
   verdict_.scope = validation.scope();
   if (!validation.device.ran) verdict_.device_ran = false;
   if (!validation.device.kernels_launched()) verdict_.kernels_launched = false;

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cache/validated_wheel.h"
 #include "validate/wheel_validation.h"
 
 namespace archbuild {
@@ -21,9 +22,12 @@ struct BuildVerdict {
   Verdict verdict = Verdict::valid;
   bool device_ran = true;                // every wheel's device checks ran (else static only)
   bool kernels_launched = true;          // and in each, a kernel of the wheel launched (else `loaded`)
-  std::vector<nlohmann::json> findings;  // WheelValidation::to_json per wheel, with "wheel"
+  std::vector<ValidatedWheel> findings;  // per wheel, as the report keeps it
   std::string scope;                     // the last wheel's scope sentence
 };
+
+// What the report keeps of `wheel`'s validation.
+ValidatedWheel reported_validation(const std::filesystem::path& wheel, const WheelValidation& validation);
 
 // Adds the wheels' validations up, one at a time, as they finish.
 class VerdictTally {

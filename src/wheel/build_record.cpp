@@ -2,14 +2,15 @@
 
 #include <zip.h>
 
+#include "arch/arch_spec.h"
 #include "core/error.h"
 #include "wheel/wheel_archive.h"
 
 namespace archbuild {
 
 nlohmann::json BuildRecord::to_json() const {
-  return {{"format", kFormat},       {"built_by", "archbuild"}, {"recipe", recipe}, {"version", version},
-          {"arch_list", arch_list},  {"targets", targets},      {"cuda", cuda},     {"key", key},
+  return {{"format", kFormat},       {"built_by", "archbuild"},        {"recipe", recipe}, {"version", version},
+          {"arch_list", arch_list},  {"targets", targets.canonical()}, {"cuda", cuda},     {"key", key},
           {"key_inputs", key_inputs}};
 }
 
@@ -21,8 +22,12 @@ BuildRecord BuildRecord::from_json(const nlohmann::json& json, const std::string
   };
   if (!json.is_object() || !json.contains("format") || json["format"] != kFormat)
     fail_bad_input(origin + ": not an archbuild build record of format " + std::to_string(kFormat));
-  BuildRecord record{
-      text("recipe"), text("version"), text("arch_list"), text("targets"), text("cuda"), text("key"), {}};
+  BuildRecord record{text("recipe"), text("version"), text("arch_list"), {}, text("cuda"), text("key"), {}};
+  try {
+    record.targets = parse_arch_list(text("targets"));
+  } catch (const UserError& error) {
+    fail_bad_input(origin + ": its targets: " + error.what());
+  }
   if (json.contains("key_inputs") && json["key_inputs"].is_object())
     for (const auto& [key, value] : json["key_inputs"].items())
       if (value.is_string()) record.key_inputs[key] = value.get<std::string>();

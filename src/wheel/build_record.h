@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "arch/arch_target.h"
+
 namespace archbuild {
 
 // What archbuild writes into every wheel it publishes, as
@@ -22,7 +24,7 @@ struct BuildRecord {
   std::string recipe;                             // "torch"
   std::string version;                            // the labelled version, "2.9.1+cu130.sm90"
   std::string arch_list;                          // as the build read it: "9.0" (TORCH_CUDA_ARCH_LIST)
-  std::string targets;                            // canonical: "9.0+PTX"
+  ArchList targets;                               // stored canonical: "9.0+PTX"
   std::string cuda;                               // "13.0.88"
   std::string key;                                // the cache key's sha256
   std::map<std::string, std::string> key_inputs;  // the key's `key value` lines

@@ -161,7 +161,67 @@ def write_test_packages(directory):
         "lib = torch.library.Library('ablazy', 'DEF')\n"
         "lib.define('twice(Tensor x) -> Tensor')\n"
         "lib.impl('twice', lambda x: x * 2, 'CPU')\n")
+    # the most common CUDA extension: pybind11 functions, no torch.library op. A compiled module
+    # stands in as a module object whose file is a .so, its functions documented as pybind11 does.
+    (directory / "abpybind").mkdir(parents=True, exist_ok=True)
+    (directory / "abpybind" / "__init__.py").write_text(PYBIND_PACKAGE_SOURCE)
     return directory
+
+
+PYBIND_PACKAGE_SOURCE = '''
+import sys
+import types
+
+import torch
+
+_C = types.ModuleType("abpybind._C")
+_C.__file__ = __file__.replace("__init__.py", "_C.cpython-311-x86_64-linux-gnu.so")
+
+
+def documented(doc):
+    def attach(function):
+        function.__doc__ = doc
+        setattr(_C, function.__name__, function)
+        return function
+    return attach
+
+
+@documented("scale_add_cuda(x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor\\n\\nx * alpha + y")
+def scale_add_cuda(x, y, alpha):
+    if not x.is_cuda:
+        raise TypeError("x must be a CUDA tensor")  # the CPU twin gets the CPU tensors
+    return x * alpha + y
+
+
+@documented("scale_add_cpu(x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor")
+def scale_add_cpu(x, y, alpha):
+    return x * alpha + y
+
+
+@documented("fill_(arg0: torch.Tensor, arg1: float) -> None")
+def fill_(out, value):
+    out.fill_(value)
+
+
+@documented("needs_name(x: torch.Tensor, mode: str) -> torch.Tensor")
+def needs_name(x, mode):
+    return x
+
+
+@documented("count(n: int) -> int")
+def count(n):
+    return n
+
+
+@documented("overloaded(*args, **kwargs)\\nOverloaded function.\\n\\n"
+            "1. overloaded(x: torch.Tensor, mode: str) -> torch.Tensor\\n\\n"
+            "2. overloaded(x: torch.Tensor, k: int = 2) -> torch.Tensor\\n")
+def overloaded(x, k=2):
+    return x * k
+
+
+sys.modules["abpybind._C"] = _C
+'''
 
 
 def by_op(entries):
@@ -392,6 +452,69 @@ class OpExerciser(unittest.TestCase):
                         report["tuple_second"][2])
         self.assertEqual(report["tuple_length"][:2], [False, None])
         self.assertEqual(report["scalar_int"][:2], [False, 1.0])
+
+
+class PybindFunctions(unittest.TestCase):
+    """pybind11 extension functions found and fed from their docstrings (recipes/tests/pybind_functions.py)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.python = harness.torch_build_python()
+        cls.scratch = harness.scratch_dir(cls)
+        cls.packages = write_test_packages(cls.scratch / "packages")
+        cls.process, cls.result = cls.exercise("abpybind", name="pybind")
+
+    exercise = classmethod(OpExerciser.exercise.__func__)
+
+    def test_functions_are_found_under_their_module(self):
+        self.assertEqual(self.process.returncode, 0, self.process.stdout + self.process.stderr)
+        self.assertEqual(self.result["namespaces"], ["abpybind._C"])
+        listed = {entry["op"] for entry in self.result["exercised"] + self.result["skipped"]}
+        # the CPU twin is the reference of scale_add_cuda, not a function of its own
+        self.assertEqual(listed, {f"abpybind._C::{name}"
+                                  for name in ("scale_add_cuda", "fill_", "needs_name", "count", "overloaded")})
+
+    def test_fed_from_the_signature_and_compared_with_the_cpu_twin(self):
+        exercised = by_op(self.result["exercised"])
+        entry = exercised["abpybind._C::scale_add_cuda"]
+        self.assertEqual(entry["inputs"], "x: float32[8], y: float32[8], alpha: 0.5")
+        self.assertEqual(entry["category"], "pybind cpu-only")
+        self.assertEqual(entry["max_abs_diff"], 0.0)
+        # a function filling the tensor it is given: the written argument is what is compared
+        self.assertEqual(exercised["abpybind._C::fill_"]["inputs"], "arg0: float32[8], arg1: 0.5")
+        # an overload that can be fed is used when another cannot; a default is left to the function
+        self.assertEqual(exercised["abpybind._C::overloaded"]["inputs"], "x: float32[8]")
+
+    def test_what_cannot_be_fed_is_skipped_with_the_reason(self):
+        skipped = by_op(self.result["skipped"])
+        self.assertEqual(skipped["abpybind._C::needs_name"]["reason"],
+                         "no signature the exerciser can feed: needs_name(x: torch.Tensor, mode: str) -> torch.Tensor")
+        self.assertIn("no tensor arguments", skipped["abpybind._C::count"]["reason"])
+
+    def test_docstring_signatures_are_read_as_schemas(self):
+        import sys
+        sys.path.insert(0, str(EXERCISER.parent))
+        try:
+            import pybind_functions as pf
+        finally:
+            sys.path.pop(0)
+        (signature,) = pf.signatures("f", "f(x: torch.Tensor, w: Optional[torch.Tensor] = None, "
+                                          "sizes: List[int] = [1, 2], flag: bool = False) -> torch.Tensor\n\ndoc")
+        self.assertEqual([(a.name, a.type, a.has_default_value()) for a in signature.arguments],
+                         [("x", "Tensor", False), ("w", "Optional[Tensor]", True), ("sizes", "List[int]", True),
+                          ("flag", "bool", True)])
+        self.assertEqual(pf.schema_type("typing.Sequence[at::Tensor]"), "List[Tensor]")
+        self.assertEqual(pf.schema_type("torch.Tensor | None"), "Optional[Tensor]")
+        self.assertIsNone(pf.schema_type("str"))
+        self.assertIsNone(pf.schema_type("Dict[str, torch.Tensor]"))
+        self.assertEqual(pf.signatures("f", "g(x: torch.Tensor) -> None"), [])  # another function's line
+        self.assertEqual(pf.signatures("f", "f(*args, **kwargs)\nOverloaded function."), [])
+        self.assertEqual(pf.split_top_level("a: List[int] = [1, 2], b: str = 'x,y'"), ["a: List[int] = [1, 2]",
+                                                                                     "b: str = 'x,y'"])
+        self.assertEqual(pf.cpu_twin_name("roi_align_forward_cuda", {"roi_align_forward_cpu"}),
+                         "roi_align_forward_cpu")
+        self.assertEqual(pf.cpu_twin_name("gpu_nms", {"cpu_nms"}), "cpu_nms")
+        self.assertIsNone(pf.cpu_twin_name("cudaify", {"cpuify"}))  # a word, not the device
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@
 
 #include "arch/arch_target.h"
 #include "core/error.h"
+#include "core/exit_code.h"
 #include "toolchain/toolkit_facts.h"
 
 namespace archbuild {
@@ -24,6 +25,16 @@ inline ArchList arch_list_of(std::initializer_list<ArchTarget> targets) {
   ArchList list;
   for (const auto& target : targets) list.add(target);
   return list;
+}
+
+// The code of the UserError `fn` throws; success when it throws none.
+inline ExitCode code_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const UserError& e) {
+    return e.code();
+  }
+  return ExitCode::success;
 }
 
 // The toolkit table shipped in toolchains/.

@@ -57,6 +57,10 @@ TEST(ArchResolve, NativeUsesEveryVisibleGpuAndFailsWithoutOne) {
   resolve.gpus = std::vector<ComputeCapability>{{9, 0}, {8, 6}};
   EXPECT_EQ(resolve("native"), "8.6;9.0");
   EXPECT_EQ(resolve("native;12.0+PTX"), "8.6;9.0;12.0+PTX");
+  // This machine's SASS in every dialect; native+PTX adds PTX for the newest GPU.
+  EXPECT_EQ(resolve("native", ArchDialect::extension), "8.6;9.0");
+  EXPECT_EQ(resolve("native+PTX"), "8.6;9.0+PTX");
+  EXPECT_EQ(resolve("Native+ptx", ArchDialect::extension), "8.6;9.0+PTX");
   resolve.gpus = std::vector<ComputeCapability>{{6, 1}};  // a Pascal card with CUDA 13
   EXPECT_EQ(code_of([&] { resolve("native"); }), ExitCode::environment);
 }
@@ -140,4 +144,21 @@ TEST(ArchResolve, OfficialOnAarch64IsTheAarch64WheelsList) {
   Resolver cuda13({13, 0});
   cuda13.machine = "aarch64";
   EXPECT_TRUE(cuda13.resolve("official").notes.empty());
+}
+
+TEST(ArchResolve, NativeIsSassOnlyForCppExtensionToo) {
+  Resolver resolve({13, 0});
+  resolve.gpus = std::vector<ComputeCapability>{{9, 0}};
+  const auto names = CppExtensionArchTable::load_default().for_torch("2.11.0");
+  ArchResolveInputs in{resolve.toolkit, resolve.tables.release_targets(), resolve.gpus, "no GPU (test)"};
+  in.names = &names;
+  EXPECT_EQ(resolve_archs(parse_arch_spec("native", names), in).list.canonical(), "9.0");
+  EXPECT_EQ(resolve_archs(parse_arch_spec("native+PTX", names), in).list.canonical(), "9.0+PTX");
+}
+
+TEST(ArchList, ParsesARecordedListAndRefusesKeywords) {
+  EXPECT_EQ(parse_arch_list("8.0;9.0+PTX;10.0a").canonical(), "8.0;9.0+PTX;10.0a");
+  EXPECT_EQ(parse_arch_list("compute_90").canonical(), "compute_90");
+  EXPECT_EQ(code_of([] { parse_arch_list("native"); }), ExitCode::bad_input);
+  EXPECT_EQ(code_of([] { parse_arch_list("9.0;bogus"); }), ExitCode::bad_input);
 }

@@ -35,14 +35,4 @@ struct Resolver {
   }
 };
 
-// The code of the UserError `fn` throws; success when it throws none.
-inline ExitCode code_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.code();
-  }
-  return ExitCode::success;
-}
-
 }  // namespace archbuild

@@ -11,6 +11,7 @@
 #include "core/json_text.h"
 #include "core/sha256.h"
 #include "pipeline/dependency_resolver.h"
+#include "pipeline/pipeline_test_support.h"
 #include "test_support.h"
 #include "wheel/build_record.h"
 #include "wheel/wheel_archive.h"
@@ -99,6 +100,12 @@ class FakeServices : public SessionServices {
     facts.available_memory_bytes = 16ull << 30;
     return facts;
   }
+  NetworkIsolationProbe network_isolation() override {
+    NetworkIsolationProbe probe;
+    probe.mode = NetworkIsolation::network_namespace;
+    probe.sockets_closed = probe.unix_sockets_refused = true;
+    return probe;
+  }
   WheelValidation validate(const WheelValidationRequest& request) override {
     validated.push_back(request.wheel);
     WheelValidation validation;
@@ -168,14 +175,6 @@ class RecordingEvents : public PipelineEvents {
   StatusLine status_{null_};
 };
 
-std::string recipe_toml(const std::string& name, const std::string& depends_on) {
-  return "name = \"" + name + "\"\ndescription = \"a unit-test recipe\"\nrepository = \"file:///nonexistent/" + name +
-         ".git\"\ndefault_ref = \"v1.0\"\nsubmodules = false\narch_dialect = \"cmake\"\njob_memory_gb = 1.0\n"
-         "depends_on = [" +
-         depends_on + "]\n\n[[build]]\nversions = \"*\"\nsystem = \"setup.py\"\ncommand = [\"{python}\", \"build-" +
-         name + ".py\", \"{wheel_dir}\"]\n";
-}
-
 class BuildSessionTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -226,7 +225,7 @@ TEST_F(BuildSessionTest, AMissBuildsValidatesAndPublishes) {
   EXPECT_EQ(services_.step.runs.size(), 1u);
   EXPECT_EQ(services_.validated.size(), 1u);
   EXPECT_TRUE(outcome.report.published);
-  EXPECT_EQ(outcome.report.validation_level, ValidationLevel::device);
+  EXPECT_EQ(outcome.report.validation_level, ValidationLevel::launched);
   EXPECT_EQ(outcome.report.kernel_census_summary(), "launched 1 of 2 kernels of this wheel, on 1 GPU");
   EXPECT_EQ(outcome.report.local_version_label, "cu130.sm90");
   EXPECT_EQ(outcome.report.published_at, "2026-12-01T00:00:00Z");  // the session's clock
@@ -346,9 +345,12 @@ TEST(DependencyRequest, NamesItsFieldsAndTakesNothingElseOfTheParents) {
   parent.max_failed_tests = 3;
   parent.setting_flags = {{"cache_dir", "/c"}};
   ArchList archs = arch_list_of({{{9, 0}}});
-  auto dependency = dependency_build_request(parent, "torch", archs, "2.9.1");
+  const auto intent = BuildIntent::of(parent);
+  auto dependency = dependency_build_request(intent, "torch", archs, "2.9.1");
   EXPECT_EQ(dependency.what, "torch");
-  EXPECT_EQ(dependency.arch, "9.0");
+  ASSERT_TRUE(dependency.archs);
+  EXPECT_EQ(dependency.archs->canonical(), "9.0");  // the list itself, never spelled and parsed again
+  EXPECT_TRUE(dependency.arch.empty());
   EXPECT_EQ(dependency.ref, "v2.9.1");
   EXPECT_EQ(dependency.cuda, "13.0");
   EXPECT_EQ(dependency.mirrors, parent.mirrors);
@@ -359,7 +361,7 @@ TEST(DependencyRequest, NamesItsFieldsAndTakesNothingElseOfTheParents) {
                dependency.allow_network);
   EXPECT_TRUE(dependency.test_command.empty());
   EXPECT_FALSE(dependency.max_failed_tests);
-  EXPECT_TRUE(dependency_build_request(parent, "torch", archs, "").ref.empty());
+  EXPECT_TRUE(dependency_build_request(intent, "torch", archs, "").ref.empty());
 }
 
 namespace {

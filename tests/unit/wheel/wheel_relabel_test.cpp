@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <zip.h>
 
+#include "arch/arch_spec.h"
 #include "arch/arch_target.h"
 #include "arch/cuda_version.h"
 #include "test_support.h"
@@ -44,7 +45,8 @@ std::filesystem::path write_wheel(const std::filesystem::path& dir) {
 TEST(RelabelWheel, AddsTheBuildRecordToTheDistInfoWithItsRecordRow) {
   TempDir dir;
   auto wheel = write_wheel(dir.path);
-  BuildRecord record{"pkg", "1.0+cu130.sm90", "9.0", "9.0", "13.0.88", "abc123", {{"arch_list", "9.0"}}};
+  BuildRecord record{"pkg",    "1.0+cu130.sm90",      "9.0", parse_arch_list("9.0"), "13.0.88",
+                     "abc123", {{"arch_list", "9.0"}}};
   auto relabeled = relabel_wheel(wheel, "cu130.sm90", {{BuildRecord::kFileName, record.to_json().dump()}});
   EXPECT_EQ(relabeled.path.filename(), "pkg-1.0+cu130.sm90-py3-none-linux_x86_64.whl");
   EXPECT_FALSE(std::filesystem::exists(wheel));
