@@ -109,13 +109,15 @@ class CppExtensionNames(unittest.TestCase):
         self.assertNotIn("12.0", older["torch_cuda_arch_list"])
         self.assertIn("torch 2.6's cpp_extension does not accept", " ".join(older["notes"]))
 
-    def test_native_is_the_gpus_with_ptx_for_the_newest_as_cpp_extension_reads_an_unset_list(self):
+    def test_native_is_this_machines_sass_in_every_dialect_and_native_ptx_adds_ptx(self):
         env = {"ARCHBUILD_FAKE_GPUS": "NVIDIA H200:9.0:143771,NVIDIA RTX 6000 Ada:8.9:49140"}
-        result = run("arch", "native", "--dialect", "extension", env=env)
-        self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertEqual(result.stdout.strip(), "8.9;9.0+PTX")
-        self.assertIn("PTX for the newest", result.stderr)
-        self.assertEqual(run("arch", "native", env=env).stdout.strip(), "8.9;9.0")  # CMake: the GPUs' SASS
+        for dialect in ("extension", "cmake"):
+            result = run("arch", "native", "--dialect", dialect, env=env)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertEqual(result.stdout.strip(), "8.9;9.0", dialect)  # what the user asked for: this machine
+            result = run("arch", "native+PTX", "--dialect", dialect, env=env)
+            self.assertEqual(result.stdout.strip(), "8.9;9.0+PTX", dialect)
+            self.assertIn("native+PTX: the visible GPUs, PTX for the newest", result.stderr)
 
     def test_an_arch_the_consumer_rejects_is_refused_naming_it(self):
         with self.assertRaises(ValueError):
