@@ -27,7 +27,7 @@ void add_offline_flag(CLI::App& app, bool& offline) {
 void add_require_kernel_launch_flag(CLI::App& app, bool& required) {
   app.add_flag("--require-kernel-launch", required,
                "Refuse a CUDA wheel none of whose own kernels launched in the device checks (the "
-               "require_kernel_launch setting; default: such a wheel counts as `loaded`, not `device`)");
+               "require_kernel_launch setting; default: such a wheel counts as `loaded`, not `launched`)");
 }
 
 void add_recipe_path_option(CLI::App& app, std::string& recipe_path) {

@@ -540,7 +540,7 @@ class BuildSession {
     const auto& verdict = tally.verdict();
     report.validation = verdict.findings;
     report.validation_scope = verdict.scope;
-    report.validation_level = proven_level(verdict.device_ran, verdict.kernels_launched);
+    report.validation_level = proven_level(verdict.device_ran, verdict.kernels_launched, verdict.results_compared);
     return verdict.verdict;
   }
 

@@ -23,6 +23,7 @@ void VerdictTally::add(const std::filesystem::path& wheel, const WheelValidation
   verdict_.scope = validation.scope();
   if (!validation.device.ran) verdict_.device_ran = false;
   if (!validation.device.kernels_launched()) verdict_.kernels_launched = false;
+  if (!validation.device.results_compared()) verdict_.results_compared = false;
 }
 
 }  // namespace archbuild

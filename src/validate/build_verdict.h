@@ -22,6 +22,7 @@ struct BuildVerdict {
   Verdict verdict = Verdict::valid;
   bool device_ran = true;                // every wheel's device checks ran (else static only)
   bool kernels_launched = true;          // and in each, a kernel of the wheel launched (else `loaded`)
+  bool results_compared = true;          // and in each, their results agreed with a reference (else `launched`)
   std::vector<ValidatedWheel> findings;  // per wheel, as the report keeps it
   std::string scope;                     // the last wheel's scope sentence
 };

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <future>
 #include <string_view>
+#include <thread>
 
 #include "core/data_dir.h"
 #include "core/error.h"
@@ -17,6 +19,10 @@
 
 namespace archbuild {
 
+namespace {
+constexpr std::string_view kNativeKernelTestCheck = "kernel test (CUDA_DISABLE_PTX_JIT=1";
+}  // namespace
+
 bool DeviceValidation::ok() const {
   if (!ran || checks.empty()) return false;
   for (const auto& check : checks)
@@ -27,6 +33,14 @@ bool DeviceValidation::ok() const {
 bool DeviceValidation::kernels_launched() const {
   // A wheel without kernels has nothing to launch; one whose kernels could not be read proves nothing.
   return ran && census && (census->any_launched() || (census->wheel_kernels == 0 && !census->unreadable));
+}
+
+bool DeviceValidation::results_compared() const {
+  if (!kernels_launched()) return false;
+  if (exercise && exercise->ok() && exercise->compared > 0) return true;
+  return std::any_of(checks.begin(), checks.end(), [](const DeviceCheck& check) {
+    return check.ok && check.name.starts_with(kNativeKernelTestCheck);
+  });
 }
 
 bool DeviceValidation::failed_by_environment() const {
@@ -81,10 +95,11 @@ constexpr const char* kExerciseResult = "exercise-native.json";
 constexpr const char* kExercisePtxLog = "exercise-ptx.log";
 constexpr const char* kExercisePtxResult = "exercise-ptx.json";
 constexpr const char* kExerciseOutputs = "exercise-outputs.pt";
+constexpr const char* kJitCacheDir = "jit-cache";
 constexpr std::array kOwnNames = {kVenvName,           kLoadNativeLog,     kLoadPtxLog,       kPipLog,
                                   kKernelNativeLog,    kKernelPtxLog,      kTorchPtxProbeLog, kProjectTestsLog,
                                   kProjectTestsReport, kLaunchDir,         kExerciseLog,      kExerciseResult,
-                                  kExercisePtxLog,     kExercisePtxResult, kExerciseOutputs};
+                                  kExercisePtxLog,     kExercisePtxResult, kExerciseOutputs,  kJitCacheDir};
 
 OwnedDir validation_work_dir(const std::filesystem::path& work_dir) {
   return {work_dir, kValidationWorkMarker, {kOwnNames.begin(), kOwnNames.end()}, "the validation work dir"};
@@ -105,15 +120,22 @@ using Env = std::map<std::string, std::optional<std::string>>;
 const Env kNativeOnly = {{"CUDA_DISABLE_PTX_JIT", "1"},
                          {"CUDA_FORCE_PTX_JIT", std::nullopt},
                          {"CUDA_LAUNCH_BLOCKING", "1"}};
-// PTX only: proves the embedded PTX JIT-compiles and runs.
-const Env kPtxOnly = {{"CUDA_FORCE_PTX_JIT", "1"},
-                      {"CUDA_DISABLE_PTX_JIT", std::nullopt},
-                      {"CUDA_LAUNCH_BLOCKING", "1"},
-                      {"CUDA_CACHE_DISABLE", "1"}};
+// PTX only: proves the embedded PTX JIT-compiles and runs. The driver's
+// JIT cache is the work dir's own (emptied with it): the module loads, the
+// kernel test and the exerciser each reuse what the others compiled.
+Env ptx_only(const std::filesystem::path& work_dir) {
+  return {{"CUDA_FORCE_PTX_JIT", "1"},
+          {"CUDA_DISABLE_PTX_JIT", std::nullopt},
+          {"CUDA_LAUNCH_BLOCKING", "1"},
+          {"CUDA_CACHE_DISABLE", std::nullopt},
+          {"CUDA_CACHE_PATH", (work_dir / kJitCacheDir).string()},
+          {"CUDA_CACHE_MAXSIZE", "4294967296"}};
+}
 
 struct Step {
   DeviceCheck check;
   ProcessResult result;
+  std::string transcript;  // the command line and what it printed
 };
 
 Step run_step(const std::string& name, const std::vector<std::string>& argv, const Env& env,
@@ -136,11 +158,11 @@ bool torch_fails_under_forced_jit(const std::string& python, const Env& env, con
   return !probe.result.timed_out && !probe.result.status.signaled && probe.result.status.code == 4;
 }
 
-Step run_step(const std::string& name, const std::vector<std::string>& argv, const Env& env,
-              const std::filesystem::path& work_dir, const std::string& log_name) {
+// A child process run as a check: its result, time and transcript (the log's text).
+Step run_unlogged(const std::string& name, const std::vector<std::string>& argv, const Env& env,
+                  const std::filesystem::path& work_dir) {
   Step step;
   step.check.name = name;
-  step.check.log = work_dir / log_name;
   ProcessOptions options;
   options.working_dir = work_dir;  // never the source tree: imports must come from the installed wheel
   options.env_overrides = env;
@@ -148,7 +170,7 @@ Step run_step(const std::string& name, const std::vector<std::string>& argv, con
   auto started = std::chrono::steady_clock::now();
   step.result = run_process(argv, options);
   step.check.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  write_whole_file(step.check.log, "$ " + join(argv, " ") + "\n" + step.result.out + step.result.err);
+  step.transcript = "$ " + join(argv, " ") + "\n" + step.result.out + step.result.err;
   step.check.ok = step.result.succeeded();
   if (!step.check.ok) {
     step.check.detail = step.result.describe_status() + ": " +
@@ -158,40 +180,76 @@ Step run_step(const std::string& name, const std::vector<std::string>& argv, con
   return step;
 }
 
-DeviceCheck load_check(const std::string& name, const std::filesystem::path& wheel, const Env& env,
-                       const std::filesystem::path& work_dir, const std::string& log_name) {
-  const std::string self = self_executable();
-  auto step = run_step(name, {self, kLoadFatbinsCommand, wheel.string()}, env, work_dir, log_name);
-  auto parsed = nlohmann::json::parse(step.result.out, nullptr, false);
-  if (parsed.is_discarded()) {
-    step.check.ok = false;
-    if (step.check.detail.empty()) step.check.detail = "the fatbin loader printed no report";
-    return step.check;
-  }
-  auto report = ModuleLoadReport::from_json(parsed);
+Step run_step(const std::string& name, const std::vector<std::string>& argv, const Env& env,
+              const std::filesystem::path& work_dir, const std::string& log_name) {
+  auto step = run_unlogged(name, argv, env, work_dir);
+  step.check.log = work_dir / log_name;
+  write_whole_file(step.check.log, step.transcript);
+  return step;
+}
+
+// The loaders' merged report judged: every container loaded on every GPU.
+DeviceCheck judge_module_loads(DeviceCheck check, bool loaders_succeeded, const ModuleLoadReport& report) {
   size_t failed = report.failed();
-  step.check.ok = step.result.succeeded() && failed == 0 && !report.loads.empty();
-  if (!step.check.ok) step.check.failure = FailureKind::kernel;  // the driver refused the wheel's code
+  check.ok = loaders_succeeded && failed == 0 && !report.loads.empty();
+  if (!check.ok) check.failure = FailureKind::kernel;  // the driver refused the wheel's code
   if (report.loads.empty() && report.unreadable.empty()) {
-    step.check.ok = false;
-    step.check.detail = report.unavailable_reason.empty() ? "the wheel has no loadable fatbin"
-                                                          : report.unavailable_reason;
-    return step.check;
+    check.ok = false;
+    check.detail = report.unavailable_reason.empty() ? "the wheel has no loadable fatbin" : report.unavailable_reason;
+    return check;
   }
-  step.check.detail = std::to_string(report.loads.size() - (failed - report.unreadable.size())) + "/" +
-                      std::to_string(report.loads.size()) + " module loads ok on " +
-                      std::to_string(report.devices.size()) + " GPU" + (report.devices.size() == 1 ? "" : "s") +
-                      (report.skipped ? " (" + std::to_string(report.skipped) + " without PTX for the GPU skipped)"
-                                      : "");
+  check.detail = std::to_string(report.loads.size() - (failed - report.unreadable.size())) + "/" +
+                 std::to_string(report.loads.size()) + " module loads ok on " + std::to_string(report.devices.size()) +
+                 " GPU" + (report.devices.size() == 1 ? "" : "s") +
+                 (report.skipped ? " (" + std::to_string(report.skipped) + " without PTX for the GPU skipped)" : "");
   for (const auto& load : report.loads)
     if (!load.ok()) {
-      step.check.detail += "; first failure: " + load.file + " container at offset " + std::to_string(load.offset) +
-                           " on GPU " + std::to_string(load.device) + ": " + load.status;
+      check.detail += "; first failure: " + load.file + " container at offset " + std::to_string(load.offset) +
+                      " on GPU " + std::to_string(load.device) + ": " + load.status;
       break;
     }
-  for (const auto& text : report.unreadable) step.check.detail += "; unreadable: " + text;
-  return step.check;
+  for (const auto& text : report.unreadable) check.detail += "; unreadable: " + text;
+  return check;
 }
+
+// Loads the wheel's fatbins in `shards` loader processes at once (each its
+// own CUDA context, every shard-th container): the forced PTX JIT is
+// compile work the machine's cores share. One log holds every loader's output.
+DeviceCheck load_check(const std::string& name, const std::filesystem::path& wheel, const Env& env,
+                       const std::filesystem::path& work_dir, const std::string& log_name, size_t shards = 1) {
+  const std::string self = self_executable();
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<std::future<Step>> running;
+  for (size_t i = 0; i < shards; ++i) {
+    std::vector<std::string> argv = {self, kLoadFatbinsCommand};
+    if (shards > 1) argv.insert(argv.end(), {kLoadShardOption, LoadShard{i, shards}.str()});
+    argv.push_back(wheel.string());
+    running.push_back(std::async(std::launch::async, [=] { return run_unlogged(name, argv, env, work_dir); }));
+  }
+  DeviceCheck check{name, true, "", work_dir / log_name, 0};
+  std::string transcript;
+  std::vector<ModuleLoadReport> reports;
+  bool loaders_succeeded = true;
+  for (auto& run : running) {
+    auto step = run.get();
+    transcript += step.transcript;
+    auto parsed = nlohmann::json::parse(step.result.out, nullptr, false);
+    if (parsed.is_discarded() && check.ok) {
+      check.ok = false;  // the first loader without a report says why
+      check.detail = step.check.detail.empty() ? "the fatbin loader printed no report" : step.check.detail;
+      check.failure = step.check.failure;
+    }
+    if (!parsed.is_discarded()) reports.push_back(ModuleLoadReport::from_json(parsed));
+    loaders_succeeded = loaders_succeeded && step.result.succeeded();
+  }
+  write_whole_file(check.log, transcript);
+  check.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (!check.ok) return check;
+  return judge_module_loads(check, loaders_succeeded, ModuleLoadReport::merged(reports));
+}
+
+// Loader processes for the PTX check: one per core, at most 16.
+size_t ptx_load_shards() { return std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 16); }
 
 }  // namespace
 
@@ -216,8 +274,9 @@ DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
   checks.push_back(load_check("fatbins load natively (CUDA_DISABLE_PTX_JIT=1)", request.wheel, on_targets(kNativeOnly),
                               request.work_dir, kLoadNativeLog));
   if (request.ptx_requested)
-    checks.push_back(load_check("fatbins load from PTX (CUDA_FORCE_PTX_JIT=1)", request.wheel, on_targets(kPtxOnly),
-                                request.work_dir, kLoadPtxLog));
+    checks.push_back(load_check("fatbins load from PTX (CUDA_FORCE_PTX_JIT=1)", request.wheel,
+                                on_targets(ptx_only(request.work_dir)), request.work_dir, kLoadPtxLog,
+                                ptx_load_shards()));
 
   // A fresh venv that still sees the interpreter's packages: a .pth file
   // names its site dirs, after the venv's own, so the wheel shadows any
@@ -261,7 +320,8 @@ DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
   std::optional<bool> torch_without_ptx;
   auto torch_cannot_jit = [&] {
     if (!torch_without_ptx)
-      torch_without_ptx = torch_fails_under_forced_jit(venv_python, on_targets(kPtxOnly), request.work_dir);
+      torch_without_ptx = torch_fails_under_forced_jit(venv_python, on_targets(ptx_only(request.work_dir)),
+                                                       request.work_dir);
     return *torch_without_ptx;
   };
 
@@ -280,8 +340,8 @@ DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
     if (native.check.ok) native.check.detail = last_lines(native.result.out, 1);
     checks.push_back(native.check);
     if (request.ptx_requested) {
-      auto ptx = run_step("kernel test (CUDA_FORCE_PTX_JIT=1)", argv, recorded(on_targets(kPtxOnly)), request.work_dir,
-                          kKernelPtxLog);
+      auto ptx = run_step("kernel test (CUDA_FORCE_PTX_JIT=1)", argv, recorded(on_targets(ptx_only(request.work_dir))),
+                          request.work_dir, kKernelPtxLog);
       if (ptx.check.ok) ptx.check.detail = last_lines(ptx.result.out, 1);
       // CUDA_FORCE_PTX_JIT holds for the whole process: a kernel test that
       // uses torch runs torch's own kernels from PTX too, and a torch wheel
@@ -325,7 +385,7 @@ DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
         exercise.label = "ptx";
         exercise.result_file = request.work_dir / kExercisePtxResult;
         exercise.log_file = request.work_dir / kExercisePtxLog;
-        exercise.env = recorded(on_targets(kPtxOnly));
+        exercise.env = recorded(on_targets(ptx_only(request.work_dir)));
         auto ptx = run_op_exercise(exercise);
         DeviceCheck check{"op exerciser (CUDA_FORCE_PTX_JIT=1 against the native results)",
                           ptx.ok(),

@@ -54,8 +54,11 @@ struct DeviceValidation {
   std::optional<OpExercise> exercise_ptx;  // again under CUDA_FORCE_PTX_JIT=1, native results as reference
   bool ok() const;                         // ran and every check passed
   // Ran, and at least one of the wheel's own kernels launched (or the wheel
-  // has none): what `device` means; a CUDA wheel without it is only `loaded`.
+  // has none): what `launched` means; a CUDA wheel without it is only `loaded`.
   bool kernels_launched() const;
+  // And their results were compared with a reference: the recipe's kernel
+  // test passed natively, or the exerciser compared an op with the CPU.
+  bool results_compared() const;
   // Failed, and every failed check failed because of this machine (a
   // missing test dependency, a broken interpreter): the wheel is not known bad.
   bool failed_by_environment() const;
@@ -74,7 +77,8 @@ void check_validation_work_dir(const std::filesystem::path& work_dir);
 // Proves the wheel runs on every visible GPU, each step in a child process:
 // 1. every executable fatbin of every CUDA library loads through the driver
 //    API with CUDA_DISABLE_PTX_JIT=1 (native SASS, no JIT fallback), and with
-//    CUDA_FORCE_PTX_JIT=1 when +PTX was asked;
+//    CUDA_FORCE_PTX_JIT=1 when +PTX was asked (spread over one loader process
+//    per core: the JIT is the cost);
 // 2. a fresh venv (`python -m venv`, with the interpreter's own
 //    site-packages behind it) gets the wheel with pip --no-deps --no-index;
 // 3. the recipe's kernel test runs there with CUDA_DISABLE_PTX_JIT=1 and
@@ -85,6 +89,8 @@ void check_validation_work_dir(const std::filesystem::path& work_dir);
 //    again under CUDA_FORCE_PTX_JIT=1, compared with the native results;
 // 5. the project's own tests, when named or found, run from its source tree
 //    against the installed wheel, natively (validate/project_tests.h).
+// Everything under CUDA_FORCE_PTX_JIT=1 shares one JIT cache in the work dir
+// (emptied first), so no PTX is compiled twice in one validation.
 // Steps 3-5 run with archbuild's launch recorder loaded, and the census
 // says which of the wheel's own kernels launched (validate/kernel_census.h).
 // The work dir is made validation's (check_validation_work_dir, then the

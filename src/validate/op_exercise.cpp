@@ -1,5 +1,6 @@
 #include "validate/op_exercise.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -17,6 +18,7 @@ nlohmann::json OpExercise::to_json() const {
                          {"exit_code", exit_code},
                          {"ops_found", ops_found},
                          {"exercised_count", exercised},
+                         {"compared_count", compared},
                          {"failed_count", failed},
                          {"skipped_count", skipped},
                          {"budget_exhausted", budget_exhausted},
@@ -32,6 +34,18 @@ nlohmann::json OpExercise::to_json() const {
 namespace {
 size_t list_size(const nlohmann::json& report, const char* key) {
   return report.contains(key) && report[key].is_array() ? report[key].size() : 0;
+}
+
+// Exercised ops whose GPU results were compared with the CPU's ("cpu+cuda",
+// "pybind cpu+cuda"), not only with themselves ("cuda-only").
+size_t compared_with_cpu(const nlohmann::json& report) {
+  if (!report.contains("exercised") || !report["exercised"].is_array()) return 0;
+  return std::count_if(report["exercised"].begin(), report["exercised"].end(), [](const nlohmann::json& entry) {
+    const auto category = entry.is_object() && entry.contains("category") && entry["category"].is_string()
+                              ? entry["category"].get<std::string>()
+                              : std::string();
+    return category.ends_with("cpu+cuda");
+  });
 }
 }  // namespace
 
@@ -85,6 +99,7 @@ OpExercise run_op_exercise(const OpExerciseRequest& request) {
   } catch (const nlohmann::json::exception&) {  // a field of another type: counted from the lists alone
   }
   exercise.exercised = list_size(report, "exercised");
+  exercise.compared = compared_with_cpu(report);
   exercise.failed = list_size(report, "failed");
   exercise.skipped = list_size(report, "skipped");
   exercise.summary = report.contains("summary") && report["summary"].is_string() ? report["summary"].get<std::string>()

@@ -35,6 +35,7 @@ struct OpExercise {
   std::string label;
   int exit_code = 0;  // 0 no mismatch, 1 mismatch, 2 a package did not import
   size_t ops_found = 0, exercised = 0, failed = 0, skipped = 0;
+  size_t compared = 0;  // of the exercised, those whose GPU results were compared with the CPU's
   bool budget_exhausted = false;
   std::string summary;    // the script's one line, or why it did not run
   nlohmann::json report;  // the script's whole result

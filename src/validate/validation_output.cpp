@@ -40,7 +40,7 @@ void print_validation(const WheelValidation& validation, const std::function<voi
   if (const auto& census = validation.device.census) {
     const bool launched = validation.device.kernels_launched();
     line(verdict_label(launched ? CheckVerdict::ok : CheckVerdict::warn, stream) + " device: kernel census: " +
-         census->summary() + (launched ? "" : "; the wheel counts as `loaded`, not `device`"));
+         census->summary() + (launched ? "" : "; the wheel counts as `loaded`, not `launched`"));
   }
 }
 

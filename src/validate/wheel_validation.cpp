@@ -4,6 +4,7 @@
 
 #include "arch/compat.h"
 #include "builder/project_switches.h"
+#include "cache/build_report.h"
 #include "core/data_dir.h"
 #include "core/regular_file.h"
 #include "gpu/visible_devices.h"
@@ -69,7 +70,7 @@ nlohmann::json WheelValidation::to_json() const {
   json["ok"] = ok();
   json["scope"] = scope();
   // The level this one wheel reached (a build's `validation_level` is the lowest of its wheels').
-  json["level"] = !device.ran ? "static" : device.kernels_launched() ? "device" : "loaded";
+  json["level"] = to_string(proven_level(device.ran, device.kernels_launched(), device.results_compared()));
   json["device"] = device.to_json();
   return json;
 }

@@ -273,7 +273,7 @@ class DeviceValidation(unittest.TestCase):
             print(f"  census: {census['summary']}")
             self.assertTrue(census["recorded"], census)
             self.assertGreater(census["launched_count"], 0, census)
-            self.assertEqual(report["validation_level"], "device")
+            self.assertEqual(report["validation_level"], "checked")  # its kernel test compares with a reference
             self.assertTrue(report["validation_scope"].startswith("static + device: launched "), report)
             self.assertIn("kernel test passed", checks["kernel test"]["detail"])
             self.assertTrue(report["published"])
@@ -291,7 +291,7 @@ class DeviceValidation(unittest.TestCase):
                            PYTHON, "--signing-key", str(key), env={"ARCHBUILD_DATA_DIR": str(self.data)})
         self.assertEqual(result.returncode, 0, result.stderr)
         report = json.loads(result.stdout)
-        self.assertEqual(report["validation_level"], "device")
+        self.assertEqual(report["validation_level"], "checked")
         self.assertEqual(len(report["install"]), 2)  # pip and uv
         verify = archbuild("cache", "verify", "--cache-dir", str(cache), "--trusted-key", f"{key}.pub",
                            "--require-signature")
@@ -303,12 +303,12 @@ class DeviceValidation(unittest.TestCase):
         self.assertIn("(verified)", shown)
         self.assertRegex(shown, r"kernels\s+launched [1-9]")
         listed = json.loads(archbuild("cache", "ls", "--cache-dir", str(cache), "--json").stdout)["entries"]
-        self.assertEqual(listed[0]["validation"], "device")
+        self.assertEqual(listed[0]["validation"], "checked")
         self.assertGreater(listed[0]["kernels_launched"], 0)
         statement = json.loads(base64.b64decode(json.loads(
             (pathlib.Path(report["store"]) / "provenance.intoto.json").read_text())["payload"]))
         (byproduct,) = statement["predicate"]["runDetails"]["byproducts"]
-        self.assertEqual(byproduct["annotations"]["level"], "device")
+        self.assertEqual(byproduct["annotations"]["level"], "checked")
 
     def test_enforcement_fixes_a_project_that_ignores_the_list(self):
         # its own arch list, so that the other tests' `native` builds do not find its wheel in the cache
@@ -316,7 +316,7 @@ class DeviceValidation(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         report = json.loads(result.stdout)
         self.assertTrue(report["published"])
-        self.assertEqual(report["validation_level"], "device")
+        self.assertEqual(report["validation_level"], "checked")
         enforcement = report["build"]["arch_enforcement"]
         self.assertEqual(enforcement["rewritten"], enforcement["nvcc_calls"])
         print(f"\n  sm_80-only project for --arch 8.0;9.0, enforced: {enforcement['nvcc_calls']} nvcc calls rewritten, "
@@ -443,6 +443,46 @@ class KernelProofTest(unittest.TestCase):
         self.assertIn("planted_defect::scale", exercised, exercise)
         self.assertNotIn("planted_defect::scale", failed)
         self.assertGreater(validation["device"]["kernel_census"]["launched_count"], 0)
+
+    def test_pybind11_functions_are_driven_without_a_recipe(self):
+        """The most common extension shape, pybind11 functions and no torch.library op: each function is
+        fed from its docstring; one with a CPU twin is compared with it (a defect planted in its sm_90
+        code is caught, naming the function and the inputs), one without runs on the GPU alone."""
+        source = self.work / "pybind_kernels"
+        shutil.copytree(ROOT / "tests" / "gpu" / "pybind_kernels", source)
+        cache = str(self.work / "pybind-cache")
+        common = ("build", str(source), "--arch", "native", "--use-installed-torch", "--json", "--cache-dir", cache,
+                  "--python", PYTHON)
+        planted = archbuild(*common, "--env", "PLANT_DEFECT=1")
+        report = json.loads(planted.stdout)
+        (validation,) = report["validation"]
+        exercise = validation["device"]["op_exercise"]
+        print("\n  planted: " + exercise["summary"])
+        self.assertEqual(planted.returncode, 1, planted.stderr[-3000:])
+        self.assertFalse(report["published"])
+        failed = by_op(exercise["failed"])
+        self.assertIn("pybind_kernels._C::scale_add_cuda", failed, exercise)
+        self.assertAlmostEqual(failed["pybind_kernels._C::scale_add_cuda"]["max_abs_diff"], 1.0, places=3)
+        self.assertIn("x: float32", failed["pybind_kernels._C::scale_add_cuda"]["inputs"])
+
+        right = archbuild(*common)
+        report = json.loads(right.stdout)
+        (validation,) = report["validation"]
+        exercise = validation["device"]["op_exercise"]
+        print("  right: " + exercise["summary"] + "; level " + report["validation_level"])
+        print("  census:", validation["device"]["kernel_census"]["summary"])
+        self.assertEqual(right.returncode, 0, right.stderr[-3000:])
+        self.assertTrue(report["published"])
+        exercised = by_op(exercise["exercised"])
+        self.assertEqual(exercised["pybind_kernels._C::scale_add_cuda"]["category"], "pybind cpu+cuda")
+        self.assertEqual(exercised["pybind_kernels._C::square_cuda"]["category"], "pybind cuda-only")
+        self.assertNotIn("pybind_kernels._C::scale_add_cpu", by_op(exercise["exercised"] + exercise["skipped"]))
+        self.assertEqual(validation["device"]["kernel_census"]["launched_count"], 2)
+        self.assertEqual(report["validation_level"], "checked")
+
+
+def by_op(entries):
+    return {entry["op"]: entry for entry in entries}
 
 
 if __name__ == "__main__":
