@@ -28,11 +28,29 @@ std::string quoted(const std::vector<std::string>& words) {
   return out;
 }
 
-void from_requirements_file(const std::filesystem::path& file, const std::string& shown, std::vector<std::string>& out,
-                            std::vector<std::string>& notes) {
+void from_pyproject(const std::filesystem::path& file, const std::string& shown, std::vector<std::string>& out) {
+  toml::table root;
+  try {
+    root = parse_toml_file(file);
+  } catch (const toml::parse_error& error) {
+    fail_bad_input(shown + ":" + std::to_string(error.source().begin.line) + ": " + std::string(error.description()));
+  }
+  const auto* requires_list = root["build-system"]["requires"].as_array();
+  if (!requires_list) return;
+  for (const auto& item : *requires_list)
+    if (auto value = item.value<std::string>())
+      out.push_back(*value);
+    else
+      fail_bad_input(shown + ": [build-system] requires holds a value that is not a string");
+}
+
+}  // namespace
+
+void read_requirements_file(const std::filesystem::path& file, const std::string& shown, std::vector<std::string>& out,
+                            std::vector<std::string>& notes, const std::string& role) {
   std::string text;
   if (auto why = read_regular_file(file, kMaxRequirementsBytes, text); !why.empty())
-    fail_bad_input(shown + " (build.requires_from) " + why);
+    fail_bad_input(shown + (role.empty() ? "" : " (" + role + ")") + " " + why);
   std::istringstream lines(text);
   std::string line;
   for (size_t number = 1; std::getline(lines, line); ++number) {
@@ -51,24 +69,6 @@ void from_requirements_file(const std::filesystem::path& file, const std::string
     out.push_back(line);
   }
 }
-
-void from_pyproject(const std::filesystem::path& file, const std::string& shown, std::vector<std::string>& out) {
-  toml::table root;
-  try {
-    root = parse_toml_file(file);
-  } catch (const toml::parse_error& error) {
-    fail_bad_input(shown + ":" + std::to_string(error.source().begin.line) + ": " + std::string(error.description()));
-  }
-  const auto* requires_list = root["build-system"]["requires"].as_array();
-  if (!requires_list) return;
-  for (const auto& item : *requires_list)
-    if (auto value = item.value<std::string>())
-      out.push_back(*value);
-    else
-      fail_bad_input(shown + ": [build-system] requires holds a value that is not a string");
-}
-
-}  // namespace
 
 std::string requirement_name(const std::string& requirement) {
   auto end = requirement.find_first_of("<>=!~;[( @");
@@ -94,7 +94,7 @@ std::vector<std::string> collect_build_requirements(const BuildStep& build, cons
     if (std::filesystem::path(relative).filename() == "pyproject.toml")
       from_pyproject(file, relative, found);
     else
-      from_requirements_file(file, relative, found, notes);
+      read_requirements_file(file, relative, found, notes, "build.requires_from");
   }
   std::vector<std::string> kept;
   for (const auto& requirement : found) {

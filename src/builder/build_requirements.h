@@ -28,6 +28,13 @@ std::vector<std::string> collect_build_requirements(const BuildStep& build, cons
 // ("nvidia-nccl-cu13" of "nvidia_nccl_cu13>=2.27").
 std::string requirement_name(const std::string& requirement);
 
+// The requirement lines of a pip requirements file (comments dropped); a
+// pip option (-r, -e, --index-url) is not followed but noted. Throws
+// UserError(bad_input) naming `shown` (and the `role` it plays) for a file
+// that cannot be read.
+void read_requirements_file(const std::filesystem::path& file, const std::string& shown, std::vector<std::string>& out,
+                            std::vector<std::string>& notes, const std::string& role = "");
+
 struct RequirementStatus {
   std::string requirement;  // as written
   std::string name;         // normalized

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "config/setting_names.h"
 #include "core/error.h"
 #include "core/secrets.h"
 
@@ -119,6 +120,7 @@ BuildRequest BuildOptions::request() const {
   request.test_timeout_seconds = tests.timeout();
   request.max_failed_tests = tests.budget();
   request.setting_flags = settings.by_key();
+  request.setting_flags[setting_name::test_wheelhouse] = tests.wheelhouse;
   return request;
 }
 

@@ -64,6 +64,9 @@ void add_test_options(CLI::App& app, TestOptions& tests) {
             return std::isfinite(value) ? std::string() : "'" + text + "' is not a finite number of seconds";
           },
           "SECONDS"));
+  app.add_option("--test-wheelhouse", tests.wheelhouse,
+                 "Install the project's test dependencies into the validation venv from these wheels (a dir or "
+                 "URL, pip --find-links; the test_wheelhouse setting; default: PIP_FIND_LINKS, else none)");
   app.add_option("--max-failed-tests", tests.max_failed_tests,
                  "Failures the tests may have and still pass, listed in the report (default 0; a CUDA error "
                  "never counts as tolerable)")

@@ -24,6 +24,7 @@ void add_json_flag(CLI::App& app, bool& json, const std::string& help = "Print J
 // device validation runs (validate/project_tests.h).
 struct TestOptions {
   std::string command;
+  std::string wheelhouse;      // --test-wheelhouse: the test_wheelhouse setting
   double timeout_seconds = 0;  // 0: not given
   int max_failed_tests = -1;   // -1: not given
   std::optional<double> timeout() const;

@@ -5,6 +5,7 @@
 #include "cli/command.h"
 #include "cli/common_options.h"
 #include "cli/json_output.h"
+#include "config/setting_names.h"
 #include "config/settings.h"
 #include "core/error.h"
 #include "core/private_dir.h"
@@ -61,8 +62,10 @@ Command validate_command() {
               // (a GPU-less host's "native" is exit 3; a bad wheel is exit 2).
               if (find_dist_info(open_wheel_for_reading(options->wheel).get()).empty())
                 fail_bad_input(options->wheel + " has no *.dist-info/RECORD: not a wheel");
-              auto settings = Settings::load({{"python", options->python},
-                                              {"require_kernel_launch", options->require_kernel_launch ? "true" : ""}});
+              auto settings = Settings::load(
+                  {{setting_name::python, options->python},
+                   {setting_name::require_kernel_launch, options->require_kernel_launch ? "true" : ""},
+                   {setting_name::test_wheelhouse, options->tests.wheelhouse}});
               auto book = RecipeBook::load_for(settings);  // site recipes (recipe_path) too
               const auto python = settings.python();
               // The venv and logs go to a subdirectory archbuild makes its own: DIR/<wheel>/, or
@@ -87,6 +90,7 @@ Command validate_command() {
               WheelValidationRequest request{
                   std::filesystem::absolute(options->wheel), targets, recipe, python.string(), context.gpus, work};
               request.require_kernel_launch = settings.require_kernel_launch();
+              request.test_dependencies = {settings.test_wheelhouses(), false};
               if (!options->source.empty()) {
                 if (!std::filesystem::is_directory(options->source, ec))
                   fail_bad_input("--source " + options->source + " is not a directory");

@@ -38,6 +38,9 @@ const std::vector<SettingSpec>& setting_specs() {
        "as `loaded`)"},
       {setting_name::recipe_path, "ARCHBUILD_RECIPE_PATH", "--recipe-path",
        "':'-separated dirs of site recipes, searched before the built-in ones (first dir wins)"},
+      {setting_name::test_wheelhouse, "ARCHBUILD_TEST_WHEELHOUSE", "--test-wheelhouse",
+       "space-separated dirs or URLs of wheels the validation venv installs the project's test dependencies "
+       "from (pip --find-links); empty: PIP_FIND_LINKS, else none"},
   };
   return specs;
 }
@@ -190,6 +193,29 @@ void Settings::check() const {
   (void)compiler_cache_remote();
   (void)compiler_launcher();
   (void)cache_dir();
+  (void)test_wheelhouses();
+}
+
+std::vector<std::string> Settings::test_wheelhouses() const {
+  const auto& value = get(setting_name::test_wheelhouse);
+  std::string text = value.value, origin = value.origin;
+  if (text.empty()) {
+    const char* pip = std::getenv("PIP_FIND_LINKS");  // pip's own variable, as pip reads it
+    text = pip ? pip : "";
+    origin = "env PIP_FIND_LINKS";
+  }
+  std::vector<std::string> wheelhouses;
+  for (const auto& entry : split_any(text, " \t\n")) {
+    if (entry.find("://") != std::string::npos) {
+      wheelhouses.push_back(entry);
+      continue;
+    }
+    std::error_code ec;
+    if (!std::filesystem::is_directory(entry, ec))
+      fail_bad_input("test_wheelhouse '" + entry + "' (from " + origin + ") is not a directory or a URL");
+    wheelhouses.push_back(std::filesystem::absolute(entry).lexically_normal().string());
+  }
+  return wheelhouses;
 }
 
 std::vector<std::filesystem::path> Settings::recipe_dirs() const {

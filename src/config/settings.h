@@ -49,6 +49,10 @@ class Settings {
   std::string compiler_cache_remote() const;
   // The compiler_launcher setting: ccache, sccache or none.
   CompilerLauncher compiler_launcher() const;
+  // Where the validation venv may install test dependencies from: the
+  // test_wheelhouse setting's entries (else PIP_FIND_LINKS's), each an
+  // absolute dir or a URL; throws UserError(bad_input) for a missing dir.
+  std::vector<std::string> test_wheelhouses() const;
   // Every typed accessor above and below, for `archbuild config`: throws
   // the first one's UserError.
   void check() const;

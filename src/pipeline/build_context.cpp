@@ -139,6 +139,7 @@ BuildContext BuildContext::resolve(const BuildRequest& request, CacheUse use) {
   resolve_compile_settings(context);
   context.extra_env = request.env;
   resolve_project_tests(context, request);
+  context.test_dependencies = {context.settings.test_wheelhouses(), context.intent.allow_network};
   return context;
 }
 

@@ -42,6 +42,7 @@ struct BuildContext {
   std::map<std::string, std::string> extra_env;                 // --env, checked
   std::optional<ProjectTests> tests;                            // the project's own suite validation runs
   std::string tests_origin;                                     // "--test", "recipe NAME"
+  TestDependencySource test_dependencies;  // the test_wheelhouse setting; pip's index with --allow-network
   // The signing_key setting's key, loaded once before anything is built (a
   // key removed or changed mid-build does not lose the build); run_build sets it.
   std::optional<Ed25519Key> signer;

@@ -533,6 +533,7 @@ class BuildSession {
       checks.source_dir = plan.source_dir;
       checks.tree_dir = context_.source_dir;
       checks.require_kernel_launch = context_.settings.require_kernel_launch();
+      checks.test_dependencies = context_.test_dependencies;
       auto validation = services_.validate(checks);
       events_.validation(validation);
       tally.add(wheel, validation);

@@ -96,10 +96,12 @@ constexpr const char* kExercisePtxLog = "exercise-ptx.log";
 constexpr const char* kExercisePtxResult = "exercise-ptx.json";
 constexpr const char* kExerciseOutputs = "exercise-outputs.pt";
 constexpr const char* kJitCacheDir = "jit-cache";
+constexpr const char* kTestDependenciesLog = "test-dependencies.log";
 constexpr std::array kOwnNames = {kVenvName,           kLoadNativeLog,     kLoadPtxLog,       kPipLog,
                                   kKernelNativeLog,    kKernelPtxLog,      kTorchPtxProbeLog, kProjectTestsLog,
                                   kProjectTestsReport, kLaunchDir,         kExerciseLog,      kExerciseResult,
-                                  kExercisePtxLog,     kExercisePtxResult, kExerciseOutputs,  kJitCacheDir};
+                                  kExercisePtxLog,     kExercisePtxResult, kExerciseOutputs,  kJitCacheDir,
+                                  kTestDependenciesLog};
 
 OwnedDir validation_work_dir(const std::filesystem::path& work_dir) {
   return {work_dir, kValidationWorkMarker, {kOwnNames.begin(), kOwnNames.end()}, "the validation work dir"};
@@ -416,7 +418,9 @@ DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
                              data_dir() / "recipes" / "tests" / "pytest",
                              request.work_dir / kProjectTestsReport,
                              request.work_dir / kProjectTestsLog,
-                             recorded(on_targets(kNativeOnly))};
+                             recorded(on_targets(kNativeOnly)),
+                             request.test_dependencies,
+                             request.work_dir / kTestDependenciesLog};
     auto result = run_project_tests(tests);
     checks.push_back({"project tests (" + request.tests_origin + ": " + join(request.tests->command, " ") + ")",
                       result.ok, result.summary, tests.log_file, result.seconds, result.failure});

@@ -10,6 +10,7 @@
 #include "validate/kernel_census.h"
 #include "validate/op_exercise.h"
 #include "validate/project_tests.h"
+#include "validate/test_dependencies.h"
 
 namespace archbuild {
 
@@ -29,7 +30,8 @@ struct DeviceValidationRequest {
   std::filesystem::path source_dir;  // where the tests run; empty: no tests
   bool exercise_ops = true;          // run the generic op exerciser (torch.library ops, CPU vs GPU)
   double exercise_budget_seconds = 120;
-  bool require_kernel_launch = false;  // a CUDA wheel none of whose kernels launched fails
+  bool require_kernel_launch = false;      // a CUDA wheel none of whose kernels launched fails
+  TestDependencySource test_dependencies;  // where the project's tests' dependencies may come from
 };
 
 struct DeviceCheck {

@@ -79,21 +79,23 @@ nlohmann::json ProjectTestResult::to_json() const {
   auto list = nlohmann::json::array();
   for (const auto& failure : failures)
     list.push_back({{"test", failure.test}, {"kind", to_string(failure.kind)}, {"message", failure.message}});
-  return {{"command", argv},
-          {"origin", origin},
-          {"ok", ok},
-          {"failure", to_string(failure)},
-          {"summary", summary},
-          {"passed", passed},
-          {"failed", failed},
-          {"skipped", skipped},
-          {"failures", list},
-          {"seconds", seconds},
-          {"timeout_seconds", timeout_seconds},
-          {"max_failed_tests", max_failed_tests},
-          {"report_only", report_only},
-          {"missing_modules", missing_modules},
-          {"deselected", deselected_json(deselected)}};
+  nlohmann::json json = {{"command", argv},
+                         {"origin", origin},
+                         {"ok", ok},
+                         {"failure", to_string(failure)},
+                         {"summary", summary},
+                         {"passed", passed},
+                         {"failed", failed},
+                         {"skipped", skipped},
+                         {"failures", list},
+                         {"seconds", seconds},
+                         {"timeout_seconds", timeout_seconds},
+                         {"max_failed_tests", max_failed_tests},
+                         {"report_only", report_only},
+                         {"missing_modules", missing_modules},
+                         {"deselected", deselected_json(deselected)}};
+  if (dependencies) json["test_dependencies"] = dependencies->to_json();
+  return json;
 }
 
 std::optional<ProjectTests> choose_project_tests(const Recipe* recipe, const std::string& command,
@@ -253,16 +255,59 @@ namespace {
 ProjectTestResult run_and_judge(const ProjectTestRequest& request);
 }  // namespace
 
-ProjectTestResult run_project_tests(const ProjectTestRequest& request) {
-  auto result = run_and_judge(request);
-  result.deselected = request.tests.deselected;
-  // What the suite could not run for: modules the venv lacks are not failures of the wheel.
-  std::set<std::string> missing;
+namespace {
+
+// The modules a run could not import for (this machine's fault, not the wheel's).
+std::set<std::string> modules_missing_in(const ProjectTestResult& result) {
+  std::set<std::string> missing(result.missing_modules.begin(), result.missing_modules.end());
   for (const auto& failure : result.failures)
     if (failure.kind == FailureKind::environment)
       if (auto name = missing_module(failure.message); !name.empty()) missing.insert(name);
-  for (const auto& name : result.missing_modules) missing.insert(name);
+  return missing;
+}
+
+// The tests' declared dependencies installed first; then, once, what a run
+// could not import, and the suite run again.
+ProjectTestResult run_with_dependencies(const ProjectTestRequest& request) {
+  TestDependencyInstall install;
+  auto declared = declared_test_requirements(request.source_dir);
+  install.origins = declared.origins;
+  install.notes = declared.notes;
+  auto wanted = declared.requirements;
+  const auto argv = project_test_argv(request.tests, request.venv_python, request.source_dir);
+  auto needed = request.tests.required_modules;
+  if (runs_pytest(argv)) needed.push_back("pytest");
+  for (const auto& name : distributions_for_modules(missing_modules(request.venv_python, needed, request.source_dir)))
+    if (std::find(wanted.begin(), wanted.end(), name) == wanted.end()) wanted.push_back(name);
+  const auto work_dir = request.log_file.parent_path();
+  install_test_dependencies(request.venv_python, wanted, request.dependencies, request.dependencies_log, work_dir,
+                            install);
+  auto result = run_and_judge(request);
+  std::vector<std::string> retry;
+  const auto still_missing = modules_missing_in(result);
+  for (const auto& name : distributions_for_modules({still_missing.begin(), still_missing.end()}))
+    if (std::find(install.installed.begin(), install.installed.end(), name) == install.installed.end() &&
+        std::find(install.unavailable.begin(), install.unavailable.end(), name) == install.unavailable.end())
+      retry.push_back(name);
+  const auto before = install.installed.size();
+  install_test_dependencies(request.venv_python, retry, request.dependencies, request.dependencies_log, work_dir,
+                            install);
+  if (install.installed.size() > before) result = run_and_judge(request);
+  install.source = request.dependencies.describe();
+  result.dependencies = install;
+  return result;
+}
+
+}  // namespace
+
+ProjectTestResult run_project_tests(const ProjectTestRequest& request) {
+  auto result = request.dependencies.any() ? run_with_dependencies(request) : run_and_judge(request);
+  result.deselected = request.tests.deselected;
+  // What the suite could not run for: modules the venv lacks are not failures of the wheel.
+  const auto missing = modules_missing_in(result);
   result.missing_modules.assign(missing.begin(), missing.end());
+  if (result.dependencies && !result.dependencies->summary().empty())
+    result.summary += "; " + result.dependencies->summary();
   if (!request.tests.report_only) return result;
   result.report_only = true;
   std::string why = request.origin.rfind("found ", 0) == 0

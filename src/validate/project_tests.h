@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "recipe/recipe.h"
+#include "validate/test_dependencies.h"
 
 namespace archbuild {
 
@@ -44,6 +45,10 @@ struct ProjectTestRequest {
   std::filesystem::path report_file;  // JSON lines the plugin appends
   std::filesystem::path log_file;
   std::map<std::string, std::optional<std::string>> env;  // native-only JIT settings, visible devices
+  // Where the venv may get the tests' dependencies (nowhere: none installed),
+  // and the log of those installs.
+  TestDependencySource dependencies;
+  std::filesystem::path dependencies_log;
 };
 
 struct ProjectTestResult {
@@ -57,8 +62,9 @@ struct ProjectTestResult {
   double seconds = 0;
   double timeout_seconds = 0;
   unsigned max_failed_tests = 0;
-  bool report_only = false;                  // listed, never failing validation
-  std::vector<std::string> missing_modules;  // what tests could not run for ("scipy")
+  bool report_only = false;                           // listed, never failing validation
+  std::vector<std::string> missing_modules;           // what tests could not run for ("scipy")
+  std::optional<TestDependencyInstall> dependencies;  // what was installed for them, when a source was given
   std::vector<DeselectedTest> deselected;
   nlohmann::json to_json() const;
 };

@@ -140,6 +140,7 @@ WheelValidation validate_wheel(const WheelValidationRequest& request) {
   }
   device.work_dir = request.work_dir;
   device.require_kernel_launch = request.require_kernel_launch;
+  device.test_dependencies = request.test_dependencies;
   validation.device = validate_on_device(device);
   // Which GPUs it was proven on, and through which CUDA_VISIBLE_DEVICES.
   validation.device.gpus = device.gpus.devices;

@@ -11,6 +11,7 @@
 #include "recipe/recipe.h"
 #include "validate/device_validation.h"
 #include "validate/static_validation.h"
+#include "validate/test_dependencies.h"
 
 namespace archbuild {
 
@@ -28,6 +29,7 @@ struct WheelValidationRequest {
   std::filesystem::path source_dir;
   std::filesystem::path tree_dir;      // the whole work tree: its other projects are named when no CUDA code was built
   bool require_kernel_launch = false;  // the require_kernel_launch setting
+  TestDependencySource test_dependencies;  // where the tests' dependencies may come from
 };
 
 // Static checks always; the device checks when a GPU is present and the

@@ -46,6 +46,20 @@ class Validate(unittest.TestCase):
         result = run("validate", str(wheel), "--arch", arch, "--json", env={"ARCHBUILD_FAKE_GPUS": None})
         return result, (json.loads(result.stdout) if result.stdout.startswith("{") else None)
 
+    def test_a_test_wheelhouse_that_is_no_directory_is_refused_naming_it(self):
+        wheel = make_wheel(scratch_dir(self), {"demo/_C.so": self.library, "demo/__init__.py": b""})
+        missing = scratch_dir(self) / "no-such-wheelhouse"
+        result = run("validate", str(wheel), "--arch", "9.0", "--test-wheelhouse", str(missing),
+                     env={"ARCHBUILD_FAKE_GPUS": None})
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn(f"test_wheelhouse '{missing}' (from --test-wheelhouse) is not a directory or a URL",
+                      result.stderr)
+        # pip's own variable is read the same way when the setting is unset
+        result = run("validate", str(wheel), "--arch", "9.0", env={"ARCHBUILD_FAKE_GPUS": None,
+                                                                    "PIP_FIND_LINKS": str(missing)})
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("(from env PIP_FIND_LINKS)", result.stderr)
+
     def test_valid_wheel(self):
         wheel = make_wheel(scratch_dir(self), {"demo/_C.so": self.library, "demo/__init__.py": b""})
         result, report = self.validate(wheel, "8.0;9.0+PTX")

@@ -465,7 +465,9 @@ class KernelProofTest(unittest.TestCase):
         self.assertAlmostEqual(failed["pybind_kernels._C::scale_add_cuda"]["max_abs_diff"], 1.0, places=3)
         self.assertIn("x: float32", failed["pybind_kernels._C::scale_add_cuda"]["inputs"])
 
-        right = archbuild(*common)
+        # the right build; its own tests need expecttest, which only the carried wheelhouse has
+        wheelhouse = ROOT / ".device" / "wheelhouse"
+        right = archbuild(*common, "--test-wheelhouse", str(wheelhouse))
         report = json.loads(right.stdout)
         (validation,) = report["validation"]
         exercise = validation["device"]["op_exercise"]
@@ -479,6 +481,11 @@ class KernelProofTest(unittest.TestCase):
         self.assertNotIn("pybind_kernels._C::scale_add_cpu", by_op(exercise["exercised"] + exercise["skipped"]))
         self.assertEqual(validation["device"]["kernel_census"]["launched_count"], 2)
         self.assertEqual(report["validation_level"], "checked")
+        tests = validation["device"]["project_tests"]
+        print("  project tests: " + tests["summary"])
+        self.assertEqual(tests["test_dependencies"]["installed"], ["expecttest"], tests)
+        self.assertEqual(tests["passed"], 2, tests)
+        self.assertEqual(tests["failed"], 0, tests)
 
 
 def by_op(entries):
