@@ -199,8 +199,11 @@ void Settings::check() const {
 std::vector<std::string> Settings::test_wheelhouses() const {
   const auto& value = get(setting_name::test_wheelhouse);
   std::string text = value.value, origin = value.origin;
-  if (text.empty()) {
-    const char* pip = std::getenv("PIP_FIND_LINKS");  // pip's own variable, as pip reads it
+  // pip's own variable, read as pip reads it: an entry that is not there is
+  // left out (pip warns and goes on), where archbuild's setting is refused.
+  const bool from_pip = text.empty();
+  if (from_pip) {
+    const char* pip = std::getenv("PIP_FIND_LINKS");
     text = pip ? pip : "";
     origin = "env PIP_FIND_LINKS";
   }
@@ -211,9 +214,12 @@ std::vector<std::string> Settings::test_wheelhouses() const {
       continue;
     }
     std::error_code ec;
-    if (!std::filesystem::is_directory(entry, ec))
+    if (std::filesystem::is_directory(entry, ec))
+      wheelhouses.push_back(std::filesystem::absolute(entry).lexically_normal().string());
+    else if (from_pip)
+      log::verbose("test dependencies: PIP_FIND_LINKS entry '{}' is not a directory: left out", entry);
+    else
       fail_bad_input("test_wheelhouse '" + entry + "' (from " + origin + ") is not a directory or a URL");
-    wheelhouses.push_back(std::filesystem::absolute(entry).lexically_normal().string());
   }
   return wheelhouses;
 }

@@ -51,7 +51,8 @@ class Settings {
   CompilerLauncher compiler_launcher() const;
   // Where the validation venv may install test dependencies from: the
   // test_wheelhouse setting's entries (else PIP_FIND_LINKS's), each an
-  // absolute dir or a URL; throws UserError(bad_input) for a missing dir.
+  // absolute dir or a URL; throws UserError(bad_input) for a missing dir of
+  // the setting's (PIP_FIND_LINKS's are left out, as pip leaves them).
   std::vector<std::string> test_wheelhouses() const;
   // Every typed accessor above and below, for `archbuild config`: throws
   // the first one's UserError.
