@@ -602,6 +602,27 @@ def run_op(op, inputs, device, output_specs, run_number):
     return Labelled((label, value.detach().cpu() if isinstance(value, t.Tensor) else value) for label, value in pairs)
 
 
+def has_meta_kernel(qualified_name):
+    """Whether the op has a Meta kernel: torch.library.register_fake (and register_meta) put its fake
+    implementation there."""
+    try:
+        return bool(_torch()._C._dispatch_has_kernel_for_dispatch_key(qualified_name, "Meta"))
+    except RuntimeError:
+        return False
+
+
+def meta_refusal(op, inputs):
+    """None when the op's fake kernel accepts the inputs (shapes and dtypes only, no data), else why not."""
+    t = _torch()
+    try:
+        args, kwargs = inputs.materialize("meta")
+        with t.no_grad():
+            op(*args, **kwargs)
+        return None
+    except Exception as error:  # noqa: BLE001
+        return error_text(error)
+
+
 def output_specs_of(outputs):
     t = _torch()
     return [(value.numel(), value.dtype) for _, value in outputs if isinstance(value, t.Tensor)]
@@ -874,7 +895,14 @@ class Worker:
         probe_device = devices[0] if category == "cpu+cuda" and not cpu_mode else None
         # search: the first generated input the reference device (and the probed GPU) accepts
         inputs, outputs, last_error, gpu_refusal = None, None, "none tried", None
+        # a GPU-only op with a fake (meta) kernel: inputs it refuses are found without touching the GPU
+        meta_checked = reference_device != "cpu" and "::" in name and has_meta_kernel(name)
         for candidate in input_variants(name, specs):
+            if meta_checked:
+                refusal = meta_refusal(op, candidate)
+                if refusal:
+                    last_error = f"{refusal} (its fake kernel)"
+                    continue
             self.progress.write(event="phase", op=name, device=reference_device, what="search",
                                 inputs=candidate.describe())
             try:

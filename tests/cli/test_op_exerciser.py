@@ -392,6 +392,36 @@ class OpExerciser(unittest.TestCase):
         self.assertEqual(process.returncode, 2)
         self.assertIn("usage error", process.stderr)
 
+    def test_a_fake_kernel_screens_inputs_without_the_device(self):
+        code = textwrap.dedent(f'''
+            import importlib.util, json
+            import torch
+            spec = importlib.util.spec_from_file_location("exercise_ops", {str(EXERCISER)!r})
+            ops = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(ops)
+            lib = torch.library.Library("abmeta", "DEF")
+            lib.define("rows(Tensor x) -> Tensor")
+            lib.impl("rows", lambda x: x.sum(1), "CPU")
+            def fake(x):
+                torch._check(x.dim() == 2, lambda: "rows takes a matrix")
+                return x.new_empty(x.shape[:1])
+            torch.library.register_fake("abmeta::rows", fake, lib=lib)
+            lib.define("plain(Tensor x) -> Tensor")
+            lib.impl("plain", lambda x: x, "CPU")
+            specs = [ops.ArgSpec(a) for a in torch._C._get_schema("abmeta::rows", "").arguments]
+            op = ops.resolve_op("abmeta::rows")
+            verdicts = {{v.describe(): ops.meta_refusal(op, v) for v in ops.input_variants("abmeta::rows", specs)[:4]}}
+            print(json.dumps({{"has": ops.has_meta_kernel("abmeta::rows"), "plain": ops.has_meta_kernel("abmeta::plain"),
+                              "verdicts": verdicts}}))
+        ''')
+        process = subprocess.run([str(self.python), "-c", code], capture_output=True, text=True, timeout=300)
+        self.assertEqual(process.returncode, 0, process.stderr)
+        report = json.loads(process.stdout.strip().splitlines()[-1])
+        self.assertTrue(report["has"])
+        self.assertFalse(report["plain"])
+        self.assertIsNone(report["verdicts"]["x: float32[8, 8]"])
+        self.assertIn("rows takes a matrix", report["verdicts"]["x: float32[8]"])
+
     def test_compare_function(self):
         code = textwrap.dedent(f'''
             import importlib.util, json, math
