@@ -99,6 +99,20 @@ std::string network_failure_hint(std::string_view log_text, std::string_view set
   return hint;
 }
 
+std::vector<EnvSwitch> settable_cuda_switches(const ExtensionGates& gates) {
+  if (!gates.read || gates.extensions == 0) return {};
+  std::vector<EnvSwitch> switches;
+  for (const auto& gate : gates.gates) {
+    const auto name = to_lower(gate.name);
+    const bool turns_cuda_off = name.find("no_cuda") != std::string::npos ||
+                                name.find("disable") != std::string::npos || name.find("cpu") != std::string::npos ||
+                                name.find("without") != std::string::npos;
+    if (gate.unset || turns_cuda_off) return {};
+    switches.push_back({gate.name, gate.value.empty() ? "1" : gate.value});
+  }
+  return switches;
+}
+
 std::string cpu_only_build_hint(std::string_view setup_py, const ExtensionGates& gates) {
   std::string hint =
       "the project probably built its CPU-only variant because it saw no GPU at build time (archbuild builds "

@@ -41,6 +41,20 @@ struct ExtensionGates {
   std::vector<ExtensionGate> gates;
 };
 
+// One environment variable set to a value ("FORCE_CUDA", "1").
+struct EnvSwitch {
+  std::string name;
+  std::string value;
+  bool operator==(const EnvSwitch&) const = default;
+};
+
+// The gates archbuild may set to make the project build its CUDA code,
+// outermost first: each that asks for a variable to be set (to its value,
+// or "1"). None when one of them needs a variable unset, or one reads as
+// turning CUDA off (NO_CUDA, DISABLE_CUDA, CPU_ONLY, ...): those are left
+// to the user.
+std::vector<EnvSwitch> settable_cuda_switches(const ExtensionGates& gates);
+
 // For a wheel with no CUDA code although CUDA targets were asked: the
 // project most likely built its CPU-only variant because no GPU was visible
 // at build time. Names the environment lookups that gate its CUDA

@@ -63,6 +63,11 @@ nlohmann::json BuildReport::to_json() const {
   if (!published_at.empty()) json["published_at"] = published_at;
   if (store) json["store"] = store->string();
   if (index) json["index"] = index->string();
+  if (!cuda_switches_set.empty()) {
+    auto set = nlohmann::json::array();
+    for (const auto& [name, value] : cuda_switches_set) set.push_back({{"name", name}, {"value", value}});
+    json["cuda_switches_set"] = set;
+  }
   return json;
 }
 
@@ -137,6 +142,9 @@ BuildReport BuildReport::from_json(const nlohmann::json& json) {
   report.index = path_field(json, "index");
   report.install = field(json, "install", std::vector<std::string>{});
   report.published = field(json, "published", false);
+  for (const auto& entry : field(json, "cuda_switches_set", std::vector<nlohmann::json>{}))
+    report.cuda_switches_set.emplace_back(field<std::string>(entry, "name", ""),
+                                          field<std::string>(entry, "value", ""));
   return report;
 }
 

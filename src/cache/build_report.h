@@ -59,6 +59,9 @@ struct BuildReport {
   std::optional<std::filesystem::path> index;       // the PEP 503 index dir
   std::vector<std::string> install;                 // how to install what was published
   bool published = false;
+  // Switches archbuild set because the project built no CUDA code without
+  // them (NAME -> value, outermost first); they are --env values, in the key.
+  std::vector<std::pair<std::string, std::string>> cuda_switches_set;
 
   nlohmann::json to_json() const;
   // One wheel's kernel census as its device check recorded it.

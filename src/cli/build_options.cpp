@@ -88,6 +88,9 @@ void BuildOptions::declare(CLI::App& app) {
                "label then says what it holds");
   app.add_flag("--allow-network", allow_network,
                "Let the build step reach the network (default: it runs offline, in a network namespace of its own)");
+  app.add_flag("--no-cuda-switches", no_cuda_switches,
+               "When the wheel has no CUDA code, do not set the switches its setup.py gates the CUDA code on and "
+               "build again (default: archbuild sets them, says so, and keeps them in the key)");
   add_test_options(app, tests);
   auto* wheel =
       app.add_option("--torch-wheel", torch_wheel,
@@ -116,6 +119,7 @@ BuildRequest BuildOptions::request() const {
   request.rebuild = rebuild;
   request.keep_project_archs = keep_project_archs;
   request.allow_network = allow_network;
+  request.no_cuda_switches = no_cuda_switches;
   request.test_command = tests.command;
   request.test_timeout_seconds = tests.timeout();
   request.max_failed_tests = tests.budget();

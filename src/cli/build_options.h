@@ -23,7 +23,7 @@ struct BuildOptions {
   SettingFlags settings;
   TestOptions tests;
   bool json = false, no_validate = false, rebuild = false, use_installed_torch = false, keep_project_archs = false,
-       allow_network = false;
+       allow_network = false, no_cuda_switches = false;
 
   void declare(CLI::App& app);
   BuildRequest request() const;  // throws UserError(bad_input) for a bad --env

@@ -7,6 +7,7 @@
 
 #include "builder/build_plan.h"
 #include "builder/dependency_env.h"
+#include "builder/project_switches.h"
 #include "config/settings.h"
 #include "core/cache_layout.h"
 #include "core/ed25519.h"
@@ -40,9 +41,10 @@ struct BuildContext {
   std::string compile_cluster;                                  // sccache-dist scheduler URL, checked; "" none
   std::filesystem::path compile_cluster_token;                  // the file holding its client token; "" none
   std::map<std::string, std::string> extra_env;                 // --env, checked
-  std::optional<ProjectTests> tests;                            // the project's own suite validation runs
-  std::string tests_origin;                                     // "--test", "recipe NAME"
-  TestDependencySource test_dependencies;  // the test_wheelhouse setting; pip's index with --allow-network
+  std::vector<EnvSwitch> cuda_switches_set;  // of extra_env, what a CPU-only first build asked archbuild to set
+  std::optional<ProjectTests> tests;         // the project's own suite validation runs
+  std::string tests_origin;                  // "--test", "recipe NAME"
+  TestDependencySource test_dependencies;    // the test_wheelhouse setting; pip's index with --allow-network
   // The signing_key setting's key, loaded once before anything is built (a
   // key removed or changed mid-build does not lose the build); run_build sets it.
   std::optional<Ed25519Key> signer;

@@ -16,6 +16,7 @@ BuildIntent BuildIntent::of(const BuildRequest& request) {
   intent.rebuild = request.rebuild;
   intent.keep_project_archs = request.keep_project_archs;
   intent.allow_network = request.allow_network;
+  intent.set_cuda_switches = !request.no_cuda_switches;
   if (!request.torch_wheel.empty())
     intent.torch = {TorchSource::Kind::wheel, request.torch_wheel};
   else if (request.use_installed_torch)

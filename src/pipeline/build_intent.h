@@ -36,6 +36,7 @@ struct BuildIntent {
   bool rebuild = false;             // build even on a cache hit
   bool keep_project_archs = false;  // leave the project's nvcc arch flags alone
   bool allow_network = false;       // the build step may reach the network (recorded)
+  bool set_cuda_switches = true;    // a CPU-only result's named switches are set and the build run again
   TorchSource torch;
   ValidationPolicy validation;
   std::string cuda;                                  // --cuda; empty: the installed toolkit

@@ -2,6 +2,7 @@
 
 #include "builder/build_executor.h"
 #include "builder/build_plan.h"
+#include "builder/project_switches.h"
 #include "cache/build_report.h"
 #include "core/exit_code.h"
 
@@ -15,6 +16,9 @@ struct BuildOutcome {
   BuildReport report;
   BuildPlan plan;
   BuildResult result;  // attempts, first error, slowest steps (empty on a cache hit)
+  // A wheel came out without CUDA code, and its setup.py builds that only
+  // with these set (outermost first): what a second build may set.
+  std::vector<EnvSwitch> cuda_switches_found;
 };
 
 }  // namespace archbuild

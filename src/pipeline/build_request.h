@@ -30,6 +30,7 @@ struct BuildRequest {
   bool rebuild = false;                    // build even on a cache hit
   bool keep_project_archs = false;         // do not rewrite the project's nvcc arch flags
   bool allow_network = false;              // let the build step reach the network (recorded in the manifest)
+  bool no_cuda_switches = false;           // never set the switches a CPU-only result names
   std::string test_command;                // --test: the project's tests instead of the recipe's [tests]
   std::optional<double> test_timeout_seconds;  // --test-timeout
   std::optional<unsigned> max_failed_tests;    // --max-failed-tests

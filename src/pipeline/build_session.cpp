@@ -116,6 +116,8 @@ class BuildSession {
       : context_(context), events_(events), services_(services) {}
 
   BuildOutcome run() {
+    for (const auto& item : context_.cuda_switches_set)
+      outcome_.report.cuda_switches_set.emplace_back(item.name, item.value);
     announce();
     lock_work_tree();
     auto tree = checkout();
@@ -537,6 +539,8 @@ class BuildSession {
       auto validation = services_.validate(checks);
       events_.validation(validation);
       tally.add(wheel, validation);
+      if (validation.static_checks.libraries.empty() && outcome_.cuda_switches_found.empty())
+        outcome_.cuda_switches_found = validation.static_checks.cuda_switches;
     }
     const auto& verdict = tally.verdict();
     report.validation = verdict.findings;
@@ -588,6 +592,29 @@ PlannedBuild plan_build(const BuildRequest& request) {
   return {std::move(context), std::move(plan)};
 }
 
+namespace {
+
+// The switches a CPU-only result asks for, when archbuild may set them: the
+// user did not turn this off, and they are not set to these values already
+// (a second build that still has no CUDA code is not tried again).
+std::vector<EnvSwitch> switches_to_set(const BuildOutcome& outcome, const BuildContext& context) {
+  if (outcome.exit != ExitCode::work_failed || !context.intent.set_cuda_switches) return {};
+  const auto& found = outcome.cuda_switches_found;
+  const bool all_set = std::all_of(found.begin(), found.end(), [&](const EnvSwitch& item) {
+    auto set = context.extra_env.find(item.name);
+    return set != context.extra_env.end() && set->second == item.value;
+  });
+  return all_set ? std::vector<EnvSwitch>{} : found;
+}
+
+std::string spelled(const std::vector<EnvSwitch>& switches) {
+  std::vector<std::string> words;
+  for (const auto& item : switches) words.push_back(item.name + "=" + item.value);
+  return join(words, " ");
+}
+
+}  // namespace
+
 BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events, SessionServices& services) {
   auto context = BuildContext::resolve(request);
   secrets::use_cache_secret(context.cache.root());  // made now if the cache has none: what the build stores uses it
@@ -595,6 +622,18 @@ BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events, Sess
   // publish signs with this copy, read once.
   if (const auto& key = context.settings.get(setting_name::signing_key).value; !key.empty())
     context.signer = Ed25519Key::load_private(key);
+  auto outcome = BuildSession(context, events, services).run();
+  const auto switches = switches_to_set(outcome, context);
+  if (switches.empty()) return outcome;
+  // CUDA archs were asked, and the project built its CPU-only variant: its
+  // setup.py names the switches that build the CUDA code. Set, they are --env
+  // values like any other (in the key, in the report).
+  events.stage("build",
+               "no CUDA code in the wheel: its setup.py builds it only with " + spelled(switches) +
+                   "; building again with them set (--no-cuda-switches: do not)",
+               Tone::warning);
+  for (const auto& item : switches) context.extra_env[item.name] = item.value;
+  context.cuda_switches_set = switches;
   return BuildSession(context, events, services).run();
 }
 

@@ -82,10 +82,11 @@ WheelValidation validate_wheel(const WheelValidationRequest& request) {
   if (checked.libraries.empty() && checked.unreadable.empty()) {
     std::string setup_py;
     if (!request.source_dir.empty()) (void)read_regular_file(request.source_dir / "setup.py", 1 << 20, setup_py);
-    checked.no_cuda_hint = cpu_only_build_hint(setup_py, request.source_dir.empty()
-                                                             ? ExtensionGates{}
-                                                             : read_extension_gates(request.python,
-                                                                                    request.source_dir / "setup.py"));
+    const auto gates = request.source_dir.empty()
+                           ? ExtensionGates{}
+                           : read_extension_gates(request.python, request.source_dir / "setup.py");
+    checked.no_cuda_hint = cpu_only_build_hint(setup_py, gates);
+    checked.cuda_switches = settable_cuda_switches(gates);
     if (!request.tree_dir.empty()) {
       const auto others = other_cuda_projects_hint(request.tree_dir, request.source_dir);
       if (!others.empty()) checked.no_cuda_hint = others + "; or else " + checked.no_cuda_hint;

@@ -4,7 +4,8 @@ the generic path: each wheel's fatbins are inspected. A hardcoded
 `-arch=sm_80` and a CMake target with fixed CUDA_ARCHITECTURES are rewritten
 to the asked targets; with --keep-project-archs the label says what the wheel
 holds; a project that builds its CPU variant when it sees no GPU is refused
-with the switch its setup.py reads, and builds when that switch is set."""
+with the switch its setup.py reads, and archbuild sets that switch and builds
+again (unless --no-cuda-switches)."""
 import json
 import pathlib
 import unittest
@@ -67,9 +68,9 @@ class ArchPatterns(unittest.TestCase):
         self.assertIn("+cu130.sm75.sm80-", report["wheels"][0]["file"])
         self.assertTrue(report["published"])
 
-    def test_a_cpu_only_build_names_the_switch(self):
+    def test_a_cpu_only_build_names_the_switch_and_sets_it(self):
         repo = make_pattern_repo(self.root, "cpu-only")
-        result, report = self.build(repo, "--arch", "9.0")
+        result, report = self.build(repo, "--arch", "9.0", "--no-cuda-switches")
         self.assertEqual(result.returncode, 1, result.stderr[-3000:])
         (validation,) = report["validation"]
         self.assertEqual(validation["cuda_libraries"], [])
@@ -80,20 +81,29 @@ class ArchPatterns(unittest.TestCase):
         self.assertFalse(report["published"])
         self.assertFalse(list((self.cache / "store").glob("*/cpu_only_demo*")) if (self.cache / "store").exists()
                          else [])
-        result, report = self.build(repo, "--arch", "9.0", "--env", "FORCE_CUDA=1")
+        # by default archbuild sets the switch it found and builds again, saying so
+        result, report = self.build(repo, "--arch", "9.0")
         self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        self.assertEqual(report["cuda_switches_set"], [{"name": "FORCE_CUDA", "value": "1"}])
         self.assertEqual(self.wheel_code(report), (["sm_90"], []))
         self.assertEqual(report["plan"]["key_inputs"]["env.FORCE_CUDA"], "1")
+        # the same as giving it: a cache hit
+        result, report = self.build(repo, "--arch", "9.0", "--env", "FORCE_CUDA=1")
+        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        self.assertTrue(report["cache_hit"])
 
-    def test_the_hint_names_the_outer_switch_first(self):
+    def test_the_hint_names_the_outer_switch_first_and_both_are_set(self):
         repo = make_pattern_repo(self.root, "gated")
-        result, report = self.build(repo, "--arch", "9.0", "--env", "FORCE_CUDA=1")  # not enough
+        result, report = self.build(repo, "--arch", "9.0", "--env", "FORCE_CUDA=1",  # not enough
+                                    "--no-cuda-switches")
         self.assertEqual(result.returncode, 1, result.stderr[-3000:])
         hint = report["validation"][0]["no_cuda_hint"]
         self.assertIn("only when DEMO_BUILD_LEGACY_CUDA=1, then FORCE_CUDA=1", hint)
         self.assertIn("--env DEMO_BUILD_LEGACY_CUDA=1 --env FORCE_CUDA=1", hint)
-        result, report = self.build(repo, "--arch", "9.0", "--env", "FORCE_CUDA=1", "--env", "DEMO_BUILD_LEGACY_CUDA=1")
+        result, report = self.build(repo, "--arch", "9.0", "--env", "FORCE_CUDA=1")
         self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        self.assertEqual(report["cuda_switches_set"], [{"name": "DEMO_BUILD_LEGACY_CUDA", "value": "1"},
+                                                       {"name": "FORCE_CUDA", "value": "1"}])
         self.assertEqual(self.wheel_code(report), (["sm_90"], []))
 
     def test_nvcc_from_path_in_a_recipe_of_the_cmake_dialect_is_enforced(self):

@@ -68,3 +68,18 @@ TEST(ProjectSwitches, TheCpuOnlyHintNamesTheGatesOfTheExtensionOutermostFirst) {
   EXPECT_NE(unknown.find("cannot tell from its setup.py"), std::string::npos) << unknown;
   EXPECT_NE(unknown.find("its setup.py reads FORCE_CUDA"), std::string::npos) << unknown;
 }
+
+TEST(ProjectSwitches, OnlyGatesThatTurnCudaOnAreSettable) {
+  ExtensionGates nested{true, 1, {{"TLA_BUILD_LEGACY_CUDA", "1", false}, {"FORCE_CUDA", "", false}}};
+  EXPECT_EQ(settable_cuda_switches(nested),
+            (std::vector<EnvSwitch>{{"TLA_BUILD_LEGACY_CUDA", "1"}, {"FORCE_CUDA", "1"}}));  // outermost first
+  EXPECT_EQ(settable_cuda_switches({true, 1, {{"WITH_CUDA", "ON", false}}}),
+            (std::vector<EnvSwitch>{{"WITH_CUDA", "ON"}}));
+  // one that must stay unset, or reads as turning CUDA off: nothing is set at all
+  EXPECT_TRUE(settable_cuda_switches({true, 1, {{"FORCE_CUDA", "", false}, {"BUILD_NO_CUDA", "", true}}}).empty());
+  EXPECT_TRUE(settable_cuda_switches({true, 1, {{"DEMO_CPU_ONLY", "0", false}}}).empty());
+  EXPECT_TRUE(settable_cuda_switches({true, 1, {{"DISABLE_CUDA_EXT", "1", false}}}).empty());
+  // unread, or no CUDA extension seen: nothing is known
+  EXPECT_TRUE(settable_cuda_switches({false, 1, {{"FORCE_CUDA", "", false}}}).empty());
+  EXPECT_TRUE(settable_cuda_switches({true, 0, {}}).empty());
+}

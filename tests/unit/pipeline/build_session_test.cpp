@@ -109,6 +109,11 @@ class FakeServices : public SessionServices {
   WheelValidation validate(const WheelValidationRequest& request) override {
     validated.push_back(request.wheel);
     WheelValidation validation;
+    // A project that builds its CUDA code only with FORCE_CUDA=1 in its environment.
+    if (cpu_only_without_switch && !step.runs.empty() && step.runs.back().env.count("FORCE_CUDA") == 0) {
+      validation.static_checks.cuda_switches = {{"FORCE_CUDA", "1"}};
+      return validation;  // no CUDA code: the static checks fail
+    }
     validation.static_checks.libraries.emplace_back();  // "CUDA code found": static checks pass
     validation.device.ran = true;
     DeviceCheck check{"kernel test (native SASS)", verdict == "valid", verdict, {}, 0, FailureKind::none};
@@ -146,8 +151,9 @@ class FakeServices : public SessionServices {
   ClusterConnection cluster_link;
   CompileCounts cluster_counts;
   std::vector<CompileClusterRequest> cluster_requests;
-  std::string verdict = "valid";  // what validation finds: valid, invalid, untestable
-  bool kernels_launched = true;   // whether a kernel of the wheel launched in its device checks
+  std::string verdict = "valid";         // what validation finds: valid, invalid, untestable
+  bool cpu_only_without_switch = false;  // the wheel has CUDA code only when FORCE_CUDA was set
+  bool kernels_launched = true;          // whether a kernel of the wheel launched in its device checks
   std::vector<std::string> checkouts;
   std::vector<std::filesystem::path> dependency_wheels, validated;
 };
@@ -217,6 +223,30 @@ TEST_F(BuildSessionTest, AWheelNoneOfWhoseKernelsLaunchedIsPublishedAsLoaded) {
   EXPECT_EQ(validation["name"], "validation");
   EXPECT_EQ(validation["annotations"]["level"], "loaded");
   EXPECT_EQ(validation["annotations"]["kernels"], "launched 0 of 2 kernels of this wheel");
+}
+
+TEST_F(BuildSessionTest, ACpuOnlyResultGetsTheSwitchItsSetupNamesAndIsBuiltAgain) {
+  services_.cpu_only_without_switch = true;
+  auto outcome = build(request("fixture"));
+  ASSERT_EQ(outcome.exit, ExitCode::success) << outcome.report.to_json().dump(2);
+  ASSERT_EQ(services_.step.runs.size(), 2u);
+  EXPECT_EQ(services_.step.runs[1].env.at("FORCE_CUDA"), "1");
+  EXPECT_TRUE(events_.said("building again with them set"));
+  EXPECT_EQ(outcome.report.cuda_switches_set, (std::vector<std::pair<std::string, std::string>>{{"FORCE_CUDA", "1"}}));
+  EXPECT_EQ(outcome.plan.key_inputs().at("env.FORCE_CUDA"), "1");  // a switch set is in the key
+  // the manifest keeps it
+  EXPECT_EQ(BuildReport::from_json(outcome.report.to_json()).cuda_switches_set, outcome.report.cuda_switches_set);
+}
+
+TEST_F(BuildSessionTest, NoCudaSwitchesKeepsTheCpuOnlyResultRefused) {
+  services_.cpu_only_without_switch = true;
+  auto asked = request("fixture");
+  asked.no_cuda_switches = true;
+  auto outcome = build(asked);
+  EXPECT_EQ(outcome.exit, ExitCode::work_failed);
+  EXPECT_EQ(services_.step.runs.size(), 1u);
+  EXPECT_FALSE(outcome.report.published);
+  EXPECT_TRUE(outcome.report.cuda_switches_set.empty());
 }
 
 TEST_F(BuildSessionTest, AMissBuildsValidatesAndPublishes) {
