@@ -257,197 +257,240 @@ size_t ptx_load_shards() { return std::clamp<size_t>(std::thread::hardware_concu
 
 void check_validation_work_dir(const std::filesystem::path& work_dir) { validation_work_dir(work_dir).check(); }
 
-DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
-  DeviceValidation validation;
-  if (request.gpus.devices.empty()) {
-    validation.skipped_reason = request.gpus.unavailable_reason.rfind("no visible GPU is a target", 0) == 0
-                                    ? request.gpus.unavailable_reason
-                                    : "no GPU (" + request.gpus.unavailable_reason + ")";
-    return validation;
-  }
-  auto on_targets = [&](Env env) {
-    if (!request.visible_devices.empty()) env["CUDA_VISIBLE_DEVICES"] = request.visible_devices;
-    return env;
-  };
-  validation.ran = true;
-  prepare_work_dir(request.work_dir);
-  auto& checks = validation.checks;
+namespace {
 
-  checks.push_back(load_check("fatbins load natively (CUDA_DISABLE_PTX_JIT=1)", request.wheel, on_targets(kNativeOnly),
-                              request.work_dir, kLoadNativeLog));
-  if (request.ptx_requested)
-    checks.push_back(load_check("fatbins load from PTX (CUDA_FORCE_PTX_JIT=1)", request.wheel,
-                                on_targets(ptx_only(request.work_dir)), request.work_dir, kLoadPtxLog,
-                                ptx_load_shards()));
+// One validation's steps, in order, each a method: the state they share (the
+// venv, the launch recorder, whether torch runs from PTX) lives here.
+class DeviceValidationRun {
+ public:
+  explicit DeviceValidationRun(const DeviceValidationRequest& request) : request_(request) {}
+
+  DeviceValidation run() {
+    if (request_.gpus.devices.empty()) return skipped();
+    validation_.ran = true;
+    prepare_work_dir(request_.work_dir);
+    load_fatbins();
+    if (!make_venv() || !install_wheel()) return std::move(validation_);
+    start_recorder();
+    kernel_tests();
+    if (request_.exercise_ops) exercise_ops();
+    if (request_.tests && !request_.source_dir.empty()) project_tests();
+    take_kernel_census();
+    return std::move(validation_);
+  }
+
+ private:
+  DeviceValidation skipped() {
+    const auto& why = request_.gpus.unavailable_reason;
+    validation_.skipped_reason = why.rfind("no visible GPU is a target", 0) == 0 ? why : "no GPU (" + why + ")";
+    return std::move(validation_);
+  }
+
+  Env on_targets(Env env) const {
+    if (!request_.visible_devices.empty()) env["CUDA_VISIBLE_DEVICES"] = request_.visible_devices;
+    return env;
+  }
+  // Every process after the install carries the launch recorder: the census
+  // counts what the kernel test, the exerciser and the project's tests launched.
+  Env recorded(Env env) const {
+    for (const auto& [key, value] : recorder_) env[key] = value;
+    return env;
+  }
+  Env native_env() const { return recorded(on_targets(kNativeOnly)); }
+  Env ptx_env() const { return recorded(on_targets(ptx_only(request_.work_dir))); }
+
+  void load_fatbins() {
+    add(load_check("fatbins load natively (CUDA_DISABLE_PTX_JIT=1)", request_.wheel, on_targets(kNativeOnly),
+                   request_.work_dir, kLoadNativeLog));
+    if (request_.ptx_requested)
+      add(load_check("fatbins load from PTX (CUDA_FORCE_PTX_JIT=1)", request_.wheel,
+                     on_targets(ptx_only(request_.work_dir)), request_.work_dir, kLoadPtxLog, ptx_load_shards()));
+  }
 
   // A fresh venv that still sees the interpreter's packages: a .pth file
   // names its site dirs, after the venv's own, so the wheel shadows any
   // installed copy (--system-site-packages alone would give the base
   // interpreter's, not a parent venv's).
-  auto venv = request.work_dir / kVenvName;
-  DeviceCheck venv_check{
-      "fresh venv", true, venv.string() + " (with " + request.python + "'s site-packages behind it)", {}, 0};
-  std::string venv_python;
-  auto started = std::chrono::steady_clock::now();
-  try {
-    venv_python = make_layered_venv(request.python, venv);
-  } catch (const UserError& e) {
-    venv_check.ok = false;
-    venv_check.detail = e.what();
-    venv_check.failure = FailureKind::environment;
-  }
-  venv_check.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  checks.push_back(venv_check);
-  if (!venv_check.ok) return validation;
-
-  auto install = run_step("pip install --no-deps --no-index",
-                          {venv_python, "-m", "pip", "install", "--no-deps", "--no-index", "--no-cache-dir",
-                           "--disable-pip-version-check", "--no-warn-script-location", request.wheel.string()},
-                          {{"PIP_CONFIG_FILE", "/dev/null"}}, request.work_dir, kPipLog);
-  if (install.check.ok) install.check.detail = request.wheel.filename().string() + " installed";
-  if (!install.check.ok) install.check.failure = FailureKind::test;  // the wheel does not install
-  checks.push_back(install.check);
-  if (!install.check.ok) return validation;
-
-  // Every process from here on carries the launch recorder: the census
-  // counts what the kernel test, the exerciser and the project's tests launched.
-  const auto launch_dir = request.work_dir / kLaunchDir;
-  std::string recorder_missing;
-  const auto recorder = launch_recorder_env(launch_dir, request.python, recorder_missing);
-  auto recorded = [&](Env env) {
-    for (const auto& [key, value] : recorder) env[key] = value;
-    return env;
-  };
-  // Asked at most once: whether torch's own kernels can run from PTX here.
-  std::optional<bool> torch_without_ptx;
-  auto torch_cannot_jit = [&] {
-    if (!torch_without_ptx)
-      torch_without_ptx = torch_fails_under_forced_jit(venv_python, on_targets(ptx_only(request.work_dir)),
-                                                       request.work_dir);
-    return *torch_without_ptx;
-  };
-
-  if (request.kernel_test.empty()) {
-    checks.push_back({"kernel test",
-                      false,
-                      "the recipe names no kernel_test: nothing launched a kernel",
-                      {},
-                      0,
-                      FailureKind::setup});
-  } else {
-    std::vector<std::string> argv = {venv_python, request.kernel_test.string()};
-    argv.insert(argv.end(), request.packages.begin(), request.packages.end());
-    auto native = run_step("kernel test (CUDA_DISABLE_PTX_JIT=1, CUDA_LAUNCH_BLOCKING=1)", argv,
-                           recorded(on_targets(kNativeOnly)), request.work_dir, kKernelNativeLog);
-    if (native.check.ok) native.check.detail = last_lines(native.result.out, 1);
-    checks.push_back(native.check);
-    if (request.ptx_requested) {
-      auto ptx = run_step("kernel test (CUDA_FORCE_PTX_JIT=1)", argv, recorded(on_targets(ptx_only(request.work_dir))),
-                          request.work_dir, kKernelPtxLog);
-      if (ptx.check.ok) ptx.check.detail = last_lines(ptx.result.out, 1);
-      // CUDA_FORCE_PTX_JIT holds for the whole process: a kernel test that
-      // uses torch runs torch's own kernels from PTX too, and a torch wheel
-      // whose PTX is only for a newer CC (cu130: compute_120) cannot run
-      // that way on this GPU. Then the test cannot judge the wheel's PTX
-      // (the fatbin load from PTX above did), and says so.
-      if (!ptx.check.ok && torch_cannot_jit()) {
-        ptx.check.ok = true;
-        ptx.check.failure = FailureKind::none;
-        ptx.check.detail = kTorchCannotJit +
-                           std::string("; the wheel's own PTX was proven by the fatbin load from PTX");
-      }
-      checks.push_back(ptx.check);
+  bool make_venv() {
+    const auto venv = request_.work_dir / kVenvName;
+    DeviceCheck check{
+        "fresh venv", true, venv.string() + " (with " + request_.python + "'s site-packages behind it)", {}, 0};
+    const auto started = std::chrono::steady_clock::now();
+    try {
+      venv_python_ = make_layered_venv(request_.python, venv);
+    } catch (const UserError& e) {
+      check.ok = false;
+      check.detail = e.what();
+      check.failure = FailureKind::environment;
     }
+    check.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return add(check);
   }
 
-  if (request.exercise_ops) {
-    OpExerciseRequest exercise{venv_python,
-                               request.packages,
-                               request.extension_packages,
+  bool install_wheel() {
+    auto install = run_step("pip install --no-deps --no-index",
+                            {venv_python_, "-m", "pip", "install", "--no-deps", "--no-index", "--no-cache-dir",
+                             "--disable-pip-version-check", "--no-warn-script-location", request_.wheel.string()},
+                            {{"PIP_CONFIG_FILE", "/dev/null"}}, request_.work_dir, kPipLog);
+    if (install.check.ok) install.check.detail = request_.wheel.filename().string() + " installed";
+    if (!install.check.ok) install.check.failure = FailureKind::test;  // the wheel does not install
+    return add(install.check);
+  }
+
+  void start_recorder() {
+    launch_dir_ = request_.work_dir / kLaunchDir;
+    recorder_ = launch_recorder_env(launch_dir_, request_.python, recorder_missing_);
+  }
+
+  // Asked at most once: whether torch's own kernels can run from PTX here.
+  bool torch_cannot_jit() {
+    if (!torch_without_ptx_)
+      torch_without_ptx_ = torch_fails_under_forced_jit(venv_python_, on_targets(ptx_only(request_.work_dir)),
+                                                        request_.work_dir);
+    return *torch_without_ptx_;
+  }
+
+  void kernel_tests() {
+    if (request_.kernel_test.empty()) {
+      add({"kernel test",
+           false,
+           "the recipe names no kernel_test: nothing launched a kernel",
+           {},
+           0,
+           FailureKind::setup});
+      return;
+    }
+    std::vector<std::string> argv = {venv_python_, request_.kernel_test.string()};
+    argv.insert(argv.end(), request_.packages.begin(), request_.packages.end());
+    auto native = run_step(std::string(kNativeKernelTestCheck) + ", CUDA_LAUNCH_BLOCKING=1)", argv, native_env(),
+                           request_.work_dir, kKernelNativeLog);
+    if (native.check.ok) native.check.detail = last_lines(native.result.out, 1);
+    add(native.check);
+    if (!request_.ptx_requested) return;
+    auto ptx = run_step("kernel test (CUDA_FORCE_PTX_JIT=1)", argv, ptx_env(), request_.work_dir, kKernelPtxLog);
+    if (ptx.check.ok) ptx.check.detail = last_lines(ptx.result.out, 1);
+    // CUDA_FORCE_PTX_JIT holds for the whole process: a kernel test that
+    // uses torch runs torch's own kernels from PTX too, and a torch wheel
+    // whose PTX is only for a newer CC (cu130: compute_120) cannot run
+    // that way on this GPU. Then the test cannot judge the wheel's PTX
+    // (the fatbin load from PTX above did), and says so.
+    if (!ptx.check.ok && torch_cannot_jit())
+      excuse(ptx.check, kTorchCannotJit + std::string("; the wheel's own PTX was proven by the fatbin load from PTX"));
+    add(ptx.check);
+  }
+
+  FailureKind exercise_failure(const OpExercise& exercise) const {
+    if (exercise.ok()) return FailureKind::none;
+    // a package that does not import for want of a module is this machine's fault
+    return exercise.exit_code == 2 ? classify_failure(exercise.summary, request_.packages) : FailureKind::kernel;
+  }
+
+  void exercise_ops() {
+    OpExerciseRequest exercise{venv_python_,
+                               request_.packages,
+                               request_.extension_packages,
                                data_dir() / "recipes" / "tests" / "exercise_ops.py",
-                               request.work_dir / kExerciseResult,
-                               request.work_dir / kExerciseLog,
-                               request.work_dir / kExerciseOutputs,
+                               request_.work_dir / kExerciseResult,
+                               request_.work_dir / kExerciseLog,
+                               request_.work_dir / kExerciseOutputs,
                                false,
                                "native",
-                               request.exercise_budget_seconds,
-                               recorded(on_targets(kNativeOnly)),
-                               request.work_dir};
+                               request_.exercise_budget_seconds,
+                               native_env(),
+                               request_.work_dir};
     auto native = run_op_exercise(exercise);
     if (!native.no_torch) {
-      checks.push_back({"op exerciser (CPU against each GPU, CUDA_DISABLE_PTX_JIT=1)", native.ok(), native.summary,
-                        native.log, native.seconds,
-                        native.ok() ? FailureKind::none
-                        // a package that does not import for want of a module is this machine's fault
-                        : native.exit_code == 2 ? classify_failure(native.summary, request.packages)
-                                                : FailureKind::kernel});
+      add({"op exerciser (CPU against each GPU, CUDA_DISABLE_PTX_JIT=1)", native.ok(), native.summary, native.log,
+           native.seconds, exercise_failure(native)});
       // SASS against PTX: the same inputs again, the PTX JIT-compiled, compared with the native results.
-      if (request.ptx_requested && native.ran && native.exit_code <= 1 && native.exercised > 0) {
-        exercise.compare_with_saved = true;
-        exercise.label = "ptx";
-        exercise.result_file = request.work_dir / kExercisePtxResult;
-        exercise.log_file = request.work_dir / kExercisePtxLog;
-        exercise.env = recorded(on_targets(ptx_only(request.work_dir)));
-        auto ptx = run_op_exercise(exercise);
-        DeviceCheck check{"op exerciser (CUDA_FORCE_PTX_JIT=1 against the native results)",
-                          ptx.ok(),
-                          ptx.summary,
-                          ptx.log,
-                          ptx.seconds,
-                          ptx.ok()             ? FailureKind::none
-                          : ptx.exit_code == 2 ? classify_failure(ptx.summary, request.packages)
-                                               : FailureKind::kernel};
-        if (!ptx.ok() && torch_cannot_jit()) {
-          check.ok = true;
-          check.failure = FailureKind::none;
-          check.detail = kTorchCannotJit + std::string(" (") + ptx.summary + ")";
-        }
-        checks.push_back(check);
-        validation.exercise_ptx = std::move(ptx);
-      }
+      if (request_.ptx_requested && native.ran && native.exit_code <= 1 && native.exercised > 0)
+        exercise_ops_from_ptx(exercise);
     }
-    validation.exercise = std::move(native);
+    validation_.exercise = std::move(native);
   }
 
-  if (request.tests && !request.source_dir.empty()) {
-    ProjectTestRequest tests{*request.tests,
-                             request.tests_origin,
-                             request.source_dir,
-                             venv_python,
-                             request.packages,
+  void exercise_ops_from_ptx(OpExerciseRequest exercise) {
+    exercise.compare_with_saved = true;
+    exercise.label = "ptx";
+    exercise.result_file = request_.work_dir / kExercisePtxResult;
+    exercise.log_file = request_.work_dir / kExercisePtxLog;
+    exercise.env = ptx_env();
+    auto ptx = run_op_exercise(exercise);
+    DeviceCheck check{"op exerciser (CUDA_FORCE_PTX_JIT=1 against the native results)",
+                      ptx.ok(),
+                      ptx.summary,
+                      ptx.log,
+                      ptx.seconds,
+                      exercise_failure(ptx)};
+    if (!ptx.ok() && torch_cannot_jit()) excuse(check, kTorchCannotJit + std::string(" (") + ptx.summary + ")");
+    add(check);
+    validation_.exercise_ptx = std::move(ptx);
+  }
+
+  void project_tests() {
+    ProjectTestRequest tests{*request_.tests,
+                             request_.tests_origin,
+                             request_.source_dir,
+                             venv_python_,
+                             request_.packages,
                              data_dir() / "recipes" / "tests" / "pytest",
-                             request.work_dir / kProjectTestsReport,
-                             request.work_dir / kProjectTestsLog,
-                             recorded(on_targets(kNativeOnly)),
-                             request.test_dependencies,
-                             request.work_dir / kTestDependenciesLog};
+                             request_.work_dir / kProjectTestsReport,
+                             request_.work_dir / kProjectTestsLog,
+                             native_env(),
+                             request_.test_dependencies,
+                             request_.work_dir / kTestDependenciesLog};
     auto result = run_project_tests(tests);
-    checks.push_back({"project tests (" + request.tests_origin + ": " + join(request.tests->command, " ") + ")",
-                      result.ok, result.summary, tests.log_file, result.seconds, result.failure});
-    validation.project_tests = std::move(result);
+    add({"project tests (" + request_.tests_origin + ": " + join(request_.tests->command, " ") + ")", result.ok,
+         result.summary, tests.log_file, result.seconds, result.failure});
+    validation_.project_tests = std::move(result);
   }
 
   // The census: the wheel's kernels in the images these GPUs run, against what launched.
-  std::vector<ComputeCapability> ccs;
-  for (const auto& gpu : request.gpus.devices) ccs.push_back(gpu.cc);
-  bool unreadable = false;
-  auto wheel_kernels = wheel_kernels_for(request.wheel, ccs, request.ptx_requested, unreadable);
-  LaunchRecords records;
-  if (recorder.empty())
-    records.not_recorded = recorder_missing;
-  else
-    records = read_launch_records(launch_dir);
-  validation.census = take_census(wheel_kernels, records);
-  validation.census->unreadable = unreadable;
-  if (request.require_kernel_launch && !validation.kernels_launched())
-    checks.push_back(
-        {"a kernel of the wheel launched (require_kernel_launch)",
-         false,
-         validation.census->summary() + ": the wheel's modules load, but nothing proved a kernel of it runs",
-         {},
-         0,
-         validation.census->recorded ? FailureKind::test : FailureKind::environment});
-  return validation;
+  void take_kernel_census() {
+    std::vector<ComputeCapability> ccs;
+    for (const auto& gpu : request_.gpus.devices) ccs.push_back(gpu.cc);
+    bool unreadable = false;
+    auto wheel_kernels = wheel_kernels_for(request_.wheel, ccs, request_.ptx_requested, unreadable);
+    LaunchRecords records;
+    if (recorder_.empty())
+      records.not_recorded = recorder_missing_;
+    else
+      records = read_launch_records(launch_dir_);
+    validation_.census = take_census(wheel_kernels, records);
+    validation_.census->unreadable = unreadable;
+    if (request_.require_kernel_launch && !validation_.kernels_launched())
+      add({"a kernel of the wheel launched (require_kernel_launch)",
+           false,
+           validation_.census->summary() + ": the wheel's modules load, but nothing proved a kernel of it runs",
+           {},
+           0,
+           validation_.census->recorded ? FailureKind::test : FailureKind::environment});
+  }
+
+  // A check that failed for a reason it cannot judge: passed, saying why.
+  static void excuse(DeviceCheck& check, const std::string& why) {
+    check.ok = true;
+    check.failure = FailureKind::none;
+    check.detail = why;
+  }
+  bool add(const DeviceCheck& check) {
+    validation_.checks.push_back(check);
+    return check.ok;
+  }
+
+  const DeviceValidationRequest& request_;
+  DeviceValidation validation_;
+  std::string venv_python_;
+  std::filesystem::path launch_dir_;
+  Env recorder_;
+  std::string recorder_missing_;
+  std::optional<bool> torch_without_ptx_;
+};
+
+}  // namespace
+
+DeviceValidation validate_on_device(const DeviceValidationRequest& request) {
+  return DeviceValidationRun(request).run();
 }
 
 }  // namespace archbuild

@@ -70,10 +70,9 @@ struct DeviceValidation {
 // The file validation writes first into a work dir it makes its own.
 inline constexpr const char* kValidationWorkMarker = ".archbuild-validate";
 
-// A work dir is validation's when it is absent or empty, carries the marker,
-// or holds nothing but what validation writes (its venv and logs, as an
-// older archbuild left them). Anything else, or a symbolic link, is refused
-// with exit 2 naming it. Writes nothing.
+// A work dir is validation's when it is absent or empty, or carries the
+// marker. Anything else (even only names validation writes), or a symbolic
+// link, is refused with exit 2 naming it. Writes nothing.
 void check_validation_work_dir(const std::filesystem::path& work_dir);
 
 // Proves the wheel runs on every visible GPU, each step in a child process:
