@@ -10,6 +10,7 @@
 #include "cache/install_lines.h"
 #include "cache/provenance.h"
 #include "cache/simple_index.h"
+#include "cache/store_listing.h"
 #include "cache/store_maintenance.h"
 #include "cache/wheel_store.h"
 #include "cli/command.h"
@@ -77,39 +78,10 @@ CLI::App* with_cache_options(CLI::App* sub, CacheOptions& options) {
   return sub;
 }
 
-std::string short_time(const StoreEntry& entry) {
-  auto text = entry.manifest ? entry.manifest->published_at : "";
-  return text.size() >= 16 ? text.substr(0, 10) + " " + text.substr(11, 5) : "?";
-}
-
-// "device", "loaded", "static", "none", or "?" for an entry without a readable manifest.
-std::string validation_word(const StoreEntry& entry) {
-  return entry.manifest ? to_string(entry.manifest->validation_level) : "?";
-}
-
 std::string megabytes(uintmax_t bytes) {
   std::ostringstream out;
   out << std::fixed << std::setprecision(1) << bytes / 1048576.0 << " MiB";
   return out.str();
-}
-
-nlohmann::json entry_json(const StoreEntry& entry) {
-  std::vector<std::string> wheels;
-  for (const auto& wheel : entry.wheels) wheels.push_back(wheel.filename().string());
-  return {{"key", entry.hash},
-          {"dir", entry.dir.string()},
-          {"recipe", entry.inputs.recipe()},
-          {"ref", entry.inputs.ref()},
-          {"arch_list", entry.inputs.arch_list()},
-          {"cuda", entry.inputs.cuda()},
-          {"wheels", wheels},
-          {"bytes", entry_wheel_bytes(entry)},
-          {"published_at", entry.manifest ? entry.manifest->published_at : ""},
-          {"validation", validation_word(entry)},
-          {"kernels_launched", entry.manifest && entry.manifest->kernels_launched()
-                                   ? nlohmann::json(*entry.manifest->kernels_launched())
-                                   : nlohmann::json()},
-          {"kernel_census", entry.manifest ? entry.manifest->kernel_census_summary() : ""}};
 }
 
 // The kernels each wheel's device checks launched, demangled, as the manifest recorded them.
@@ -125,7 +97,7 @@ ExitCode run_ls(const CacheOptions& options) {
   auto entries = store.entries();
   if (options.json) {
     auto list = nlohmann::json::array();
-    for (const auto& entry : entries) list.push_back(entry_json(entry));
+    for (const auto& entry : entries) list.push_back(store_entry_json(entry));
     print_json({{"cache_dir", options.resolve().string()}, {"entries", list}});
     return ExitCode::success;
   }
@@ -138,7 +110,7 @@ ExitCode run_ls(const CacheOptions& options) {
             << "WHEEL\n";
   for (const auto& entry : entries)
     for (const auto& wheel : entry.wheels)
-      std::cout << std::left << std::setw(14) << entry.hash.substr(0, 12) << std::setw(17) << short_time(entry)
+      std::cout << std::left << std::setw(14) << entry.hash.substr(0, 12) << std::setw(17) << short_publish_time(entry)
                 << std::setw(10) << validation_word(entry) << std::setw(11) << megabytes(entry_wheel_bytes(entry))
                 << wheel.filename().string() << "\n";
   std::cout << entries.size() << " build" << (entries.size() == 1 ? "" : "s") << "; index: file://"
@@ -155,7 +127,7 @@ ExitCode run_show(const CacheOptions& options, const std::string& prefix) {
     fail_bad_input("'" + prefix + "' is ambiguous: " + std::to_string(found.size()) + " keys start with it");
   const auto& entry = found.front();
   if (options.json) {
-    auto out = entry_json(entry);
+    auto out = store_entry_json(entry);
     out["key_inputs"] = entry.inputs.values();
     out["manifest"] = entry.manifest_json;
     print_json(out);
@@ -264,12 +236,12 @@ ExitCode run_gc(const CacheOptions& options, size_t keep, bool dry_run) {
                   << "or build)\n";
       return;
     }
-    auto json = entry_json(step.entry);
+    auto json = store_entry_json(step.entry);
     json["bytes"] = step.bytes;  // its wheels are gone by now
     removed.push_back(std::move(json));
     if (!options.json)
       std::cout << (dry_run ? "would remove " : "removed ") << step.entry.hash.substr(0, 12) << " "
-                << gc_group(step.entry) << " (" << short_time(step.entry) << ")\n";
+                << gc_group(step.entry) << " (" << short_publish_time(step.entry) << ")\n";
   };
   auto result = collect_garbage(options.resolve(), keep, dry_run, print_step);
   const auto settings = Settings::load({{setting_name::cache_dir, options.cache_dir}});
@@ -294,169 +266,213 @@ ExitCode run_gc(const CacheOptions& options, size_t keep, bool dry_run) {
   return ExitCode::success;
 }
 
+ExitCode run_keygen(const std::string& path) {
+  Ed25519Key::generate(path);
+  const auto key = Ed25519Key::load_private(path);
+  std::cout << "private key " << path << " (keep it; sign with --signing-key or the signing_key "
+            << "setting)\npublic key  " << path << ".pub (give it to `cache verify "
+            << "--trusted-key`)\nkey id      " << key.key_id() << "\n";
+  return ExitCode::success;
+}
+
+ExitCode run_index(const std::string& wheels_dir, const std::string& index_dir) {
+  std::filesystem::path wheels = std::filesystem::absolute(wheels_dir);
+  std::filesystem::path target = index_dir.empty() ? wheels / "simple" : std::filesystem::absolute(index_dir);
+  std::error_code ec;
+  // A --index DIR the user named may be a link; WHEELS/simple, archbuild's name, may not.
+  if (index_dir.empty() && std::filesystem::is_symlink(std::filesystem::symlink_status(target, ec)))
+    fail_bad_input(target.string() + " is a symbolic link: archbuild follows no link below WHEELS " +
+                   "(name the index dir with --index DIR)");
+  auto indexed = write_simple_index(wheels, target);
+  std::cout << "indexed " << indexed.size() << " wheel" << (indexed.size() == 1 ? "" : "s") << " in " << target.string()
+            << "\n";
+  for (const auto& wheel : indexed)
+    std::cout << "  " << wheel.project << "  " << wheel.file.filename().string() << "\n";
+  std::cout << "pip install --index-url file://" << target.string() << " PROJECT\n"
+            << "pip install --find-links " << wheels.string() << " PROJECT\n";
+  return ExitCode::success;
+}
+
+ExitCode run_why(const CacheOptions& options, const std::string& a, const std::string& b) {
+  auto differences = diff_key_texts(read_key_text(a), read_key_text(b));
+  if (options.json) {
+    auto list = nlohmann::json::array();
+    for (const auto& d : differences) list.push_back({{"key", d.key}, {"a", d.before}, {"b", d.after}});
+    print_json({{"same", differences.empty()}, {"differences", list}});
+  } else if (differences.empty()) {
+    std::cout << "same key: every input is equal\n";
+  } else {
+    for (const auto& d : differences)
+      std::cout << paint(d.key, Style::bold) << "\n  - " << (d.before.empty() ? "(absent)" : d.before) << "\n  + "
+                << (d.after.empty() ? "(absent)" : d.after) << "\n";
+  }
+  return differences.empty() ? ExitCode::success : ExitCode::work_failed;
+}
+
+}  // namespace
+
+namespace {
+
+// Every `cache` subcommand and the options they share, declared once; run()
+// hands the parsed one to its run_* function.
+struct CacheSubcommands {
+  std::shared_ptr<CacheOptions> options = std::make_shared<CacheOptions>();
+  std::shared_ptr<RemoteOptions> remote_options = std::make_shared<RemoteOptions>();
+  std::string remote, show_key, keygen_path, push_dest, why_a, why_b, index_wheels, index_target;
+  size_t keep = 2;
+  bool dry_run = false;
+  CLI::App *ls = nullptr, *show = nullptr, *verify = nullptr, *keygen = nullptr, *gc = nullptr, *push = nullptr,
+           *why = nullptr, *index = nullptr, *index_config = nullptr;
+
+  void declare(CLI::App& app) {
+    declare_listing(app);
+    declare_verify(app);
+    declare_gc(app);
+    declare_push(app);
+    declare_tools(app);
+    app.require_subcommand(1);
+  }
+
+  void declare_listing(CLI::App& app) {
+    ls = with_cache_options(app.add_subcommand("ls", "List published builds, newest first"), *options);
+    show = with_cache_options(app.add_subcommand("show", "One build: inputs, wheels, validation"), *options);
+    show->add_option("key", show_key, "The key or its first characters")->required();
+    show->add_option("--trusted-key", options->trusted_keys, "A public key (PEM) to check the signature with");
+  }
+
+  void declare_verify(CLI::App& app) {
+    verify = with_cache_options(
+        app.add_subcommand("verify", "Recheck every wheel's hash, RECORD, manifest, provenance and the index"),
+        *options);
+    verify->add_option("--trusted-key", options->trusted_keys,
+                       "A public key (PEM) whose signature on the provenance counts (repeatable)");
+    verify->add_option("location", remote, "Check a bucket instead: s3://BUCKET/PREFIX");
+    add_transfer_options(*verify, *remote_options);
+    verify->add_flag("--require-signature", options->require_signature,
+                     "Every entry's provenance must carry a signature that verifies with a --trusted-key");
+  }
+
+  void declare_gc(CLI::App& app) {
+    gc = with_cache_options(app.add_subcommand("gc", "Keep the newest N builds per project, arch list and machine"),
+                            *options);
+    gc->add_option("--keep", keep, "How many to keep per project, arch list and machine (default 2)")
+        ->check(CLI::Range(0, 1000000));  // 0 gets its own message
+    gc->add_flag("--dry-run", dry_run, "Say what would go, remove nothing");
+    gc->add_option("location", remote, "Collect in a bucket instead: s3://BUCKET/PREFIX");
+    add_transfer_options(*gc, *remote_options);
+  }
+
+  void declare_push(CLI::App& app) {
+    push = with_cache_options(app.add_subcommand("push",
+                                                 "Copy published builds to a shared directory or a bucket "
+                                                 "(s3://BUCKET/PREFIX), or upload them to a package server "
+                                                 "(--repository-url)"),
+                              *options);
+    push->add_option("dest", push_dest,
+                     "A shared directory (laid out like a cache: store/, wheels/, simple/) or s3://BUCKET/PREFIX");
+    add_upload_options(*push, *remote_options);
+    add_transfer_options(*push, *remote_options);
+    push->add_option("--public-url", remote_options->public_url,
+                     "With s3://: the URL readers reach the bucket's prefix through (for the printed index URL)");
+  }
+
+  void declare_tools(CLI::App& app) {
+    keygen = app.add_subcommand("keygen", "Make an ed25519 key pair for signing provenance (PATH, PATH.pub)");
+    keygen->add_option("path", keygen_path, "Where the private key goes (mode 0600; never overwritten)")->required();
+    why = app.add_subcommand("why", "Diff two builds' key texts (key.txt files or build dirs)");
+    why->add_option("a", why_a, "First key.txt or build dir")->required();
+    why->add_option("b", why_b, "Second key.txt or build dir")->required();
+    add_json_flag(*why, options->json, "Print JSON");
+    index = app.add_subcommand("index", "Write a PEP 503 simple index over a directory of wheels");
+    index->add_option("wheels", index_wheels, "Directory of wheels")->required();
+    index->add_option("--index", index_target, "Where the index goes (default: WHEELS/simple)");
+    index_config =
+        app.add_subcommand("index-config",
+                           "Print the pip.conf and uv.toml lines that make pip and uv read the cache's index");
+    add_cache_dir_option(*index_config, options->cache_dir);
+    index_config->add_option("location", remote, "A bucket's index instead: s3://BUCKET/PREFIX");
+    index_config->add_option("--public-url", remote_options->public_url,
+                             "The URL readers reach the bucket's prefix through (a server in front of it)");
+  }
+
+  ExitCode run() const {
+    if (ls->parsed()) return run_ls(*options);
+    if (show->parsed()) return run_show(*options, show_key);
+    if (verify->parsed()) return run_any_verify();
+    if (gc->parsed()) return run_any_gc();
+    if (push->parsed()) return run_any_push();
+    if (keygen->parsed()) return run_keygen(keygen_path);
+    if (index_config->parsed()) return run_index_config();
+    if (index->parsed()) return run_index(index_wheels, index_target);
+    return run_why(*options, why_a, why_b);
+  }
+
+  ExitCode run_any_verify() const {
+    // Without a key no signature can verify: every signed entry would read as changed.
+    if (options->require_signature && options->trusted_keys.empty())
+      fail_bad_input("--require-signature needs --trusted-key PUB: the public key whose signatures count");
+    if (!remote.empty())
+      return run_s3_verify(options->cache_dir, remote, *remote_options, options->keys(), options->require_signature,
+                           options->json);
+    return run_verify(*options);
+  }
+
+  ExitCode run_any_gc() const {
+    if (remote.empty()) return run_gc(*options, keep, dry_run);
+    if (keep == 0) fail_bad_input("--keep must be at least 1");
+    return run_s3_gc(remote, *remote_options, keep, dry_run, options->json);
+  }
+
+  // A package server, a bucket or a directory, each with the options it takes.
+  ExitCode run_any_push() const {
+    // As with twine, TWINE_REPOSITORY_URL stands for --repository-url (when no DEST is given).
+    const bool upload = !remote_options->repository_url.empty() || !remote_options->repository_name.empty() ||
+                        (push_dest.empty() && process_environment()("TWINE_REPOSITORY_URL"));
+    if (upload) return run_upload();
+    if (push_dest.empty())
+      fail_bad_input("cache push: give DEST (a directory or s3://BUCKET/PREFIX) or --repository-url URL");
+    if (remote_options->with_variants)
+      fail_bad_input(
+          "cache push: --with-variants is for --repository-url (a bucket or a directory gets the variant wheels "
+          "anyway)");
+    if (is_s3_location(push_dest)) return run_s3_push(options->cache_dir, push_dest, *remote_options, options->json);
+    if (!remote_options->public_url.empty()) fail_bad_input("cache push: --public-url is for s3:// destinations");
+    // A directory is written through the file system: no request to time or retry.
+    for (const char* transfer : {"--timeout", "--retries", "--lock-stale-after"})
+      if (push->count(transfer))
+        fail_bad_input(std::string("cache push: ") + transfer +
+                       " is for s3:// destinations and --repository-url, not a directory");
+    return run_push(*options, push_dest);
+  }
+
+  ExitCode run_upload() const {
+    if (!push_dest.empty()) fail_bad_input("cache push: give DEST or --repository-url/--repository, not both");
+    if (!remote_options->public_url.empty())
+      fail_bad_input("cache push: --public-url is for s3:// destinations, not --repository-url");
+    if (push->count("--lock-stale-after"))
+      fail_bad_input("cache push: --lock-stale-after is for s3:// destinations, not --repository-url");
+    return run_repository_upload(options->cache_dir, *remote_options, options->json);
+  }
+
+  ExitCode run_index_config() const {
+    if (!remote.empty()) return run_s3_index_config(remote, *remote_options);
+    if (!remote_options->public_url.empty())
+      fail_bad_input(
+          "cache index-config: --public-url is for s3://BUCKET/PREFIX (a local cache's index is its directory)");
+    std::cout << index_configuration(cache_index_paths(options->resolve()).simple_dir);
+    return ExitCode::success;
+  }
+};
+
 }  // namespace
 
 Command cache_command() {
-  return {
-      "cache", "The wheel cache and its index: ls, show, verify, gc, push, why, keygen, index, index-config",
-      [](CLI::App& app) {
-        auto options = std::make_shared<CacheOptions>();
-        auto ls = with_cache_options(app.add_subcommand("ls", "List published builds, newest first"), *options);
-        auto show_key = std::make_shared<std::string>();
-        auto show = with_cache_options(app.add_subcommand("show", "One build: inputs, wheels, validation"), *options);
-        show->add_option("key", *show_key, "The key or its first characters")->required();
-        auto verify = with_cache_options(
-            app.add_subcommand("verify", "Recheck every wheel's hash, RECORD, manifest, provenance and the index"),
-            *options);
-        verify->add_option("--trusted-key", options->trusted_keys,
-                           "A public key (PEM) whose signature on the provenance counts (repeatable)");
-        auto remote = std::make_shared<std::string>();
-        auto remote_options = std::make_shared<RemoteOptions>();
-        verify->add_option("location", *remote, "Check a bucket instead: s3://BUCKET/PREFIX");
-        add_transfer_options(*verify, *remote_options);
-        verify->add_flag("--require-signature", options->require_signature,
-                         "Every entry's provenance must carry a signature that verifies with a --trusted-key");
-        show->add_option("--trusted-key", options->trusted_keys, "A public key (PEM) to check the signature with");
-        auto keygen_path = std::make_shared<std::string>();
-        auto keygen = app.add_subcommand("keygen", "Make an ed25519 key pair for signing provenance (PATH, PATH.pub)");
-        keygen->add_option("path", *keygen_path, "Where the private key goes (mode 0600; never overwritten)")
-            ->required();
-        auto keep = std::make_shared<size_t>(2);
-        auto dry_run = std::make_shared<bool>(false);
-        auto gc = with_cache_options(app.add_subcommand("gc",
-                                                        "Keep the newest N builds per project, arch list and machine"),
-                                     *options);
-        gc->add_option("--keep", *keep, "How many to keep per project, arch list and machine (default 2)")
-            ->check(CLI::Range(0, 1000000));  // 0 gets its own message below
-        gc->add_flag("--dry-run", *dry_run, "Say what would go, remove nothing");
-        gc->add_option("location", *remote, "Collect in a bucket instead: s3://BUCKET/PREFIX");
-        add_transfer_options(*gc, *remote_options);
-
-        auto push_dest = std::make_shared<std::string>();
-        auto push = with_cache_options(
-            app.add_subcommand("push",
-                               "Copy published builds to a shared directory or a bucket (s3://BUCKET/PREFIX), "
-                               "or upload them to a package server (--repository-url)"),
-            *options);
-        push->add_option("dest", *push_dest,
-                         "A shared directory (laid out like a cache: store/, wheels/, simple/) or s3://BUCKET/PREFIX");
-        add_upload_options(*push, *remote_options);
-        add_transfer_options(*push, *remote_options);
-        push->add_option("--public-url", remote_options->public_url,
-                         "With s3://: the URL readers reach the bucket's prefix through (for the printed index URL)");
-
-        auto why = app.add_subcommand("why", "Diff two builds' key texts (key.txt files or build dirs)");
-        auto why_a = std::make_shared<std::string>(), why_b = std::make_shared<std::string>();
-        why->add_option("a", *why_a, "First key.txt or build dir")->required();
-        why->add_option("b", *why_b, "Second key.txt or build dir")->required();
-        add_json_flag(*why, options->json, "Print JSON");
-
-        auto index = app.add_subcommand("index", "Write a PEP 503 simple index over a directory of wheels");
-        auto index_wheels = std::make_shared<std::string>(), index_target = std::make_shared<std::string>();
-        index->add_option("wheels", *index_wheels, "Directory of wheels")->required();
-        index->add_option("--index", *index_target, "Where the index goes (default: WHEELS/simple)");
-        auto index_config =
-            app.add_subcommand("index-config",
-                               "Print the pip.conf and uv.toml lines that make pip and uv read the cache's index");
-        add_cache_dir_option(*index_config, options->cache_dir);
-        index_config->add_option("location", *remote, "A bucket's index instead: s3://BUCKET/PREFIX");
-        index_config->add_option("--public-url", remote_options->public_url,
-                                 "The URL readers reach the bucket's prefix through (a server in front of it)");
-        app.require_subcommand(1);
-
-        return [=]() -> ExitCode {
-          if (ls->parsed()) return run_ls(*options);
-          if (show->parsed()) return run_show(*options, *show_key);
-          // Without a key no signature can verify: every signed entry would read as changed.
-          if (verify->parsed() && options->require_signature && options->trusted_keys.empty())
-            fail_bad_input("--require-signature needs --trusted-key PUB: the public key whose signatures count");
-          if (verify->parsed() && !remote->empty())
-            return run_s3_verify(options->cache_dir, *remote, *remote_options, options->keys(),
-                                 options->require_signature, options->json);
-          if (verify->parsed()) return run_verify(*options);
-          if (gc->parsed() && !remote->empty()) {
-            if (*keep == 0) fail_bad_input("--keep must be at least 1");
-            return run_s3_gc(*remote, *remote_options, *keep, *dry_run, options->json);
-          }
-          if (gc->parsed()) return run_gc(*options, *keep, *dry_run);
-          if (push->parsed()) {
-            // As with twine, TWINE_REPOSITORY_URL stands for --repository-url (when no DEST is given).
-            const bool upload = !remote_options->repository_url.empty() || !remote_options->repository_name.empty() ||
-                                (push_dest->empty() && process_environment()("TWINE_REPOSITORY_URL"));
-            if (upload && !push_dest->empty())
-              fail_bad_input("cache push: give DEST or --repository-url/--repository, not both");
-            if (upload && !remote_options->public_url.empty())
-              fail_bad_input("cache push: --public-url is for s3:// destinations, not --repository-url");
-            if (upload && push->count("--lock-stale-after"))
-              fail_bad_input("cache push: --lock-stale-after is for s3:// destinations, not --repository-url");
-            if (upload) return run_repository_upload(options->cache_dir, *remote_options, options->json);
-            if (push_dest->empty())
-              fail_bad_input("cache push: give DEST (a directory or s3://BUCKET/PREFIX) or --repository-url URL");
-            if (remote_options->with_variants)
-              fail_bad_input(
-                  "cache push: --with-variants is for --repository-url (a bucket or a directory gets "
-                  "the variant wheels anyway)");
-            if (is_s3_location(*push_dest))
-              return run_s3_push(options->cache_dir, *push_dest, *remote_options, options->json);
-            if (!remote_options->public_url.empty())
-              fail_bad_input("cache push: --public-url is for s3:// destinations");
-            // A directory is written through the file system: no request to time or retry.
-            for (const char* transfer : {"--timeout", "--retries", "--lock-stale-after"})
-              if (push->count(transfer))
-                fail_bad_input(std::string("cache push: ") + transfer +
-                               " is for s3:// destinations and --repository-url, not a directory");
-            return run_push(*options, *push_dest);
-          }
-          if (keygen->parsed()) {
-            Ed25519Key::generate(*keygen_path);
-            const auto key = Ed25519Key::load_private(*keygen_path);
-            std::cout << "private key " << *keygen_path << " (keep it; sign with --signing-key or the signing_key "
-                      << "setting)\npublic key  " << *keygen_path << ".pub (give it to `cache verify "
-                      << "--trusted-key`)\nkey id      " << key.key_id() << "\n";
-            return ExitCode::success;
-          }
-          if (index_config->parsed() && !remote->empty()) return run_s3_index_config(*remote, *remote_options);
-          if (index_config->parsed() && !remote_options->public_url.empty())
-            fail_bad_input(
-                "cache index-config: --public-url is for s3://BUCKET/PREFIX (a local cache's index is "
-                "its directory)");
-          if (index_config->parsed()) {
-            std::cout << index_configuration(cache_index_paths(options->resolve()).simple_dir);
-            return ExitCode::success;
-          }
-          if (index->parsed()) {
-            std::filesystem::path wheels = std::filesystem::absolute(*index_wheels);
-            std::filesystem::path target = index_target->empty() ? wheels / "simple"
-                                                                 : std::filesystem::absolute(*index_target);
-            std::error_code ec;
-            // A --index DIR the user named may be a link; WHEELS/simple, archbuild's name, may not.
-            if (index_target->empty() && std::filesystem::is_symlink(std::filesystem::symlink_status(target, ec)))
-              fail_bad_input(target.string() + " is a symbolic link: archbuild follows no link below WHEELS " +
-                             "(name the index dir with --index DIR)");
-            auto indexed = write_simple_index(wheels, target);
-            std::cout << "indexed " << indexed.size() << " wheel" << (indexed.size() == 1 ? "" : "s") << " in "
-                      << target.string() << "\n";
-            for (const auto& wheel : indexed)
-              std::cout << "  " << wheel.project << "  " << wheel.file.filename().string() << "\n";
-            std::cout << "pip install --index-url file://" << target.string() << " PROJECT\n"
-                      << "pip install --find-links " << wheels.string() << " PROJECT\n";
-            return ExitCode::success;
-          }
-          auto differences = diff_key_texts(read_key_text(*why_a), read_key_text(*why_b));
-          if (options->json) {
-            auto list = nlohmann::json::array();
-            for (const auto& d : differences) list.push_back({{"key", d.key}, {"a", d.before}, {"b", d.after}});
-            print_json({{"same", differences.empty()}, {"differences", list}});
-          } else if (differences.empty()) {
-            std::cout << "same key: every input is equal\n";
-          } else {
-            for (const auto& d : differences)
-              std::cout << paint(d.key, Style::bold) << "\n  - " << (d.before.empty() ? "(absent)" : d.before)
-                        << "\n  + " << (d.after.empty() ? "(absent)" : d.after) << "\n";
-          }
-          return differences.empty() ? ExitCode::success : ExitCode::work_failed;
-        };
-      }};
+  return {"cache", "The wheel cache and its index: ls, show, verify, gc, push, why, keygen, index, index-config",
+          [](CLI::App& app) {
+            auto subcommands = std::make_shared<CacheSubcommands>();
+            subcommands->declare(app);
+            return [subcommands]() -> ExitCode { return subcommands->run(); };
+          }};
 }
 
 }  // namespace archbuild
