@@ -142,174 +142,265 @@ std::string distinct_work_tree_name(const CacheLayout& cache, const SourceTarget
 }
 }  // namespace
 
-SourceTarget resolve_source_target(const SourceQuery& query, const RecipeBook& book, const MirrorCache& mirrors,
-                                   bool offline, const SdistFetcher* sdists, const UrlRewriter* rewriter) {
-  const std::string& what = query.what;
-  std::string ref_option = query.ref;
-  SourceTarget target;
-  std::optional<LocalHead> local;
-  std::optional<LocalPlace> place;
-  std::optional<PypiSpec> pypi;
-  std::optional<std::filesystem::path> archive;
-  std::string subdirectory = checked_subdirectory(query.subdirectory, "--subdirectory");
-  const Recipe* named = nullptr;
-  if (!query.recipe.empty()) {
-    named = book.find(query.recipe);
-    if (!named) fail_bad_input("--recipe " + query.recipe + ": no such recipe (see `archbuild recipes`)");
-    if (book.find(what))
-      fail_bad_input("--recipe goes with a PATH, URL or pypi:NAME==VERSION, not with the recipe name '" + what + "'");
-  }
-  // The recipe a URL (or pypi:NAME) is the repository of, unless --recipe names one.
-  auto by_repository = [&](const std::string& url) -> const Recipe* {
-    if (named) return nullptr;
-    const Recipe* matched = book.find_by_repository(url);
-    if (matched)
-      target.notes.push_back("using recipe " + matched->name + " for " + what + " (its repository is " +
-                             matched->repository + "; --recipe picks another)");
-    return matched;
-  };
-  std::error_code ec;
-  if (const Recipe* recipe = book.find(what); recipe && recipe->repository.empty())
-    fail_bad_input("recipe " + what + " has no repository of its own: give a PATH or URL and --recipe " + what);
-  if (const Recipe* recipe = book.find(what); recipe && !recipe->repository.empty()) {
-    target.name = recipe->name;
-    target.url = recipe->repository;
-    target.recipe = recipe;
-    target.submodules = recipe->submodules;
-    if (is_pypi_repository(recipe->repository))
-      pypi = PypiSpec{canonical_project_name(recipe->repository.substr(kPypiPrefix.size())), ""};
-  } else if (is_pypi_repository(what)) {
-    pypi = parse_pypi_spec(what);
-    if (!pypi->version.empty() && !ref_option.empty())
-      fail_bad_input("--ref does not go with " + what +
-                     ": the version is its ref (pypi:NAME --ref VERSION also works)");
-    target.url = std::string(kPypiPrefix) + pypi->name;
-    const Recipe* matched = by_repository(target.url);
-    target.name = matched ? matched->name : pypi->name;
-    target.recipe = named ? named : matched ? matched : book.find("cpp-extension");
-  } else if (std::filesystem::is_regular_file(what, ec) && is_sdist_file_name(what)) {
-    archive = std::filesystem::absolute(what).lexically_normal();
-    auto [project, version] = archive_name_and_version(*archive);
-    if (!ref_option.empty()) fail_bad_input("--ref does not go with the sdist " + what + ": its version is " + version);
-    pypi = PypiSpec{project, version};
-    const Recipe* matched = by_repository(std::string(kPypiPrefix) + project);
-    target.name = matched ? matched->name : project;
-    target.recipe = named ? named : matched ? matched : book.find("cpp-extension");
-  } else {
-    const Recipe* matched = nullptr;
-    if (std::filesystem::is_directory(what, ec)) {
-      const auto dir = without_trailing_slash(std::filesystem::absolute(what));
-      place = place_of(dir);
-      if (!place->repository && !ref_option.empty())
-        fail_bad_input("--ref " + ref_option + " names a commit, and " + what +
-                       " is no git repository: it is built as it is on disk, without --ref");
-      target.url = place->root.string();
-      subdirectory = join_subdirectory(place->inside, subdirectory);
-      // A local tree is often a fork with build needs of its own: its origin
-      // remote suggests a recipe, it does not pick one.
-      if (!named && place->repository)
-        if (const Recipe* suggested = book.find_by_repository(origin_remote_url(place->root)))
-          target.notes.push_back("its origin remote is the repository of recipe " + suggested->name + ": --recipe " +
-                                 suggested->name + " builds it with that recipe");
-      if (place->repository && ref_option.empty()) local = read_local_head(place->root);
-    } else if (is_pip_vcs_url(what)) {
-      auto pip_url = parse_pip_vcs_url(what);
-      if (!pip_url.ref.empty() && !ref_option.empty() && pip_url.ref != ref_option)
-        fail_bad_input("'" + what + "' names the ref " + pip_url.ref + " and --ref names " + ref_option + ": give one");
-      if (!pip_url.subdirectory.empty() && !subdirectory.empty() && pip_url.subdirectory != subdirectory)
-        fail_bad_input("'" + what + "' names #subdirectory=" + pip_url.subdirectory + " and --subdirectory " +
-                       subdirectory + ": give one");
-      if (!pip_url.ref.empty()) ref_option = pip_url.ref;
-      if (!pip_url.subdirectory.empty()) subdirectory = pip_url.subdirectory;
-      target.url = pip_url.url;
-      matched = by_repository(target.url);
-    } else if (looks_like_url(what)) {
-      target.url = what;
-      matched = by_repository(what);
-    } else {
-      std::vector<std::string> names;
-      for (const auto& recipe : book.all())
-        if (!recipe.repository.empty()) names.push_back(recipe.name);
-      fail_bad_input("'" + what + "' is not a recipe (" + join(names, ", ") +
-                     "), a directory, an sdist file (.tar.gz, .zip), a git URL (https://..., "
-                     "git+https://...@REF#subdirectory=DIR, file://..., git@host:path) or pypi:NAME[==VERSION]");
-    }
-    const auto base_name = path_safe(repository_short_name(target.url));
-    target.name = matched ? matched->name : base_name;
-    target.recipe = named ? named : matched ? matched : book.find("cpp-extension");
-    if (named || matched) target.submodules = target.recipe->submodules;
-  }
-  const bool recipe_repository = target.recipe && same_repository(target.recipe->repository, target.url);
-  if (subdirectory.empty() && recipe_repository) subdirectory = target.recipe->subdirectory;
-  target.subdirectory = subdirectory;
-  // Two projects of one repository are two names: their work trees, build
-  // dirs and histories stay apart.
-  if (!subdirectory.empty() && !recipe_repository)
-    target.name += "-" + path_safe(std::filesystem::path(subdirectory).filename().string());
+namespace {
 
-  if (pypi) {
-    if (!sdists) throw std::logic_error("resolve_source_target: an sdist needs an SdistFetcher");
+// One resolution of what a build was asked to build: the kind of target
+// (a recipe, pypi:NAME, an sdist file, a directory, a URL) first, then its
+// subdirectory, then its ref. Each step is a method over the state they share.
+class TargetResolution {
+ public:
+  TargetResolution(const SourceQuery& query, const RecipeBook& book, const MirrorCache& mirrors, bool offline,
+                   const SdistFetcher* sdists, const UrlRewriter* rewriter)
+      : query_(query),
+        what_(query.what),
+        book_(book),
+        mirrors_(mirrors),
+        offline_(offline),
+        sdists_(sdists),
+        rewriter_(rewriter),
+        ref_option_(query.ref),
+        subdirectory_(checked_subdirectory(query.subdirectory, "--subdirectory")) {}
+
+  SourceTarget run() {
+    check_named_recipe();
+    std::error_code ec;
+    if (const Recipe* recipe = book_.find(what_); recipe && recipe->repository.empty())
+      fail_bad_input("recipe " + what_ + " has no repository of its own: give a PATH or URL and --recipe " + what_);
+    if (const Recipe* recipe = book_.find(what_); recipe && !recipe->repository.empty())
+      from_recipe(*recipe);
+    else if (is_pypi_repository(what_))
+      from_pypi_spec();
+    else if (std::filesystem::is_regular_file(what_, ec) && is_sdist_file_name(what_))
+      from_sdist_file();
+    else
+      from_location();
+    settle_subdirectory();
+    settle_ref();
+    if (target_.work_tree_name.empty()) target_.work_tree_name = target_.ref;
+    target_.work_tree_name = distinct_work_tree_name(CacheLayout(mirrors_.cache_dir()), target_);
+    if (target_.recipe)
+      for (const auto& file : book_.resolve(*target_.recipe, target_.ref).patch_files)
+        target_.patches.push_back({file, "recipe"});
+    return std::move(target_);
+  }
+
+ private:
+  void check_named_recipe() {
+    if (query_.recipe.empty()) return;
+    named_ = book_.find(query_.recipe);
+    if (!named_) fail_bad_input("--recipe " + query_.recipe + ": no such recipe (see `archbuild recipes`)");
+    if (book_.find(what_))
+      fail_bad_input("--recipe goes with a PATH, URL or pypi:NAME==VERSION, not with the recipe name '" + what_ + "'");
+  }
+
+  // The recipe a URL (or pypi:NAME) is the repository of, unless --recipe names one.
+  const Recipe* by_repository(const std::string& url) {
+    if (named_) return nullptr;
+    const Recipe* matched = book_.find_by_repository(url);
+    if (matched)
+      target_.notes.push_back("using recipe " + matched->name + " for " + what_ + " (its repository is " +
+                              matched->repository + "; --recipe picks another)");
+    return matched;
+  }
+
+  void use_recipe(const Recipe* matched, const std::string& fallback_name) {
+    target_.name = matched ? matched->name : fallback_name;
+    target_.recipe = named_ ? named_ : matched ? matched : book_.find("cpp-extension");
+  }
+
+  void from_recipe(const Recipe& recipe) {
+    target_.name = recipe.name;
+    target_.url = recipe.repository;
+    target_.recipe = &recipe;
+    target_.submodules = recipe.submodules;
+    if (is_pypi_repository(recipe.repository))
+      pypi_ = PypiSpec{canonical_project_name(recipe.repository.substr(kPypiPrefix.size())), ""};
+  }
+
+  void from_pypi_spec() {
+    pypi_ = parse_pypi_spec(what_);
+    if (!pypi_->version.empty() && !ref_option_.empty())
+      fail_bad_input("--ref does not go with " + what_ +
+                     ": the version is its ref (pypi:NAME --ref VERSION also works)");
+    target_.url = std::string(kPypiPrefix) + pypi_->name;
+    use_recipe(by_repository(target_.url), pypi_->name);
+  }
+
+  void from_sdist_file() {
+    archive_ = std::filesystem::absolute(what_).lexically_normal();
+    auto [project, version] = archive_name_and_version(*archive_);
+    if (!ref_option_.empty())
+      fail_bad_input("--ref does not go with the sdist " + what_ + ": its version is " + version);
+    pypi_ = PypiSpec{project, version};
+    use_recipe(by_repository(std::string(kPypiPrefix) + project), project);
+  }
+
+  // A directory, a pip VCS URL or a git URL.
+  void from_location() {
+    const Recipe* matched = nullptr;
+    std::error_code ec;
+    if (std::filesystem::is_directory(what_, ec))
+      from_directory();
+    else if (is_pip_vcs_url(what_))
+      matched = from_pip_vcs_url();
+    else if (looks_like_url(what_))
+      matched = by_repository(target_.url = what_);
+    else
+      fail_unknown_target();
+    use_recipe(matched, path_safe(repository_short_name(target_.url)));
+    if (named_ || matched) target_.submodules = target_.recipe->submodules;
+  }
+
+  void from_directory() {
+    const auto dir = without_trailing_slash(std::filesystem::absolute(what_));
+    place_ = place_of(dir);
+    if (!place_->repository && !ref_option_.empty())
+      fail_bad_input("--ref " + ref_option_ + " names a commit, and " + what_ +
+                     " is no git repository: it is built as it is on disk, without --ref");
+    target_.url = place_->root.string();
+    subdirectory_ = join_subdirectory(place_->inside, subdirectory_);
+    // A local tree is often a fork with build needs of its own: its origin
+    // remote suggests a recipe, it does not pick one.
+    if (!named_ && place_->repository)
+      if (const Recipe* suggested = book_.find_by_repository(origin_remote_url(place_->root)))
+        target_.notes.push_back("its origin remote is the repository of recipe " + suggested->name + ": --recipe " +
+                                suggested->name + " builds it with that recipe");
+    if (place_->repository && ref_option_.empty()) local_ = read_local_head(place_->root);
+  }
+
+  const Recipe* from_pip_vcs_url() {
+    auto pip_url = parse_pip_vcs_url(what_);
+    if (!pip_url.ref.empty() && !ref_option_.empty() && pip_url.ref != ref_option_)
+      fail_bad_input("'" + what_ + "' names the ref " + pip_url.ref + " and --ref names " + ref_option_ + ": give one");
+    if (!pip_url.subdirectory.empty() && !subdirectory_.empty() && pip_url.subdirectory != subdirectory_)
+      fail_bad_input("'" + what_ + "' names #subdirectory=" + pip_url.subdirectory + " and --subdirectory " +
+                     subdirectory_ + ": give one");
+    if (!pip_url.ref.empty()) ref_option_ = pip_url.ref;
+    if (!pip_url.subdirectory.empty()) subdirectory_ = pip_url.subdirectory;
+    target_.url = pip_url.url;
+    return by_repository(target_.url);
+  }
+
+  [[noreturn]] void fail_unknown_target() const {
+    std::vector<std::string> names;
+    for (const auto& recipe : book_.all())
+      if (!recipe.repository.empty()) names.push_back(recipe.name);
+    fail_bad_input("'" + what_ + "' is not a recipe (" + join(names, ", ") +
+                   "), a directory, an sdist file (.tar.gz, .zip), a git URL (https://..., "
+                   "git+https://...@REF#subdirectory=DIR, file://..., git@host:path) or pypi:NAME[==VERSION]");
+  }
+
+  void settle_subdirectory() {
+    recipe_repository_ = target_.recipe && same_repository(target_.recipe->repository, target_.url);
+    if (subdirectory_.empty() && recipe_repository_) subdirectory_ = target_.recipe->subdirectory;
+    target_.subdirectory = subdirectory_;
+    // Two projects of one repository are two names: their work trees, build
+    // dirs and histories stay apart.
+    if (!subdirectory_.empty() && !recipe_repository_)
+      target_.name += "-" + path_safe(std::filesystem::path(subdirectory_).filename().string());
+  }
+
+  std::string fetch_url() const { return rewriter_ ? rewriter_->apply(target_.url) : target_.url; }
+
+  void settle_ref() {
+    if (pypi_)
+      from_sdist_source();
+    else if (!ref_option_.empty())
+      from_ref_option();
+    else if (place_ && !place_->repository)
+      from_plain_directory();
+    else if (local_)
+      from_local_head();
+    else if (recipe_repository_ && !target_.recipe->default_ref.empty())
+      target_.ref = target_.recipe->default_ref;
+    else
+      target_.ref = mirrors_.default_branch(fetch_url(), offline_);
+  }
+
+  void from_sdist_source() {
+    if (!sdists_) throw std::logic_error("resolve_source_target: an sdist needs an SdistFetcher");
     SdistSource sdist;
-    if (archive) {
-      sdist = sdists->prepare_local(*archive, *pypi, mirrors);
+    if (archive_) {
+      sdist = sdists_->prepare_local(*archive_, *pypi_, mirrors_);
     } else {
       // The version: the spec's, --ref, the default_ref of the recipe whose repository it is, or the newest.
-      std::string version = pypi->version;
+      std::string version = pypi_->version;
       if (version.empty())
-        version = !ref_option.empty() ? ref_option : recipe_repository ? target.recipe->default_ref : "";
-      if (!version.empty()) check_pypi_version(version, what);
-      sdist = sdists->prepare({pypi->name, version}, mirrors);
+        version = !ref_option_.empty() ? ref_option_ : recipe_repository_ ? target_.recipe->default_ref : "";
+      if (!version.empty()) check_pypi_version(version, what_);
+      sdist = sdists_->prepare({pypi_->name, version}, mirrors_);
     }
-    target.url = sdist.repository;
-    target.ref = sdist.ref;
-    target.sdist = sdist.origin;
-    target.submodules = false;  // an sdist holds its files, no submodule commits
-    target.notes.insert(target.notes.end(), sdist.notes.begin(), sdist.notes.end());
-  } else if (!ref_option.empty()) {
+    target_.url = sdist.repository;
+    target_.ref = sdist.ref;
+    target_.sdist = sdist.origin;
+    target_.submodules = false;  // an sdist holds its files, no submodule commits
+    target_.notes.insert(target_.notes.end(), sdist.notes.begin(), sdist.notes.end());
+  }
+
+  void from_ref_option() {
     // Caught here, before any fetch: `../../etc` is no ref, and retrying a fetch will not make it one.
-    if (!is_valid_git_ref_name(ref_option))
-      fail_bad_input("--ref '" + ref_option + "' is not a valid git ref name (a tag, branch or commit)");
-    target.ref = ref_option;
+    if (!is_valid_git_ref_name(ref_option_))
+      fail_bad_input("--ref '" + ref_option_ + "' is not a valid git ref name (a tag, branch or commit)");
+    target_.ref = ref_option_;
     // A ref the repository lacks is said before anything is planned (plan too).
-    mirrors.check_ref(rewriter ? rewriter->apply(target.url) : target.url, ref_option, offline);
-  } else if (place && !place->repository) {
-    target.snapshot = snapshot_directory(place->root, mirrors.path_for(target.url));
-    target.ref = target.snapshot->commit;
-    target.work_tree_name = "local";
-    target.submodules = false;
-    target.notes.push_back(
-        "building the directory " + target.url + " as it is on disk: " + std::to_string(target.snapshot->files) +
-        " files, snapshot " + target.snapshot->commit.substr(0, 12) +
-        (target.snapshot->dropped.empty() ? "" : "; left out VCS metadata: " + join(target.snapshot->dropped, ", ")));
-  } else if (local) {
+    mirrors_.check_ref(fetch_url(), ref_option_, offline_);
+  }
+
+  void from_plain_directory() {
+    target_.snapshot = snapshot_directory(place_->root, mirrors_.path_for(target_.url));
+    target_.ref = target_.snapshot->commit;
+    target_.work_tree_name = "local";
+    target_.submodules = false;
+    target_.notes.push_back(
+        "building the directory " + target_.url + " as it is on disk: " + std::to_string(target_.snapshot->files) +
+        " files, snapshot " + target_.snapshot->commit.substr(0, 12) +
+        (target_.snapshot->dropped.empty() ? "" : "; left out VCS metadata: " + join(target_.snapshot->dropped, ", ")));
+  }
+
+  void from_local_head() {
     // The exact commit, never a branch name a mirror may hold an older commit of.
     // A local path is no network access: offline or not, the mirror takes what it lacks.
-    const auto head = mirrors.ensure({target.url, local->commit, std::nullopt, false, false});
-    target.ref = head.commit;
-    target.work_tree_name = path_safe(local->ref);
-    target.snapshot = snapshot_working_tree(place->root, mirrors.path_for(target.url));
-    if (!target.snapshot) {
-      target.notes.push_back("building " + target.url + "'s " + local->description + " (--ref picks a commit)");
-    } else {
-      target.snapshot->base_description = local->description;
-      target.ref = target.snapshot->commit;
-      const auto& edited = target.snapshot->edited;
-      std::vector<std::string> shown(edited.begin(), edited.begin() + std::min<size_t>(5, edited.size()));
-      target.warnings.push_back("building " + target.url + " as it is on disk: " + local->description + " and " +
-                                std::to_string(edited.size()) + " edited path" + (edited.size() == 1 ? "" : "s") +
-                                " (" + join(shown, ", ") + (edited.size() > 5 ? ", ..." : "") + "), snapshot " +
-                                target.snapshot->commit.substr(0, 12) + " (--ref builds a commit exactly)");
+    const auto head = mirrors_.ensure({target_.url, local_->commit, std::nullopt, false, false});
+    target_.ref = head.commit;
+    target_.work_tree_name = path_safe(local_->ref);
+    target_.snapshot = snapshot_working_tree(place_->root, mirrors_.path_for(target_.url));
+    if (!target_.snapshot) {
+      target_.notes.push_back("building " + target_.url + "'s " + local_->description + " (--ref picks a commit)");
+      return;
     }
-  } else if (recipe_repository && !target.recipe->default_ref.empty())
-    target.ref = target.recipe->default_ref;
-  else
-    target.ref = mirrors.default_branch(rewriter ? rewriter->apply(target.url) : target.url, offline);
-  if (target.work_tree_name.empty()) target.work_tree_name = target.ref;
-  target.work_tree_name = distinct_work_tree_name(CacheLayout(mirrors.cache_dir()), target);
-  if (target.recipe)
-    for (const auto& file : book.resolve(*target.recipe, target.ref).patch_files)
-      target.patches.push_back({file, "recipe"});
-  return target;
+    target_.snapshot->base_description = local_->description;
+    target_.ref = target_.snapshot->commit;
+    const auto& edited = target_.snapshot->edited;
+    std::vector<std::string> shown(edited.begin(), edited.begin() + std::min<size_t>(5, edited.size()));
+    target_.warnings.push_back("building " + target_.url + " as it is on disk: " + local_->description + " and " +
+                               std::to_string(edited.size()) + " edited path" + (edited.size() == 1 ? "" : "s") + " (" +
+                               join(shown, ", ") + (edited.size() > 5 ? ", ..." : "") + "), snapshot " +
+                               target_.snapshot->commit.substr(0, 12) + " (--ref builds a commit exactly)");
+  }
+
+  const SourceQuery& query_;
+  const std::string& what_;
+  const RecipeBook& book_;
+  const MirrorCache& mirrors_;
+  const bool offline_;
+  const SdistFetcher* sdists_;
+  const UrlRewriter* rewriter_;
+  std::string ref_option_;
+  std::string subdirectory_;
+  const Recipe* named_ = nullptr;
+  bool recipe_repository_ = false;
+  SourceTarget target_;
+  std::optional<LocalHead> local_;
+  std::optional<LocalPlace> place_;
+  std::optional<PypiSpec> pypi_;
+  std::optional<std::filesystem::path> archive_;
+};
+
+}  // namespace
+
+SourceTarget resolve_source_target(const SourceQuery& query, const RecipeBook& book, const MirrorCache& mirrors,
+                                   bool offline, const SdistFetcher* sdists, const UrlRewriter* rewriter) {
+  return TargetResolution(query, book, mirrors, offline, sdists, rewriter).run();
 }
 
 }  // namespace archbuild
