@@ -179,168 +179,220 @@ BuildResult execute_build(const BuildPlan& plan, BuildProgressSink& status) {
   return execute_build(plan, status, runner);
 }
 
-BuildResult execute_build(const BuildPlan& plan, BuildProgressSink& status, CommandRunner& runner) {
-  BuildResult result;
-  // Interrupted before anything ran: the work tree stays as it was (stale
-  // outputs kept, no configure stamp for a configure that never happened).
-  if (int signal = pending_interrupt()) {
-    result.interrupted = true;
-    result.attempts.push_back({plan.jobs.jobs, AttemptOutcome::interrupted,
-                               std::string("interrupted by ") + (signal == SIGTERM ? "SIGTERM" : "SIGINT"), 0});
-    return result;
+namespace {
+
+// One run of a plan's build step: the attempts (an OOM retry at fewer jobs
+// continues the incremental build), then what they left (wheels, the nvcc
+// arch enforcement's record, ninja's steps as a trace).
+class BuildExecution {
+ public:
+  BuildExecution(const BuildPlan& plan, BuildProgressSink& status, CommandRunner& runner)
+      : plan_(plan), status_(status), runner_(runner) {}
+
+  BuildResult run() {
+    // Interrupted before anything ran: the work tree stays as it was (stale
+    // outputs kept, no configure stamp for a configure that never happened).
+    if (int signal = pending_interrupt()) {
+      result_.interrupted = true;
+      result_.attempts.push_back({plan_.jobs.jobs, AttemptOutcome::interrupted,
+                                  std::string("interrupted by ") + (signal == SIGTERM ? "SIGTERM" : "SIGINT"), 0});
+      return std::move(result_);
+    }
+    open_log();
+    started_ = std::chrono::steady_clock::now();
+    started_file_time_ = std::filesystem::file_time_type::clock::now();
+    const double self_cpu_before = cpu_seconds(RUSAGE_SELF), children_cpu_before = cpu_seconds(RUSAGE_CHILDREN);
+    const auto ninja_logs_before = ninja_log_sizes(plan_.source_dir);
+    prepare_build_dir();
+    BuildPlan attempt_plan = plan_;  // an OOM retry: the same plan at fewer jobs
+    while (run_attempt(attempt_plan)) attempt_plan = plan_.with_jobs(std::max(1u, attempt_plan.jobs.jobs / 2));
+    log_->flush();
+    if (!log_->error().empty() && result_.ok) {
+      result_.ok = false;
+      result_.error_excerpt = {"cannot write the build log: " + log_->error()};
+    }
+    measure(self_cpu_before, children_cpu_before);
+    if (result_.ok) collect_wheels();
+    record_enforcement();
+    collect_ninja_steps(ninja_logs_before);
+    return std::move(result_);
   }
+
+ private:
   // Wheels of an earlier build in this out dir (published, or quarantined)
   // must not be taken for this build's.
-  std::error_code ec;
-  std::filesystem::remove_all(plan.wheel_dir, ec);
-  std::filesystem::create_directories(plan.wheel_dir);
-  std::filesystem::create_directories(plan.out_dir / "tmp");
-  std::optional<BuildLogFile> opened;
-  try {
-    opened.emplace(plan.log_path);
-  } catch (const std::filesystem::filesystem_error& error) {
-    fail_environment("cannot write the build log " + plan.log_path.string() + ": " + error.code().message());
+  void open_log() {
+    std::error_code ec;
+    std::filesystem::remove_all(plan_.wheel_dir, ec);
+    std::filesystem::create_directories(plan_.wheel_dir);
+    std::filesystem::create_directories(plan_.out_dir / "tmp");
+    try {
+      log_.emplace(plan_.log_path);
+    } catch (const std::filesystem::filesystem_error& error) {
+      fail_environment("cannot write the build log " + plan_.log_path.string() + ": " + error.code().message());
+    }
   }
-  auto& log = *opened;
-  auto started = std::chrono::steady_clock::now();
-  auto started_file_time = std::filesystem::file_time_type::clock::now();
-  double self_cpu_before = cpu_seconds(RUSAGE_SELF);
-  double children_cpu_before = cpu_seconds(RUSAGE_CHILDREN);
 
-  auto ninja_logs_before = ninja_log_sizes(plan.source_dir);
-  for (const auto& stale : plan.configure.stale_outputs) {
-    std::filesystem::remove_all(stale, ec);
-    if (ec) fail_environment("cannot remove the stale setuptools output " + stale.string() + ": " + ec.message());
-    log << "==> archbuild: removed " << stale.string() << " (" << plan.configure.reason
-        << "; setuptools would reuse it)\n";
+  void prepare_build_dir() {
+    std::error_code ec;
+    for (const auto& stale : plan_.configure.stale_outputs) {
+      std::filesystem::remove_all(stale, ec);
+      if (ec) fail_environment("cannot remove the stale setuptools output " + stale.string() + ": " + ec.message());
+      *log_ << "==> archbuild: removed " << stale.string() << " (" << plan_.configure.reason
+            << "; setuptools would reuse it)\n";
+    }
+    // From here on the build dir is configured with these inputs: a rerun with
+    // the same ones resumes incrementally, other ones get CMAKE_FRESH=1.
+    record_configure_inputs(plan_);
+    std::filesystem::remove(plan_.enforcement.nvcc_log, ec);  // this build's nvcc calls only
   }
-  // From here on the build dir is configured with these inputs: a rerun with
-  // the same ones resumes incrementally, other ones get CMAKE_FRESH=1.
-  record_configure_inputs(plan);
-  std::filesystem::remove(plan.enforcement.nvcc_log, ec);  // this build's nvcc calls only
-  BuildPlan attempt_plan = plan;                           // an OOM retry: the same plan at fewer jobs
-  while (true) {
-    const unsigned jobs = attempt_plan.jobs.jobs;
-    BuildAttempt attempt;
-    attempt.jobs = jobs;
-    auto attempt_start = std::chrono::steady_clock::now();
+
+  GroupRunSpec step_spec(const BuildPlan& attempt_plan) const {
     GroupRunSpec spec;
     spec.argv = attempt_plan.argv;
     spec.env = attempt_plan.env;  // exactly what `archbuild plan` prints, launchers and step log included
-    spec.working_dir = plan.source_dir;
+    spec.working_dir = plan_.source_dir;
     spec.contain = true;  // nothing the step starts outlives it
-    if (plan.network.isolation != NetworkIsolation::unavailable) {
-      spec.network = NetworkIsolationSetup::for_mode(plan.network.isolation);
+    if (plan_.network.isolation != NetworkIsolation::unavailable) {
+      spec.network = NetworkIsolationSetup::for_mode(plan_.network.isolation);
       spec.network->hidden_sockets = host_socket_paths();  // as the host has them now
     }
-    StepLog steps(plan.launchers.step_log);
-    log << "==> archbuild: running with " << jobs << " jobs in " << plan.source_dir.string() << "\n";
-    log.flush();
+    return spec;
+  }
 
+  // One attempt; true when it ran out of memory and is to be tried again at fewer jobs.
+  bool run_attempt(const BuildPlan& attempt_plan) {
+    const unsigned jobs = attempt_plan.jobs.jobs;
+    BuildAttempt attempt;
+    attempt.jobs = jobs;
+    const auto attempt_start = std::chrono::steady_clock::now();
+    StepLog steps(plan_.launchers.step_log);
+    *log_ << "==> archbuild: running with " << jobs << " jobs in " << plan_.source_dir.string() << "\n";
+    log_->flush();
     ProgressState progress;
-    progress.start = started;
-    progress.predicted_seconds = plan.forecast.seconds;
+    progress.start = started_;
+    progress.predicted_seconds = plan_.forecast.seconds;
     FirstErrorFinder first_error;
     bool oom = false;
-    auto outcome = runner.run(
-        spec,
+    auto outcome = runner_.run(
+        step_spec(attempt_plan),
         [&](std::string_view line, bool) {
-          log << line << '\n';
+          *log_ << line << '\n';
           feed_progress(line, progress, std::chrono::steady_clock::now());
           first_error.feed(line);
           if (is_oom_line(line)) oom = true;
         },
         [&] {
-          log.flush();  // the log trails the build by one tick at most (tail -f works)
+          log_->flush();  // the log trails the build by one tick at most (tail -f works)
           steps.poll(progress);
-          status.progress(describe_progress(progress, std::chrono::steady_clock::now()));
+          status_.progress(describe_progress(progress, std::chrono::steady_clock::now()));
         });
-    log.flush();
-    status.finished();
+    log_->flush();
+    status_.finished();
     oom = oom || (outcome.status.signaled && outcome.status.signal == SIGKILL) || outcome.status.code == 137;
     attempt.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - attempt_start).count();
-    if (outcome.interrupted) {
-      attempt.outcome = AttemptOutcome::interrupted;
-      attempt.status = outcome.describe();
-      result.attempts.push_back(attempt);
-      result.interrupted = true;
-      log << "==> archbuild: " << outcome.describe()
-          << "; the whole process group was stopped, the build dir is kept\n";
-      break;
-    }
-    bool ok = outcome.succeeded();
-    if (!ok && oom && jobs > 1) {
-      attempt.outcome = AttemptOutcome::oom;
-      attempt.status = outcome.describe();
-      result.attempts.push_back(attempt);
-      ++result.oom_retries;
-      unsigned next = std::max(1u, jobs / 2);
-      log << "==> archbuild: a compiler was killed for lack of memory (OOM) at " << jobs << " jobs; retrying with "
-          << next << " jobs, continuing the incremental build\n";
-      status.note("archbuild: out of memory at " + std::to_string(jobs) + " jobs; retrying with " +
-                  std::to_string(next));
-      attempt_plan = plan.with_jobs(next);
-      continue;
-    }
-    attempt.outcome = ok ? AttemptOutcome::ok : oom ? AttemptOutcome::oom_at_one_job : AttemptOutcome::failed;
     attempt.status = outcome.describe();
-    result.attempts.push_back(attempt);
-    result.ok = ok;
-    if (!ok) {
-      result.error_excerpt = first_error.excerpt();
-      result.failing_command = plan.launchers.without_step_launcher(first_error.failing_command());
-      result.failed_target = first_error.failed_target();
-    }
-    break;
+    return judge_attempt(attempt, outcome, oom, first_error);
   }
 
-  log.flush();
-  if (!log.error().empty() && result.ok) {
-    result.ok = false;
-    result.error_excerpt = {"cannot write the build log: " + log.error()};
+  bool judge_attempt(BuildAttempt attempt, const GroupRunOutcome& outcome, bool oom, const FirstErrorFinder& error) {
+    const unsigned jobs = attempt.jobs;
+    if (outcome.interrupted) {
+      attempt.outcome = AttemptOutcome::interrupted;
+      result_.attempts.push_back(attempt);
+      result_.interrupted = true;
+      *log_ << "==> archbuild: " << outcome.describe()
+            << "; the whole process group was stopped, the build dir is kept\n";
+      return false;
+    }
+    const bool ok = outcome.succeeded();
+    if (!ok && oom && jobs > 1) {
+      attempt.outcome = AttemptOutcome::oom;
+      result_.attempts.push_back(attempt);
+      ++result_.oom_retries;
+      const unsigned next = std::max(1u, jobs / 2);
+      *log_ << "==> archbuild: a compiler was killed for lack of memory (OOM) at " << jobs << " jobs; retrying with "
+            << next << " jobs, continuing the incremental build\n";
+      status_.note("archbuild: out of memory at " + std::to_string(jobs) + " jobs; retrying with " +
+                   std::to_string(next));
+      return true;
+    }
+    attempt.outcome = ok ? AttemptOutcome::ok : oom ? AttemptOutcome::oom_at_one_job : AttemptOutcome::failed;
+    result_.attempts.push_back(attempt);
+    result_.ok = ok;
+    if (!ok) {
+      result_.error_excerpt = error.excerpt();
+      result_.failing_command = plan_.launchers.without_step_launcher(error.failing_command());
+      result_.failed_target = error.failed_target();
+    }
+    return false;
   }
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  result.archbuild_cpu_seconds = cpu_seconds(RUSAGE_SELF) - self_cpu_before;
-  result.build_cpu_seconds = cpu_seconds(RUSAGE_CHILDREN) - children_cpu_before;
-  struct rusage self {};
-  if (::getrusage(RUSAGE_SELF, &self) == 0)
-    result.archbuild_peak_rss_bytes = static_cast<uint64_t>(self.ru_maxrss) * 1024;
-  if (result.ok) {
-    result.wheels = wheels_in(plan.wheel_dir, started_file_time);
-    if (result.wheels.empty()) {
-      result.ok = false;
-      result.error_excerpt = {"the build succeeded but wrote no wheel to " + plan.wheel_dir.string()};
+
+  void measure(double self_cpu_before, double children_cpu_before) {
+    result_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    result_.archbuild_cpu_seconds = cpu_seconds(RUSAGE_SELF) - self_cpu_before;
+    result_.build_cpu_seconds = cpu_seconds(RUSAGE_CHILDREN) - children_cpu_before;
+    struct rusage self {};
+    if (::getrusage(RUSAGE_SELF, &self) == 0)
+      result_.archbuild_peak_rss_bytes = static_cast<uint64_t>(self.ru_maxrss) * 1024;
+  }
+
+  void collect_wheels() {
+    result_.wheels = wheels_in(plan_.wheel_dir, started_file_time_);
+    if (result_.wheels.empty()) {
+      result_.ok = false;
+      result_.error_excerpt = {"the build succeeded but wrote no wheel to " + plan_.wheel_dir.string()};
     }
   }
-  result.enforcement = read_arch_enforcement(plan.enforcement.nvcc_log, plan.enforcement.on);
-  log << "==> archbuild: arch enforcement: " << result.enforcement.summary() << "\n";
-  for (const auto& change : result.enforcement.changes)
-    log << "==> archbuild: nvcc " << (change.output.empty() ? "(no -o)" : change.output) << ": "
-        << (change.reason.empty()
-                ? (change.before.empty() ? "(no target flags)" : change.before) + " -> " + change.after
-                : "left as the project wrote it: " + change.reason)
-        << "\n";
-  std::vector<NinjaStep> steps;
-  for (const auto& ninja_log : find_ninja_logs(plan.source_dir, started_file_time)) {
-    std::error_code ec;
-    auto before = ninja_logs_before.find(ninja_log);
-    uint64_t offset = before != ninja_logs_before.end() && std::filesystem::file_size(ninja_log, ec) >= before->second
-                          ? before->second
-                          : 0;  // new, or rewritten (recompacted) by ninja
-    auto found = read_ninja_log(ninja_log, offset);
-    steps.insert(steps.end(), found.begin(), found.end());
+
+  void record_enforcement() {
+    result_.enforcement = read_arch_enforcement(plan_.enforcement.nvcc_log, plan_.enforcement.on);
+    *log_ << "==> archbuild: arch enforcement: " << result_.enforcement.summary() << "\n";
+    for (const auto& change : result_.enforcement.changes)
+      *log_ << "==> archbuild: nvcc " << (change.output.empty() ? "(no -o)" : change.output) << ": "
+            << (change.reason.empty()
+                    ? (change.before.empty() ? "(no target flags)" : change.before) + " -> " + change.after
+                    : "left as the project wrote it: " + change.reason)
+            << "\n";
   }
-  if (!steps.empty()) {
-    try {
-      write_file_atomically(plan.trace_path, json_text(chrome_trace(steps), -1) + "\n");
-      result.trace_written = true;
-    } catch (const std::filesystem::filesystem_error&) {
-      // the trace is an aid, not the build: the report says there is none
+
+  // ninja's steps of this build (the logs' new lines) as a Chrome trace and the slowest ten.
+  void collect_ninja_steps(const std::map<std::filesystem::path, uint64_t>& ninja_logs_before) {
+    std::vector<NinjaStep> steps;
+    for (const auto& ninja_log : find_ninja_logs(plan_.source_dir, started_file_time_)) {
+      std::error_code ec;
+      auto before = ninja_logs_before.find(ninja_log);
+      uint64_t offset = before != ninja_logs_before.end() && std::filesystem::file_size(ninja_log, ec) >= before->second
+                            ? before->second
+                            : 0;  // new, or rewritten (recompacted) by ninja
+      auto found = read_ninja_log(ninja_log, offset);
+      steps.insert(steps.end(), found.begin(), found.end());
     }
-    result.slowest = slowest_steps(steps, 10);
+    if (!steps.empty()) {
+      try {
+        write_file_atomically(plan_.trace_path, json_text(chrome_trace(steps), -1) + "\n");
+        result_.trace_written = true;
+      } catch (const std::filesystem::filesystem_error&) {
+        // the trace is an aid, not the build: the report says there is none
+      }
+      result_.slowest = slowest_steps(steps, 10);
+    }
+    result_.steps = std::move(steps);
   }
-  result.steps = std::move(steps);
-  return result;
+
+  const BuildPlan& plan_;
+  BuildProgressSink& status_;
+  CommandRunner& runner_;
+  BuildResult result_;
+  std::optional<BuildLogFile> log_;
+  std::chrono::steady_clock::time_point started_;
+  std::filesystem::file_time_type started_file_time_;
+};
+
+}  // namespace
+
+BuildResult execute_build(const BuildPlan& plan, BuildProgressSink& status, CommandRunner& runner) {
+  return BuildExecution(plan, status, runner).run();
 }
 
 }  // namespace archbuild
