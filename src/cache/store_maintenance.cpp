@@ -147,147 +147,198 @@ std::vector<IndexLink> index_page_links(std::string_view page) {
   return links;
 }
 
-std::vector<std::string> verify_cache_index(const std::filesystem::path& cache_dir, const WheelStore& store) {
-  std::vector<std::string> problems;
-  auto index = cache_index_paths(cache_dir);
-  std::set<std::string> published, listed;
-  // What the store recorded for each file the index may serve: a wheel's
-  // sha256 from its manifest, a variant wheel's from the store's copy (its
-  // provenance vouches for that). A page and a wheels/ file changed together
-  // still differ from these.
-  std::map<std::string, std::string> recorded, linked_documents;
+namespace {
+
+// What the store recorded for each file the index may serve: a wheel's
+// sha256 from its manifest, a variant wheel's from the store's copy (its
+// provenance vouches for that). A page and a wheels/ file changed together
+// still differ from these.
+struct StoreRecords {
+  std::set<std::string> published;            // the store's wheel file names
+  std::map<std::string, std::string> newest;  // file name -> the digest of the newest entry's copy
   // Every digest any entry records for a file name: two builds of one
   // version (two refs) publish one file name, and an index one entry behind
   // (a kill before its refresh) still serves the older entry's copy.
-  std::map<std::string, std::set<std::string>> recorded_by_any;
-  std::vector<std::filesystem::path> variant_wheels;
-  for (const auto& entry : store.entries()) {
+  std::map<std::string, std::set<std::string>> by_any;
+  std::vector<std::filesystem::path> variant_wheels;  // the newest copy of each name
+
+  void record(const std::string& name, const std::string& digest) {
+    newest.emplace(name, digest);  // entries come newest first: the first one wins
+    by_any[name].insert(digest);
+  }
+
+  void add(const StoreEntry& entry) {
     for (const auto& wheel : entry.wheels) published.insert(wheel.filename().string());
-    // entries() is newest first, and the newest wins a file name in the index (emplace keeps the first)
     if (entry.manifest)
       for (const auto& wheel : entry.manifest->wheels)
-        if (!wheel.sha256.empty()) {
-          recorded.emplace(wheel.file, wheel.sha256);
-          recorded_by_any[wheel.file].insert(wheel.sha256);
-        }
+        if (!wheel.sha256.empty()) record(wheel.file, wheel.sha256);
     for (const auto& wheel : entry.wheels) {  // a manifest without digests: the store's file is the record
       const auto name = wheel.filename().string();
       bool has_digest = entry.manifest &&
                         std::any_of(entry.manifest->wheels.begin(), entry.manifest->wheels.end(),
                                     [&](const auto& w) { return w.file == name && !w.sha256.empty(); });
-      if (std::string digest; !has_digest && hash_regular_file(wheel, digest).empty()) {
-        recorded.emplace(name, digest);
-        recorded_by_any[name].insert(digest);
-      }
+      if (std::string digest; !has_digest && hash_regular_file(wheel, digest).empty()) record(name, digest);
     }
     for (const auto& variant : entry.variants) {
       std::string digest;
       if (!hash_regular_file(variant, digest).empty()) continue;
-      recorded_by_any[variant.filename().string()].insert(digest);
       // the newest entry's copy of a file name is the one the index serves, as the refresh picks it
-      if (recorded.emplace(variant.filename().string(), digest).second) variant_wheels.push_back(variant);
+      const bool first = !newest.count(variant.filename().string());
+      record(variant.filename().string(), digest);
+      if (first) variant_wheels.push_back(variant);
     }
   }
-  auto root = cache_dir.lexically_normal();
-  if (!root.has_filename()) root = root.parent_path();  // "cache/"
-  std::map<std::filesystem::path, std::string> hashed;  // a page naming one wheel many times hashes it once
-  std::error_code ec;
-  for (const auto& dir : std::filesystem::directory_iterator(index.simple_dir, ec)) {
-    if (!dir.is_directory(ec)) continue;
-    auto page_name = "simple/" + dir.path().filename().string() + "/index.html";
-    std::vector<std::string> found;
-    size_t more = 0;
-    auto problem = [&](const std::string& text) {  // text goes on from the page's name
-      if (found.size() < kMaxPageProblems)
-        found.push_back(page_name + text);
-      else
-        ++more;
-    };
+};
+
+bool is_lower_hex_digest(const std::string& text) {
+  return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
+           return std::isxdigit(static_cast<unsigned char>(c)) && !std::isupper(static_cast<unsigned char>(c));
+         });
+}
+
+// The check of the index's pages, link by link, against the store's records.
+class IndexPageCheck {
+ public:
+  IndexPageCheck(const std::filesystem::path& root, StoreRecords& records) : root_(root), records_(records) {}
+
+  void check_page(const std::filesystem::path& dir, std::vector<std::string>& problems) {
+    page_name_ = "simple/" + dir.filename().string() + "/index.html";
+    found_.clear();
+    more_ = 0;
     std::string body;
-    if (auto why = read_regular_file(dir.path() / "index.html", kMaxPageBytes, body); !why.empty()) {
-      problems.push_back(page_name + " " + why);
-      continue;
+    if (auto why = read_regular_file(dir / "index.html", kMaxPageBytes, body); !why.empty()) {
+      problems.push_back(page_name_ + " " + why);
+      return;
     }
-    for (const auto& link : index_page_links(body)) {
-      bool hex = link.sha256.size() == 64 && std::all_of(link.sha256.begin(), link.sha256.end(), [](char c) {
-                   return std::isxdigit(static_cast<unsigned char>(c)) && !std::isupper(static_cast<unsigned char>(c));
-                 });
-      if (!hex) {
-        problem("a link's sha256 is not 64 hex digits: " + shown(link.sha256));
-        continue;
-      }
-      auto decoded = percent_decode(link.href);
-      if (!decoded || decoded->empty()) {
-        problem(": malformed percent-escape in the link " + shown(link.href));
-        continue;
-      }
-      const auto judged = judge_index_link(dir.path().lexically_relative(root), *decoded);
-      if (judged.verdict == LinkVerdict::not_relative) {
-        problem(": the link " + shown(link.href) + " is not relative (archbuild links wheels in the cache)");
-        continue;
-      }
-      if (judged.verdict == LinkVerdict::outside) {
-        problem(": the link " + shown(link.href) + " points outside the cache");
-        continue;
-      }
-      const auto target = root / judged.path;
-      listed.insert(target.filename().string());
-      if (!std::filesystem::exists(target, ec)) {
-        problem(" links a missing wheel: " + shown(target.string()));
-        continue;
-      }
-      auto known = hashed.find(target);
-      std::string why;
-      if (known == hashed.end()) {
-        std::string hex_digest;
-        why = hash_regular_file(target, hex_digest);
-        known = hashed.emplace(target, why.empty() ? hex_digest : "").first;
-      }
-      const auto stored = recorded.find(target.filename().string());
-      const bool document = target.filename().string().ends_with("-variants.json");
-      if (document) linked_documents[target.filename().string()] = link.sha256;  // checked after the pages
-      if (!why.empty() || known->second.empty())
-        problem(" links " + shown(target.string()) + ", which " + (why.empty() ? "cannot be read" : why));
-      else if (known->second != link.sha256)
-        problem(": sha256 of " + target.filename().string() + " differs from the link's");
-      else if (document)
-        continue;
-      else if (stored == recorded.end())
-        problem(" links " + target.filename().string() + ", which no store entry publishes");
-      else if (stored->second != link.sha256 && recorded_by_any[stored->first].count(link.sha256))
-        problem(": " + target.filename().string() +
-                " is an older entry's copy; the newest entry's is published but not in the index (run `archbuild "
-                "cache gc` to rebuild it)");
-      else if (stored->second != link.sha256)
-        problem(": " + target.filename().string() +
-                " and its link's sha256 differ from what the store recorded (both changed after publishing)");
-    }
-    problems.insert(problems.end(), found.begin(), found.end());
-    if (more) problems.push_back(page_name + ": " + std::to_string(more) + " more problems");
+    for (const auto& link : index_page_links(body)) check_link(dir, link);
+    problems.insert(problems.end(), found_.begin(), found_.end());
+    if (more_) problems.push_back(page_name_ + ": " + std::to_string(more_) + " more problems");
   }
-  for (const auto& name : published)
-    if (!listed.count(name))
-      problems.push_back(name + ": published but not in the index (run `archbuild cache gc` to rebuild it)");
-  // The variants documents say what the store's variant.json files of the
-  // variant wheels the pages list say, and nothing else (an entry the index
-  // does not list yet, after a kill mid-publish, is the line above, not an edit).
+
+  std::set<std::string> listed;                         // the file names the pages link
+  std::map<std::string, std::string> linked_documents;  // variants documents -> the links' sha256
+
+ private:
+  void problem(const std::string& text) {  // text goes on from the page's name
+    if (found_.size() < kMaxPageProblems)
+      found_.push_back(page_name_ + text);
+    else
+      ++more_;
+  }
+
+  // The link's target in the cache, or nullopt (with the problem said) when it names none.
+  std::optional<std::filesystem::path> target_of(const std::filesystem::path& dir, const IndexLink& link) {
+    if (!is_lower_hex_digest(link.sha256)) {
+      problem("a link's sha256 is not 64 hex digits: " + shown(link.sha256));
+      return std::nullopt;
+    }
+    auto decoded = percent_decode(link.href);
+    if (!decoded || decoded->empty()) {
+      problem(": malformed percent-escape in the link " + shown(link.href));
+      return std::nullopt;
+    }
+    const auto judged = judge_index_link(dir.lexically_relative(root_), *decoded);
+    if (judged.verdict == LinkVerdict::not_relative) {
+      problem(": the link " + shown(link.href) + " is not relative (archbuild links wheels in the cache)");
+      return std::nullopt;
+    }
+    if (judged.verdict == LinkVerdict::outside) {
+      problem(": the link " + shown(link.href) + " points outside the cache");
+      return std::nullopt;
+    }
+    return root_ / judged.path;
+  }
+
+  void check_link(const std::filesystem::path& dir, const IndexLink& link) {
+    const auto target = target_of(dir, link);
+    if (!target) return;
+    const auto name = target->filename().string();
+    listed.insert(name);
+    std::error_code ec;
+    if (!std::filesystem::exists(*target, ec)) {
+      problem(" links a missing wheel: " + shown(target->string()));
+      return;
+    }
+    auto known = hashed_.find(*target);
+    std::string why;
+    if (known == hashed_.end()) {
+      std::string hex_digest;
+      why = hash_regular_file(*target, hex_digest);
+      known = hashed_.emplace(*target, why.empty() ? hex_digest : "").first;
+    }
+    const bool document = name.ends_with("-variants.json");
+    if (document) linked_documents[name] = link.sha256;  // checked after the pages
+    if (!why.empty() || known->second.empty())
+      problem(" links " + shown(target->string()) + ", which " + (why.empty() ? "cannot be read" : why));
+    else if (known->second != link.sha256)
+      problem(": sha256 of " + name + " differs from the link's");
+    else if (!document)
+      check_against_store(name, link.sha256);
+  }
+
+  void check_against_store(const std::string& name, const std::string& digest) {
+    const auto stored = records_.newest.find(name);
+    if (stored == records_.newest.end())
+      problem(" links " + name + ", which no store entry publishes");
+    else if (stored->second != digest && records_.by_any[name].count(digest))
+      problem(": " + name +
+              " is an older entry's copy; the newest entry's is published but not in the index (run `archbuild "
+              "cache gc` to rebuild it)");
+    else if (stored->second != digest)
+      problem(": " + name +
+              " and its link's sha256 differ from what the store recorded (both changed after publishing)");
+  }
+
+  const std::filesystem::path& root_;
+  StoreRecords& records_;
+  std::map<std::filesystem::path, std::string> hashed_;  // a page naming one wheel many times hashes it once
+  std::string page_name_;
+  std::vector<std::string> found_;
+  size_t more_ = 0;
+};
+
+// The variants documents say what the store's variant.json files of the
+// variant wheels the pages list say, and nothing else (an entry the index
+// does not list yet, after a kill mid-publish, is a missing listing, not an edit).
+void check_variants_documents(const CacheIndex& index, const StoreRecords& records, const IndexPageCheck& pages,
+                              std::vector<std::string>& problems) {
   std::vector<std::filesystem::path> listed_variants;
-  for (const auto& variant : variant_wheels)
-    if (listed.count(variant.filename().string())) listed_variants.push_back(variant);
+  for (const auto& variant : records.variant_wheels)
+    if (pages.listed.count(variant.filename().string())) listed_variants.push_back(variant);
   const auto documents = variants_documents(listed_variants);
   for (const auto& [file, expected] : documents) {
     std::string served;
     if (auto why = read_regular_file(index.wheels_dir / file, 16u << 20, served); !why.empty())
       problems.push_back("wheels/" + file + " " + why);
     else if (served != expected)
-      problems.push_back(
-          "wheels/" + file +
-          " differs from what the store's variant wheels say (edited? `archbuild cache gc` rewrites it)");
-    if (auto link = linked_documents.find(file); link != linked_documents.end() && link->second != sha256_hex(expected))
+      problems.push_back("wheels/" + file +
+                         " differs from what the store's variant wheels say (edited? `archbuild cache gc` rewrites "
+                         "it)");
+    if (auto link = pages.linked_documents.find(file);
+        link != pages.linked_documents.end() && link->second != sha256_hex(expected))
       problems.push_back("the link to " + file + " has a sha256 other than the store's variant wheels give");
   }
-  for (const auto& [file, digest] : linked_documents)
+  for (const auto& [file, digest] : pages.linked_documents)
     if (!documents.count(file)) problems.push_back("the index links " + file + ", which no listed variant wheel makes");
+}
+
+}  // namespace
+
+std::vector<std::string> verify_cache_index(const std::filesystem::path& cache_dir, const WheelStore& store) {
+  std::vector<std::string> problems;
+  const auto index = cache_index_paths(cache_dir);
+  StoreRecords records;
+  for (const auto& entry : store.entries()) records.add(entry);
+  auto root = cache_dir.lexically_normal();
+  if (!root.has_filename()) root = root.parent_path();  // "cache/"
+  IndexPageCheck pages(root, records);
+  std::error_code ec;
+  for (const auto& dir : std::filesystem::directory_iterator(index.simple_dir, ec))
+    if (dir.is_directory(ec)) pages.check_page(dir.path(), problems);
+  for (const auto& name : records.published)
+    if (!pages.listed.count(name))
+      problems.push_back(name + ": published but not in the index (run `archbuild cache gc` to rebuild it)");
+  check_variants_documents(index, records, pages, problems);
   return problems;
 }
 
