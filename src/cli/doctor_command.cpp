@@ -85,137 +85,177 @@ void print_environment(const PythonEnvironment& python, const Diagnosis& diagnos
   }
 }
 
-ExitCode run_doctor(const DoctorOptions& options) {
-  auto table = ToolkitTable::load_default();
-  auto official = OfficialBuildTable::load_default();
-  auto cached = cached_builds_of(options.cache_dir);
-  auto toolkits = find_installed_toolkits();
-  auto gpus = make_gpu_probe()->probe();
-  std::vector<ComputeCapability> devices = parse_device_ccs(options.device_ccs);
-  for (const auto& cc : devices)
-    if (!table.knows(cc, ArchVariant::plain))
-      fail_bad_input("--device-cc " + cc.dotted() + ": no CUDA release archbuild knows targets a GPU of CC " +
-                     cc.dotted() + " (a typo?)");
-  if (!options.driver.empty()) {
-    auto driver_cuda = table.newest_for_driver(options.driver);
-    if (!driver_cuda)
-      fail_bad_input("--driver " +
-                     (options.driver.size() > 40 ? options.driver.substr(0, 40) + "..." : options.driver) +
-                     ": not a driver version (such as 580.65.06), or older than every CUDA release archbuild knows "
-                     "(the oldest needs " +
-                     table.all().front().min_driver + ")");
-    gpus.driver_version = options.driver;
-    gpus.driver_cuda = driver_cuda;
-  }
-  std::string device_source = "--device-cc";
-  if (devices.empty()) {
-    devices = gpus.distinct_ccs();
-    device_source = "GPU";
+// One `archbuild doctor`: the machine's facts, the devices to diagnose
+// against, then the matrix or each interpreter's diagnosis; each a step.
+class DoctorRun {
+ public:
+  explicit DoctorRun(const DoctorOptions& options) : options_(options) {}
+
+  ExitCode run() {
+    take_devices();
+    take_driver();
+    report_ = {{"gpus", to_json(gpus_)}, {"interpreters", nlohmann::json::array()}};
+    std::vector<std::string> device_texts;
+    for (auto cc : devices_) device_texts.push_back(cc.dotted());
+    report_["device_ccs"] = device_texts;
+    if (!options_.json) print_devices(device_texts);
+    if (devices_.empty()) {
+      if (options_.json) print_json(report_);
+      fail_environment("no GPU to diagnose against (" + gpus_.unavailable_reason +
+                       "); pass --device-cc M.N for the GPU that fails");
+    }
+    if (options_.matrix) return print_matrix();
+    const auto pythons = options_.pythons.empty() ? std::vector<std::string>{"python3"} : options_.pythons;
+    for (const auto& interpreter : pythons) diagnose_interpreter(interpreter);
+    return verdict(pythons);
   }
 
-  nlohmann::json report = {{"gpus", to_json(gpus)}, {"interpreters", nlohmann::json::array()}};
-  std::vector<std::string> device_texts;
-  for (auto cc : devices) device_texts.push_back(cc.dotted());
-  report["device_ccs"] = device_texts;
-  if (!options.json) {
+ private:
+  void take_devices() {
+    devices_ = parse_device_ccs(options_.device_ccs);
+    for (const auto& cc : devices_)
+      if (!table_.knows(cc, ArchVariant::plain))
+        fail_bad_input("--device-cc " + cc.dotted() + ": no CUDA release archbuild knows targets a GPU of CC " +
+                       cc.dotted() + " (a typo?)");
+    if (devices_.empty()) {
+      devices_ = gpus_.distinct_ccs();
+      from_gpus_ = true;
+    }
+  }
+
+  void take_driver() {
+    if (options_.driver.empty()) return;
+    auto driver_cuda = table_.newest_for_driver(options_.driver);
+    if (!driver_cuda)
+      fail_bad_input("--driver " +
+                     (options_.driver.size() > 40 ? options_.driver.substr(0, 40) + "..." : options_.driver) +
+                     ": not a driver version (such as 580.65.06), or older than every CUDA release archbuild knows "
+                     "(the oldest needs " +
+                     table_.all().front().min_driver + ")");
+    gpus_.driver_version = options_.driver;
+    gpus_.driver_cuda = driver_cuda;
+  }
+
+  void print_devices(const std::vector<std::string>& device_texts) const {
     std::cout << paint("devices", Style::bold) << "     ";
-    if (devices.empty()) std::cout << "none (" << gpus.unavailable_reason << ")\n";
-    for (const auto& gpu : gpus.devices)
-      if (device_source == "GPU") std::cout << "CC " << gpu.cc.dotted() << " (" << gpu.name << ")  ";
-    if (device_source != "GPU") std::cout << "CC " << join(device_texts, ", CC ") << " (--device-cc)";
+    if (devices_.empty()) std::cout << "none (" << gpus_.unavailable_reason << ")\n";
+    for (const auto& gpu : gpus_.devices)
+      if (from_gpus_) std::cout << "CC " << gpu.cc.dotted() << " (" << gpu.name << ")  ";
+    if (!from_gpus_) std::cout << "CC " << join(device_texts, ", CC ") << " (--device-cc)";
     std::cout << "\n"
               << paint("driver", Style::bold) << "      "
-              << (gpus.driver_cuda ? (gpus.driver_version.empty() ? "" : gpus.driver_version + ", ") +
-                                         "supports CUDA " + gpus.driver_cuda->str()
-                                   : std::string("not loaded"))
+              << (gpus_.driver_cuda ? (gpus_.driver_version.empty() ? "" : gpus_.driver_version + ", ") +
+                                          "supports CUDA " + gpus_.driver_cuda->str()
+                                    : std::string("not loaded"))
               << "\n";
   }
-  if (devices.empty()) {
-    if (options.json) print_json(report);
-    fail_environment("no GPU to diagnose against (" + gpus.unavailable_reason +
-                     "); pass --device-cc M.N for the GPU that fails");
-  }
-  if (options.matrix) {
-    const auto machine = options.machine.empty() ? host_machine() : options.machine;
-    auto matrix = compatibility_matrix(official.for_machine(machine), built_for(cached, machine), devices,
-                                       gpus.driver_cuda);
-    if (options.json) {
-      report["matrix"] = matrix_json(matrix);
-      print_json(report);
+
+  ExitCode print_matrix() {
+    const auto machine = options_.machine.empty() ? host_machine() : options_.machine;
+    auto matrix = compatibility_matrix(official_.for_machine(machine), built_for(cached_, machine), devices_,
+                                       gpus_.driver_cuda);
+    if (options_.json) {
+      report_["matrix"] = matrix_json(matrix);
+      print_json(report_);
     } else {
       std::cout << "\n" << matrix_text(matrix);
     }
     return ExitCode::success;
   }
 
-  auto pythons = options.pythons.empty() ? std::vector<std::string>{"python3"} : options.pythons;
-  bool any_torch = false, any_problem = false;
-  for (const auto& interpreter : pythons) {
+  DiagnosisInputs inputs_for(const PythonEnvironment& python, const std::vector<PackageBinaries>& packages,
+                             OfficialBuildTable& official_here) const {
+    DiagnosisInputs inputs;
+    inputs.python = &python;
+    inputs.packages = &packages;
+    inputs.devices = devices_;
+    inputs.driver_cuda = gpus_.driver_cuda;
+    inputs.nvcc_on_path = nvcc_on_path_version();
+    inputs.table = &table_;
+    // The official builds that install into this interpreter: its CPU's.
+    const auto machine = !options_.machine.empty() ? options_.machine
+                         : !python.machine.empty() ? python.machine
+                                                   : host_machine();
+    official_here = official_.for_machine(machine);
+    inputs.official = &official_here;
+    inputs.cached_torch = built_for(cached_, machine);
+    for (const auto& package : packages)
+      if (auto distribution = distribution_of(package.site_dir, package.name))
+        inputs.distributions[package.name] = *distribution;
+    if (!toolkits_.empty()) inputs.build_cuda = toolkits_.front().version;
+    return inputs;
+  }
+
+  void diagnose_interpreter(const std::string& interpreter) {
     PythonEnvironment python;
     try {
       python = probe_python(interpreter);
     } catch (const UserError& e) {
       std::cerr << "archbuild: " << e.what() << "\n";
-      report["interpreters"].push_back({{"interpreter", interpreter}, {"error", e.what()}});
-      continue;
+      report_["interpreters"].push_back({{"interpreter", interpreter}, {"error", e.what()}});
+      return;
     }
-    any_torch = any_torch || python.torch_dir.has_value();
-    auto packages = scan_packages(python.package_dirs);
-    DiagnosisInputs inputs;
-    inputs.python = &python;
-    inputs.packages = &packages;
-    inputs.devices = devices;
-    inputs.driver_cuda = gpus.driver_cuda;
-    inputs.nvcc_on_path = nvcc_on_path_version();
-    inputs.table = &table;
-    // The official builds that install into this interpreter: its CPU's.
-    const auto machine = !options.machine.empty()  ? options.machine
-                         : !python.machine.empty() ? python.machine
-                                                   : host_machine();
-    const auto official_here = official.for_machine(machine);
-    inputs.official = &official_here;
-    inputs.cached_torch = built_for(cached, machine);
-    for (const auto& package : packages)
-      if (auto distribution = distribution_of(package.site_dir, package.name))
-        inputs.distributions[package.name] = *distribution;
-    if (!toolkits.empty()) inputs.build_cuda = toolkits.front().version;
-    auto diagnosis = diagnose(inputs);
-    any_problem = any_problem || diagnosis.has_problem();
+    any_torch_ = any_torch_ || python.torch_dir.has_value();
+    const auto packages = scan_packages(python.package_dirs);
+    OfficialBuildTable official_here;
+    const auto diagnosis = diagnose(inputs_for(python, packages, official_here));
+    any_problem_ = any_problem_ || diagnosis.has_problem();
+    report_["interpreters"].push_back(interpreter_json(interpreter, python, diagnosis));
+    if (!options_.json) print_environment(python, diagnosis);
+  }
 
+  nlohmann::json interpreter_json(const std::string& interpreter, const PythonEnvironment& python,
+                                  const Diagnosis& diagnosis) const {
     auto package_list = nlohmann::json::array();
-    for (const auto& package : diagnosis.packages) package_list.push_back(package_json_with_files(package, devices));
+    for (const auto& package : diagnosis.packages) package_list.push_back(package_json_with_files(package, devices_));
     auto findings = nlohmann::json::array();
     for (const auto& finding : diagnosis.findings)
       findings.push_back({{"problem", finding.is_problem}, {"message", finding.message}, {"fix", finding.fix}});
-    report["interpreters"].push_back({{"interpreter", interpreter},
-                                      {"executable", python.executable},
-                                      {"python_version", python.python_version},
-                                      {"machine", python.machine},
-                                      {"torch_dir", python.torch_dir.value_or("")},
-                                      {"torch_dirs", python.torch_dirs},
-                                      {"torch_version", python.torch_version.value_or("")},
-                                      {"torch_cuda", python.torch_cuda.value_or("")},
-                                      {"import_ok", python.import_ok},
-                                      {"import_error", python.import_error},
-                                      {"arch_list", python.arch_list},
-                                      {"packages", package_list},
-                                      {"findings", findings},
-                                      {"problem", diagnosis.has_problem()}});
-    if (!options.json) print_environment(python, diagnosis);
+    return {{"interpreter", interpreter},
+            {"executable", python.executable},
+            {"python_version", python.python_version},
+            {"machine", python.machine},
+            {"torch_dir", python.torch_dir.value_or("")},
+            {"torch_dirs", python.torch_dirs},
+            {"torch_version", python.torch_version.value_or("")},
+            {"torch_cuda", python.torch_cuda.value_or("")},
+            {"import_ok", python.import_ok},
+            {"import_error", python.import_error},
+            {"arch_list", python.arch_list},
+            {"packages", package_list},
+            {"findings", findings},
+            {"problem", diagnosis.has_problem()}};
   }
-  ExitCode code = !any_torch ? ExitCode::environment : any_problem ? ExitCode::work_failed : ExitCode::success;
-  report["verdict"] = !any_torch ? "nothing-to-diagnose" : any_problem ? "problem" : "ok";
-  if (options.json) {
-    print_json(report);
-  } else if (!any_torch) {
-    std::cout << "nothing to diagnose: no torch found in " << join(pythons, ", ") << "\n";
-  } else {
-    std::cout << (any_problem ? paint("verdict: problem found (see fixes above)", Style::red)
-                              : paint("verdict: ok", Style::green))
-              << "\n";
+
+  ExitCode verdict(const std::vector<std::string>& pythons) {
+    const ExitCode code = !any_torch_    ? ExitCode::environment
+                          : any_problem_ ? ExitCode::work_failed
+                                         : ExitCode::success;
+    report_["verdict"] = !any_torch_ ? "nothing-to-diagnose" : any_problem_ ? "problem" : "ok";
+    if (options_.json)
+      print_json(report_);
+    else if (!any_torch_)
+      std::cout << "nothing to diagnose: no torch found in " << join(pythons, ", ") << "\n";
+    else
+      std::cout << (any_problem_ ? paint("verdict: problem found (see fixes above)", Style::red)
+                                 : paint("verdict: ok", Style::green))
+                << "\n";
+    return code;
   }
-  return code;
-}
+
+  const DoctorOptions& options_;
+  ToolkitTable table_ = ToolkitTable::load_default();
+  OfficialBuildTable official_ = OfficialBuildTable::load_default();
+  std::vector<CachedTorch> cached_ = cached_builds_of(options_.cache_dir);
+  std::vector<InstalledToolkit> toolkits_ = find_installed_toolkits();
+  GpuReport gpus_ = make_gpu_probe()->probe();
+  std::vector<ComputeCapability> devices_;
+  bool from_gpus_ = false;
+  nlohmann::json report_;
+  bool any_torch_ = false, any_problem_ = false;
+};
+
+ExitCode run_doctor(const DoctorOptions& options) { return DoctorRun(options).run(); }
 
 }  // namespace
 
