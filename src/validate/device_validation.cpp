@@ -16,6 +16,7 @@
 #include "gpu/module_loader.h"
 #include "process/layered_venv.h"
 #include "process/run_process.h"
+#include "validate/device_validation_judgement.h"
 
 namespace archbuild {
 
@@ -157,28 +158,24 @@ bool torch_fails_under_forced_jit(const std::string& python, const Env& env, con
       "try:\n    float((torch.ones(8, device='cuda') * 2).sum().item())\nexcept Exception as error:\n"
       "    print(error)\n    sys.exit(4)\n";
   auto probe = run_step("torch under forced PTX JIT", {python, "-c", kProbe}, env, work_dir, kTorchPtxProbeLog);
-  return !probe.result.timed_out && !probe.result.status.signaled && probe.result.status.code == 4;
+  return torch_probe_found_no_jit(probe.result);
 }
 
 // A child process run as a check: its result, time and transcript (the log's text).
 Step run_unlogged(const std::string& name, const std::vector<std::string>& argv, const Env& env,
                   const std::filesystem::path& work_dir) {
   Step step;
-  step.check.name = name;
   ProcessOptions options;
   options.working_dir = work_dir;  // never the source tree: imports must come from the installed wheel
   options.env_overrides = env;
   options.timeout = std::chrono::minutes(20);
   auto started = std::chrono::steady_clock::now();
   step.result = run_process(argv, options);
-  step.check.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  DeviceCheck check;
+  check.name = name;
+  check.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  step.check = judge_process_check(check, step.result);
   step.transcript = "$ " + join(argv, " ") + "\n" + step.result.out + step.result.err;
-  step.check.ok = step.result.succeeded();
-  if (!step.check.ok) {
-    step.check.detail = step.result.describe_status() + ": " +
-                        last_lines(step.result.err.empty() ? step.result.out : step.result.err, 3);
-    step.check.failure = classify_failure(step.result.out + "\n" + step.result.err, {});
-  }
   return step;
 }
 
@@ -188,30 +185,6 @@ Step run_step(const std::string& name, const std::vector<std::string>& argv, con
   step.check.log = work_dir / log_name;
   write_whole_file(step.check.log, step.transcript);
   return step;
-}
-
-// The loaders' merged report judged: every container loaded on every GPU.
-DeviceCheck judge_module_loads(DeviceCheck check, bool loaders_succeeded, const ModuleLoadReport& report) {
-  size_t failed = report.failed();
-  check.ok = loaders_succeeded && failed == 0 && !report.loads.empty();
-  if (!check.ok) check.failure = FailureKind::kernel;  // the driver refused the wheel's code
-  if (report.loads.empty() && report.unreadable.empty()) {
-    check.ok = false;
-    check.detail = report.unavailable_reason.empty() ? "the wheel has no loadable fatbin" : report.unavailable_reason;
-    return check;
-  }
-  check.detail = std::to_string(report.loads.size() - (failed - report.unreadable.size())) + "/" +
-                 std::to_string(report.loads.size()) + " module loads ok on " + std::to_string(report.devices.size()) +
-                 " GPU" + (report.devices.size() == 1 ? "" : "s") +
-                 (report.skipped ? " (" + std::to_string(report.skipped) + " without PTX for the GPU skipped)" : "");
-  for (const auto& load : report.loads)
-    if (!load.ok()) {
-      check.detail += "; first failure: " + load.file + " container at offset " + std::to_string(load.offset) +
-                      " on GPU " + std::to_string(load.device) + ": " + load.status;
-      break;
-    }
-  for (const auto& text : report.unreadable) check.detail += "; unreadable: " + text;
-  return check;
 }
 
 // Loads the wheel's fatbins in `shards` loader processes at once (each its
@@ -230,24 +203,15 @@ DeviceCheck load_check(const std::string& name, const std::filesystem::path& whe
   }
   DeviceCheck check{name, true, "", work_dir / log_name, 0};
   std::string transcript;
-  std::vector<ModuleLoadReport> reports;
-  bool loaders_succeeded = true;
+  std::vector<FatbinLoaderRun> loaders;
   for (auto& run : running) {
     auto step = run.get();
     transcript += step.transcript;
-    auto parsed = nlohmann::json::parse(step.result.out, nullptr, false);
-    if (parsed.is_discarded() && check.ok) {
-      check.ok = false;  // the first loader without a report says why
-      check.detail = step.check.detail.empty() ? "the fatbin loader printed no report" : step.check.detail;
-      check.failure = step.check.failure;
-    }
-    if (!parsed.is_discarded()) reports.push_back(ModuleLoadReport::from_json(parsed));
-    loaders_succeeded = loaders_succeeded && step.result.succeeded();
+    loaders.push_back({std::move(step.result), std::move(step.check)});
   }
   write_whole_file(check.log, transcript);
   check.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  if (!check.ok) return check;
-  return judge_module_loads(check, loaders_succeeded, ModuleLoadReport::merged(reports));
+  return judge_fatbin_loaders(check, loaders);
 }
 
 // Loader processes for the PTX check: one per core, at most 16.
@@ -281,8 +245,7 @@ class DeviceValidationRun {
 
  private:
   DeviceValidation skipped() {
-    const auto& why = request_.gpus.unavailable_reason;
-    validation_.skipped_reason = why.rfind("no visible GPU is a target", 0) == 0 ? why : "no GPU (" + why + ")";
+    validation_.skipped_reason = device_skipped_reason(request_.gpus.unavailable_reason);
     return std::move(validation_);
   }
 
@@ -375,14 +338,9 @@ class DeviceValidationRun {
     // that way on this GPU. Then the test cannot judge the wheel's PTX
     // (the fatbin load from PTX above did), and says so.
     if (!ptx.check.ok && torch_cannot_jit())
-      excuse(ptx.check, kTorchCannotJit + std::string("; the wheel's own PTX was proven by the fatbin load from PTX"));
+      excuse_check(ptx.check,
+                   kTorchCannotJit + std::string("; the wheel's own PTX was proven by the fatbin load from PTX"));
     add(ptx.check);
-  }
-
-  FailureKind exercise_failure(const OpExercise& exercise) const {
-    if (exercise.ok()) return FailureKind::none;
-    // a package that does not import for want of a module is this machine's fault
-    return exercise.exit_code == 2 ? classify_failure(exercise.summary, request_.packages) : FailureKind::kernel;
   }
 
   void exercise_ops() {
@@ -400,11 +358,9 @@ class DeviceValidationRun {
                                request_.work_dir};
     auto native = run_op_exercise(exercise);
     if (!native.no_torch) {
-      add({"op exerciser (CPU against each GPU, CUDA_DISABLE_PTX_JIT=1)", native.ok(), native.summary, native.log,
-           native.seconds, exercise_failure(native)});
+      add(exercise_check("op exerciser (CPU against each GPU, CUDA_DISABLE_PTX_JIT=1)", native, request_.packages));
       // SASS against PTX: the same inputs again, the PTX JIT-compiled, compared with the native results.
-      if (request_.ptx_requested && native.ran && native.exit_code <= 1 && native.exercised > 0)
-        exercise_ops_from_ptx(exercise);
+      if (request_.ptx_requested && exercise_has_native_outputs(native)) exercise_ops_from_ptx(exercise);
     }
     validation_.exercise = std::move(native);
   }
@@ -416,13 +372,9 @@ class DeviceValidationRun {
     exercise.log_file = request_.work_dir / kExercisePtxLog;
     exercise.env = ptx_env();
     auto ptx = run_op_exercise(exercise);
-    DeviceCheck check{"op exerciser (CUDA_FORCE_PTX_JIT=1 against the native results)",
-                      ptx.ok(),
-                      ptx.summary,
-                      ptx.log,
-                      ptx.seconds,
-                      exercise_failure(ptx)};
-    if (!ptx.ok() && torch_cannot_jit()) excuse(check, kTorchCannotJit + std::string(" (") + ptx.summary + ")");
+    auto check = exercise_check("op exerciser (CUDA_FORCE_PTX_JIT=1 against the native results)", ptx,
+                                request_.packages);
+    if (!ptx.ok() && torch_cannot_jit()) excuse_check(check, kTorchCannotJit + std::string(" (") + ptx.summary + ")");
     add(check);
     validation_.exercise_ptx = std::move(ptx);
   }
@@ -459,20 +411,9 @@ class DeviceValidationRun {
     validation_.census = take_census(wheel_kernels, records);
     validation_.census->unreadable = unreadable;
     if (request_.require_kernel_launch && !validation_.kernels_launched())
-      add({"a kernel of the wheel launched (require_kernel_launch)",
-           false,
-           validation_.census->summary() + ": the wheel's modules load, but nothing proved a kernel of it runs",
-           {},
-           0,
-           validation_.census->recorded ? FailureKind::test : FailureKind::environment});
+      add(unlaunched_kernels_check(*validation_.census));
   }
 
-  // A check that failed for a reason it cannot judge: passed, saying why.
-  static void excuse(DeviceCheck& check, const std::string& why) {
-    check.ok = true;
-    check.failure = FailureKind::none;
-    check.detail = why;
-  }
   bool add(const DeviceCheck& check) {
     validation_.checks.push_back(check);
     return check.ok;

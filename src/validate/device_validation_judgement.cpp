@@ -8,7 +8,7 @@ namespace archbuild {
 
 std::string device_skipped_reason(const std::string& unavailable_reason) {
   return unavailable_reason.rfind("no visible GPU is a target", 0) == 0 ? unavailable_reason
-                                                                       : "no GPU (" + unavailable_reason + ")";
+                                                                        : "no GPU (" + unavailable_reason + ")";
 }
 
 DeviceCheck judge_process_check(DeviceCheck check, const ProcessResult& result) {
@@ -71,8 +71,7 @@ FailureKind exercise_failure(const OpExercise& exercise, const std::vector<std::
 
 DeviceCheck exercise_check(const std::string& name, const OpExercise& exercise,
                            const std::vector<std::string>& packages) {
-  return {name,          exercise.ok(), exercise.summary, exercise.log, exercise.seconds,
-          exercise_failure(exercise, packages)};
+  return {name, exercise.ok(), exercise.summary, exercise.log, exercise.seconds, exercise_failure(exercise, packages)};
 }
 
 bool exercise_has_native_outputs(const OpExercise& native) {
