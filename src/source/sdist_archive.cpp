@@ -387,6 +387,219 @@ std::string parent_of(const std::string& path) {
   return slash == std::string::npos ? "" : path.substr(0, slash);
 }
 
+// The paths an sdist's members take, each checked, with the member each
+// holds the data of; first by archive path, then by path in the tree.
+struct SdistPaths {
+  std::map<std::string, Node> nodes;
+  std::vector<std::pair<std::string, size_t>> order;  // (path, member) of what the tree holds, in archive order
+};
+
+// A path with each VCS metadata component renamed (separators kept: a
+// leading '/' stays absolute), and the topmost path under VCS metadata; ""
+// when it has none.
+struct SdistVcsMetadata {
+  std::string renamed;
+  std::string top;
+};
+
+SdistVcsMetadata sdist_vcs_metadata_of(const std::string& path) {
+  SdistVcsMetadata found;
+  for (size_t start = 0; start <= path.size();) {
+    const size_t slash = std::min(path.find('/', start), path.size());
+    const std::string part = path.substr(start, slash - start);
+    if (is_vcs_metadata_name(part)) {
+      if (found.top.empty()) found.top = path.substr(0, slash);
+      found.renamed += "vcs-metadata";
+    } else {
+      found.renamed += part;
+    }
+    if (slash < path.size()) found.renamed += '/';
+    start = slash + 1;
+  }
+  return found;
+}
+
+// The node of a member at a path not seen before: a hardlink's data is that of the earlier file it names.
+Node sdist_node_of(const SdistPaths& paths, const ArchiveMember& member, size_t index, const std::string& archive) {
+  Node node{member.kind, index};
+  if (member.kind != MemberKind::hardlink) return node;
+  std::string target = normalised_name(member.link_target, MemberKind::file);
+  auto it = paths.nodes.find(target);
+  if (it == paths.nodes.end() || it->second.kind != MemberKind::file)
+    refuse_member(archive, member.name,
+                  "is a hardlink to '" + printable(member.link_target) +
+                      "', which is not an earlier file of the archive");
+  node.member = it->second.member;
+  return node;
+}
+
+// Checks member `index` and adds its path, unless it is the archive's root,
+// a directory seen before, or VCS metadata (named in `dropped`).
+void add_sdist_member(SdistPaths& paths, const std::vector<ArchiveMember>& members, size_t index,
+                      const std::string& archive, std::vector<std::string>* dropped) {
+  const auto& member = members[index];
+  if (member.kind == MemberKind::unsupported)
+    refuse_member(archive, member.name, "is a " + member.type + "; an sdist holds files, directories and symlinks");
+  std::string path = normalised_name(member.name, member.kind);
+  if (member.kind == MemberKind::directory && (path.empty() || path == ".")) return;  // the archive's root
+  // VCS metadata (a submodule's .git file in a vendored directory) is left
+  // out once it passes every other check: read as if renamed, it must still
+  // be a safe name.
+  if (const auto metadata = sdist_vcs_metadata_of(path); !metadata.top.empty()) {
+    std::string problem = name_problem(metadata.renamed);
+    if (!problem.empty()) refuse_member(archive, member.name, problem);
+    if (dropped && std::find(dropped->begin(), dropped->end(), metadata.top) == dropped->end())
+      dropped->push_back(metadata.top);
+    return;
+  }
+  std::string problem = name_problem(path);
+  if (!problem.empty()) refuse_member(archive, member.name, problem);
+  if (auto it = paths.nodes.find(path); it != paths.nodes.end()) {
+    if (it->second.kind == MemberKind::directory && member.kind == MemberKind::directory) return;
+    refuse_member(archive, member.name, "appears twice in the archive");
+  }
+  paths.nodes[path] = sdist_node_of(paths, member, index, archive);
+  paths.order.emplace_back(path, index);
+}
+
+// Every member by its normalised archive path, checked one by one.
+SdistPaths sdist_archive_paths(const std::vector<ArchiveMember>& members, const std::string& archive,
+                               std::vector<std::string>* dropped) {
+  SdistPaths paths;
+  for (size_t i = 0; i < members.size(); ++i) add_sdist_member(paths, members, i, archive, dropped);
+  return paths;
+}
+
+// NAME-VERSION, as sdist builders name their top directory: a hyphen, then a version that starts with a digit.
+bool is_sdist_name_version(const std::string& dir) {
+  const auto hyphen = dir.rfind('-');
+  return hyphen != std::string::npos && hyphen > 0 && hyphen + 1 < dir.size() &&
+         std::isdigit(static_cast<unsigned char>(dir[hyphen + 1]));
+}
+
+// The single top-level directory to strip: the sdist's own NAME-VERSION/
+// with everything under it; a flat sdist whose only top-level entry is its
+// package (mypkg/) keeps it.
+std::optional<std::string> sdist_top_to_strip(const SdistPaths& paths) {
+  std::string top;
+  bool strip = !paths.order.empty();
+  bool deeper = false;
+  for (const auto& [path, index] : paths.order) {
+    std::string first = path.substr(0, path.find('/'));
+    if (top.empty()) top = first;
+    strip = strip && first == top;
+    deeper = deeper || path.size() > first.size();
+  }
+  if (auto it = paths.nodes.find(top); it != paths.nodes.end() && it->second.kind != MemberKind::directory)
+    strip = false;
+  if (!(strip && deeper && is_sdist_name_version(top))) return std::nullopt;
+  return top;
+}
+
+// pip strips any single top directory; one that names another project than
+// the sdist's file (foo-1.0.tar.gz holding bar-9.9/) is a mislabelled or
+// substituted sdist, refused rather than built under the wrong name.
+void check_sdist_top_names_its_project(const std::string& top, const std::string& archive) {
+  std::string archive_stem = archive;
+  for (const char* suffix : {".tar.gz", ".tgz", ".tar", ".zip"})
+    if (archive_stem.ends_with(suffix)) archive_stem.resize(archive_stem.size() - std::string_view(suffix).size());
+  if (!is_sdist_name_version(archive_stem)) return;
+  const auto name_of = [](const std::string& name_version) {
+    return normalize_project_name(name_version.substr(0, name_version.rfind('-')));
+  };
+  if (name_of(top) != name_of(archive_stem))
+    refuse_member(archive, top + "/",
+                  "is the sdist's single top-level directory, and it names the project " + printable(name_of(top)) +
+                      ", not " + name_of(archive_stem));
+}
+
+// The archive's paths as the tree holds them: without `top` when one is stripped.
+SdistPaths sdist_paths_in_tree(const SdistPaths& archive_paths, const std::optional<std::string>& top) {
+  SdistPaths tree;
+  for (const auto& [path, index] : archive_paths.order) {
+    if (top && path == *top) continue;
+    std::string in_tree = top ? path.substr(top->size() + 1) : path;
+    tree.nodes[in_tree] = archive_paths.nodes.at(path);
+    tree.order.emplace_back(in_tree, index);
+  }
+  return tree;
+}
+
+// "a file" or "a symlink" when the tree holds one at `path`; nullptr for a directory or nothing.
+const char* sdist_file_or_symlink_at(const SdistPaths& tree, const std::string& path) {
+  auto it = tree.nodes.find(path);
+  if (it == tree.nodes.end() || it->second.kind == MemberKind::directory) return nullptr;
+  return it->second.kind == MemberKind::symlink ? "a symlink" : "a file";
+}
+
+void check_sdist_not_inside_a_file(const SdistPaths& tree, const std::string& path, const ArchiveMember& member,
+                                   const std::string& archive) {
+  for (std::string above = parent_of(path); !above.empty(); above = parent_of(above))
+    if (const char* what = sdist_file_or_symlink_at(tree, above))
+      refuse_member(archive, member.name,
+                    std::string("lies inside '") + printable(above) + "', which is " + what + " in the archive");
+}
+
+// A symlink's target, read on its own: relative, inside the tree, no NUL, no longer than a symlink holds.
+void check_sdist_symlink_target(const std::string& path, const ArchiveMember& member, const std::string& archive) {
+  std::string problem = symlink_target_problem(path, member.link_target);
+  if (problem.empty() && member.link_target.find('\0') != std::string::npos) problem = "holds a NUL byte";
+  if (problem.empty() && member.link_target.size() >= kMaxSymlinkTargetBytes)
+    problem = "is " + byte_count(member.link_target.size()) + " long; a symlink holds at most " +
+              byte_count(kMaxSymlinkTargetBytes - 1);
+  if (!problem.empty())
+    refuse_member(archive, member.name, "is a symlink whose target '" + printable(member.link_target) + "' " + problem);
+}
+
+// Read lexically, a target is where it leads only if no component on the
+// way is another symlink (a/link/.. is not a when link leads elsewhere);
+// and none of it is .git.
+void check_sdist_symlink_walk(const SdistPaths& tree, const std::string& path, const ArchiveMember& member,
+                              const std::string& archive) {
+  std::vector<std::string> walked = split_any(parent_of(path), "/");
+  auto parts = split_any(member.link_target, "/");
+  for (size_t k = 0; k < parts.size(); ++k) {
+    if (parts[k] == ".") continue;
+    if (parts[k] == "..") {
+      if (!walked.empty()) walked.pop_back();
+      continue;
+    }
+    walked.push_back(parts[k]);
+    if (to_lower(parts[k]) == ".git")
+      refuse_member(archive, member.name,
+                    "is a symlink whose target '" + printable(member.link_target) + "' goes into .git");
+    std::string so_far = join(walked, "/");
+    auto it = tree.nodes.find(so_far);
+    if (k + 1 < parts.size() && it != tree.nodes.end() && it->second.kind == MemberKind::symlink)
+      refuse_member(archive, member.name,
+                    "is a symlink whose target '" + printable(member.link_target) + "' passes through the symlink '" +
+                        printable(so_far) + "'");
+  }
+}
+
+// The tree's files and symlinks, each checked where it lies; git holds no directories of their own.
+std::vector<SdistTreeEntry> sdist_tree_entries(const SdistPaths& tree, const std::vector<ArchiveMember>& members,
+                                               const std::string& archive) {
+  std::vector<SdistTreeEntry> entries;
+  for (const auto& [path, index] : tree.order) {
+    const auto& member = members[index];
+    check_sdist_not_inside_a_file(tree, path, member, archive);
+    if (member.kind == MemberKind::directory) continue;
+    SdistTreeEntry entry;
+    entry.path = path;
+    entry.member = tree.nodes.at(path).member;
+    entry.executable = member.executable;
+    if (member.kind == MemberKind::symlink) {
+      entry.symlink = true;
+      entry.link_target = member.link_target;
+      check_sdist_symlink_target(path, member, archive);
+      check_sdist_symlink_walk(tree, path, member, archive);
+    }
+    entries.push_back(std::move(entry));
+  }
+  return entries;
+}
+
 }  // namespace
 
 bool is_sdist_file_name(const std::string& name) {
@@ -401,154 +614,10 @@ std::vector<ArchiveMember> list_sdist_members(const std::filesystem::path& archi
 
 std::vector<SdistTreeEntry> sdist_tree(const std::vector<ArchiveMember>& members, const std::string& archive,
                                        std::vector<std::string>* dropped) {
-  // Every member by its normalised archive path, checked one by one.
-  std::map<std::string, Node> nodes;
-  std::vector<std::pair<std::string, size_t>> order;  // (path, member) of what the tree holds, in archive order
-  for (size_t i = 0; i < members.size(); ++i) {
-    const auto& member = members[i];
-    if (member.kind == MemberKind::unsupported)
-      refuse_member(archive, member.name, "is a " + member.type + "; an sdist holds files, directories and symlinks");
-    std::string path = normalised_name(member.name, member.kind);
-    if (member.kind == MemberKind::directory && (path.empty() || path == ".")) continue;  // the archive's root
-    // VCS metadata (a submodule's .git file in a vendored directory) is left
-    // out once it passes every other check: read as if renamed, it must still
-    // be a safe name.
-    // Component by component, separators kept (a leading '/' stays absolute).
-    std::string renamed, top_of_metadata;
-    for (size_t start = 0; start <= path.size();) {
-      const size_t slash = std::min(path.find('/', start), path.size());
-      const std::string part = path.substr(start, slash - start);
-      if (is_vcs_metadata_name(part)) {
-        if (top_of_metadata.empty()) top_of_metadata = path.substr(0, slash);
-        renamed += "vcs-metadata";
-      } else {
-        renamed += part;
-      }
-      if (slash < path.size()) renamed += '/';
-      start = slash + 1;
-    }
-    if (!top_of_metadata.empty()) {
-      std::string problem = name_problem(renamed);
-      if (!problem.empty()) refuse_member(archive, member.name, problem);
-      if (dropped && std::find(dropped->begin(), dropped->end(), top_of_metadata) == dropped->end())
-        dropped->push_back(top_of_metadata);
-      continue;
-    }
-    std::string problem = name_problem(path);
-    if (!problem.empty()) refuse_member(archive, member.name, problem);
-    if (auto it = nodes.find(path); it != nodes.end()) {
-      if (it->second.kind == MemberKind::directory && member.kind == MemberKind::directory) continue;
-      refuse_member(archive, member.name, "appears twice in the archive");
-    }
-    Node node{member.kind, i};
-    if (member.kind == MemberKind::hardlink) {
-      std::string target = normalised_name(member.link_target, MemberKind::file);
-      auto it = nodes.find(target);
-      if (it == nodes.end() || it->second.kind != MemberKind::file)
-        refuse_member(archive, member.name,
-                      "is a hardlink to '" + printable(member.link_target) +
-                          "', which is not an earlier file of the archive");
-      node.member = it->second.member;  // its data is that file's
-    }
-    nodes[path] = node;
-    order.emplace_back(path, i);
-  }
-
-  // The single top-level directory is stripped when it is the sdist's own
-  // NAME-VERSION/ (what sdist builders write: a hyphen, then a version that
-  // starts with a digit); a flat sdist whose only top-level entry is its
-  // package (mypkg/) keeps it.
-  auto is_name_version = [](const std::string& dir) {
-    const auto hyphen = dir.rfind('-');
-    return hyphen != std::string::npos && hyphen > 0 && hyphen + 1 < dir.size() &&
-           std::isdigit(static_cast<unsigned char>(dir[hyphen + 1]));
-  };
-  std::string top;
-  bool strip = !order.empty();
-  bool deeper = false;
-  for (const auto& [path, index] : order) {
-    std::string first = path.substr(0, path.find('/'));
-    if (top.empty()) top = first;
-    strip = strip && first == top;
-    deeper = deeper || path.size() > first.size();
-  }
-  if (auto it = nodes.find(top); it != nodes.end() && it->second.kind != MemberKind::directory) strip = false;
-  strip = strip && deeper && is_name_version(top);
-  // pip strips any single top directory; one that names another project
-  // than the sdist's file (foo-1.0.tar.gz holding bar-9.9/) is a mislabelled
-  // or substituted sdist, refused rather than built under the wrong name.
-  std::string archive_stem = archive;
-  for (const char* suffix : {".tar.gz", ".tgz", ".tar", ".zip"})
-    if (archive_stem.ends_with(suffix)) archive_stem.resize(archive_stem.size() - std::string_view(suffix).size());
-  if (strip && is_name_version(archive_stem)) {
-    const auto name_of = [](const std::string& name_version) {
-      return normalize_project_name(name_version.substr(0, name_version.rfind('-')));
-    };
-    if (name_of(top) != name_of(archive_stem))
-      refuse_member(archive, top + "/",
-                    "is the sdist's single top-level directory, and it names the project " + printable(name_of(top)) +
-                        ", not " + name_of(archive_stem));
-  }
-  std::map<std::string, Node> tree_nodes;
-  std::vector<std::pair<std::string, size_t>> tree_order;
-  for (const auto& [path, index] : order) {
-    if (strip && path == top) continue;
-    std::string in_tree = strip ? path.substr(top.size() + 1) : path;
-    tree_nodes[in_tree] = nodes[path];
-    tree_order.emplace_back(in_tree, index);
-  }
-
-  auto is_link_or_file = [&](const std::string& path) -> const char* {
-    auto it = tree_nodes.find(path);
-    if (it == tree_nodes.end() || it->second.kind == MemberKind::directory) return nullptr;
-    return it->second.kind == MemberKind::symlink ? "a symlink" : "a file";
-  };
-  std::vector<SdistTreeEntry> entries;
-  for (const auto& [path, index] : tree_order) {
-    const auto& member = members[index];
-    for (std::string above = parent_of(path); !above.empty(); above = parent_of(above))
-      if (const char* what = is_link_or_file(above))
-        refuse_member(archive, member.name,
-                      std::string("lies inside '") + printable(above) + "', which is " + what + " in the archive");
-    if (member.kind == MemberKind::directory) continue;  // git holds no directories of their own
-    SdistTreeEntry entry;
-    entry.path = path;
-    entry.member = tree_nodes[path].member;
-    entry.executable = member.executable;
-    if (member.kind == MemberKind::symlink) {
-      entry.symlink = true;
-      entry.link_target = member.link_target;
-      std::string problem = symlink_target_problem(path, member.link_target);
-      if (problem.empty() && member.link_target.find('\0') != std::string::npos) problem = "holds a NUL byte";
-      if (problem.empty() && member.link_target.size() >= kMaxSymlinkTargetBytes)
-        problem = "is " + byte_count(member.link_target.size()) + " long; a symlink holds at most " +
-                  byte_count(kMaxSymlinkTargetBytes - 1);
-      if (!problem.empty())
-        refuse_member(archive, member.name,
-                      "is a symlink whose target '" + printable(member.link_target) + "' " + problem);
-      // Read lexically, a target is where it leads only if no component on
-      // the way is another symlink (a/link/.. is not a when link leads elsewhere).
-      std::vector<std::string> walked = split_any(parent_of(path), "/");
-      auto parts = split_any(member.link_target, "/");
-      for (size_t k = 0; k < parts.size(); ++k) {
-        if (parts[k] == ".") continue;
-        if (parts[k] == "..") {
-          if (!walked.empty()) walked.pop_back();
-          continue;
-        }
-        walked.push_back(parts[k]);
-        if (to_lower(parts[k]) == ".git")
-          refuse_member(archive, member.name,
-                        "is a symlink whose target '" + printable(member.link_target) + "' goes into .git");
-        std::string so_far = join(walked, "/");
-        if (k + 1 < parts.size() && tree_nodes.count(so_far) && tree_nodes[so_far].kind == MemberKind::symlink)
-          refuse_member(archive, member.name,
-                        "is a symlink whose target '" + printable(member.link_target) +
-                            "' passes through the symlink '" + printable(so_far) + "'");
-      }
-    }
-    entries.push_back(std::move(entry));
-  }
+  const SdistPaths archive_paths = sdist_archive_paths(members, archive, dropped);
+  const auto top = sdist_top_to_strip(archive_paths);
+  if (top) check_sdist_top_names_its_project(*top, archive);
+  auto entries = sdist_tree_entries(sdist_paths_in_tree(archive_paths, top), members, archive);
   if (entries.empty()) refuse_archive(archive, "holds no files");
   return entries;
 }

@@ -353,12 +353,17 @@ class DeviceValidation(unittest.TestCase):
     def test_torch_extension_wheel_passes_device_validation(self):
         from extension_project import make_extension_repo
         repo = make_extension_repo(self.work)
+        # `native` is this machine's SASS in the extension dialect too (archbuild always sets the list)
+        plan = archbuild("plan", str(repo), "--arch", "native", "--use-installed-torch", "--json", "--python", PYTHON,
+                         "--cache-dir", str(self.work / "plan-cache"))
+        self.assertEqual(plan.returncode, 0, plan.stderr[-2000:])
+        self.assertEqual(json.loads(plan.stdout)["env"]["TORCH_CUDA_ARCH_LIST"], self.cc)
         # against the machine's torch; without the flag it would build torch first (depends_on)
-        result = self.build(str(repo), "native", "--use-installed-torch")
+        result = self.build(str(repo), "native+PTX", "--use-installed-torch")
         self.assertEqual(result.returncode, 0, result.stderr[-3000:])
         report = json.loads(result.stdout)
         validation, checks = self.checks(report)
-        print(f"\n  torch extension --arch native: build {report['build']['seconds']:.1f} s, {report['validation_scope']}")
+        print(f"\n  torch extension --arch native+PTX: build {report['build']['seconds']:.1f} s, {report['validation_scope']}")
         print_checks(validation)
         self.assertTrue(validation["device"]["ok"], validation["device"])
         self.assertIn("kernel test passed", checks["kernel test"]["detail"])
@@ -366,7 +371,7 @@ class DeviceValidation(unittest.TestCase):
         log = pathlib.Path(checks["kernel test"]["log"]).read_text()
         self.assertIn("archbuild_demo_ext: device 0 ok", log)
         self.assertTrue(report["published"])
-        # `native` in the extension dialect is the GPU and PTX for it, as cpp_extension reads an unset list
+        # native+PTX: the GPU's SASS and PTX for it, and the label says so
         self.assertEqual(report["local_version_label"], "cu130.sm" + self.cc.replace(".", "") + "ptx")
         # torch's own cu130 kernels carry PTX only for a newer CC: under forced JIT the kernel test cannot
         # run torch, and says so instead of failing the wheel, whose PTX the fatbin load from PTX proved

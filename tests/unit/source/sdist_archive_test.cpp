@@ -304,6 +304,28 @@ TEST(SdistTree, RefusesBadLinksDuplicatesAndDevices) {
   }
 }
 
+TEST(SdistTree, ChecksEveryNameAndTheTopDirectoryBeforeWhereThePathsLie) {
+  // f/x lies inside the file f, but ../y comes later and is refused first: every name is read before the tree is.
+  auto why = error_of([] {
+    sdist_tree({file("demo-1.0/f"), file("demo-1.0/f/x"), file("demo-1.0/../y")}, "demo-1.0.tar.gz");
+  });
+  EXPECT_NE(why.find("member 'demo-1.0/../y' climbs out with '..'"), std::string::npos) << why;
+  // The top directory of another project is refused before it, too.
+  why = error_of([] { sdist_tree({file("other-1.0/f"), file("other-1.0/f/x")}, "demo-1.0.tar.gz"); });
+  EXPECT_NE(why.find("member 'other-1.0/' is the sdist's single top-level directory"), std::string::npos) << why;
+}
+
+TEST(SdistTree, ARepeatedDirectoryIsOneAndMetadataIsNamedOnce) {
+  std::vector<std::string> dropped;
+  auto tree = sdist_tree({directory("demo-1.0/"), directory("demo-1.0/src/"), directory("./demo-1.0/src"),
+                          file("demo-1.0/src/a.cu"), file("demo-1.0/.git/config"), file("demo-1.0/.git/HEAD")},
+                         "demo-1.0.tar.gz", &dropped);
+  EXPECT_EQ(paths(tree), (std::vector<std::string>{"src/a.cu"}));
+  EXPECT_EQ(dropped, (std::vector<std::string>{"demo-1.0/.git"}));
+  // A single top-level file is no directory to strip.
+  EXPECT_EQ(paths(sdist_tree({file("demo-1.0")}, "demo-1.0.tar.gz")), (std::vector<std::string>{"demo-1.0"}));
+}
+
 // ---- written as git objects ----
 
 struct BareRepo {
