@@ -3,8 +3,11 @@
 #include <sstream>
 
 #include "cache/build_report.h"
+#include "cache/cache_command_inputs.h"
+#include "cache/cache_command_results.h"
 #include "cache/cache_index.h"
 #include "cache/cache_key.h"
+#include "cache/cache_listing.h"
 #include "cache/cache_push.h"
 #include "cache/cache_verify.h"
 #include "cache/install_lines.h"
@@ -24,9 +27,6 @@
 #include "core/ed25519.h"
 #include "core/error.h"
 #include "core/file_lock.h"
-#include "core/json_text.h"
-#include "core/regular_file.h"
-#include "core/user_path.h"
 #include "remote/s3_settings.h"
 #include "source/pypi_sdist.h"
 #include "ui/terminal.h"
@@ -35,40 +35,12 @@ namespace archbuild {
 
 namespace {
 
-// A public key PEM is some hundred bytes.
-constexpr uint64_t kMaxTrustedKeyBytes = 64 * 1024;
-
-// A key text from a key file or from a build's out dir (its key.txt).
-std::string read_key_text(const std::string& where) {
-  std::filesystem::path path(where);
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) path /= "key.txt";
-  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-    fail_bad_input(path.string() + " is not a regular file (a key text is)");
-  std::string text;
-  if (auto why = read_regular_file(path, kMaxKeyTextBytes, text); why.starts_with("cannot be opened"))
-    fail_bad_input("no cache key text at " + path.string() + " (give a key.txt or a build's --out dir)");
-  else if (!why.empty())
-    fail_bad_input(path.string() + " " + why);
-  if (text.rfind("cache_format ", 0) != 0) fail_bad_input(path.string() + " is not an archbuild key text");
-  return text;
-}
-
 struct CacheOptions {
   std::string cache_dir;
   bool json = false;
   std::vector<std::string> trusted_keys;  // public key PEM files: signatures must verify with one
   bool require_signature = false;
-  std::vector<Ed25519Key> keys() const {
-    std::vector<Ed25519Key> keys;
-    for (const auto& file : trusted_keys) {
-      std::string pem;
-      if (auto why = read_regular_file(file, kMaxTrustedKeyBytes, pem); !why.empty())
-        fail_bad_input("--trusted-key " + file + " " + why);
-      keys.push_back(Ed25519Key::parse_public(pem, "--trusted-key " + file));
-    }
-    return keys;
-  }
+  std::vector<Ed25519Key> keys() const { return read_trusted_keys(trusted_keys); }
   std::filesystem::path resolve() const { return Settings::load({{setting_name::cache_dir, cache_dir}}).cache_dir(); }
 };
 
@@ -96,9 +68,7 @@ ExitCode run_ls(const CacheOptions& options) {
   WheelStore store(options.resolve());
   auto entries = store.entries();
   if (options.json) {
-    auto list = nlohmann::json::array();
-    for (const auto& entry : entries) list.push_back(store_entry_json(entry));
-    print_json({{"cache_dir", options.resolve().string()}, {"entries", list}});
+    print_json(listing_json(options.resolve(), entries));
     return ExitCode::success;
   }
   if (entries.empty()) {
@@ -108,31 +78,16 @@ ExitCode run_ls(const CacheOptions& options) {
   std::cout << std::left << std::setw(14) << "KEY" << std::setw(17) << "PUBLISHED" << std::setw(10) << "CHECKED"
             << std::setw(11) << "SIZE"
             << "WHEEL\n";
-  for (const auto& entry : entries)
-    for (const auto& wheel : entry.wheels)
-      std::cout << std::left << std::setw(14) << entry.hash.substr(0, 12) << std::setw(17) << short_publish_time(entry)
-                << std::setw(10) << validation_word(entry) << std::setw(11) << megabytes(entry_wheel_bytes(entry))
-                << wheel.filename().string() << "\n";
+  for (const auto& row : listing_rows(entries))
+    std::cout << std::left << std::setw(14) << row.key << std::setw(17) << row.published << std::setw(10)
+              << row.validation << std::setw(11) << megabytes(row.bytes) << row.wheel << "\n";
   std::cout << entries.size() << " build" << (entries.size() == 1 ? "" : "s") << "; index: file://"
             << cache_index_paths(options.resolve()).simple_dir.string() << "\n";
   return ExitCode::success;
 }
 
-ExitCode run_show(const CacheOptions& options, const std::string& prefix) {
-  if (prefix.size() < 4) fail_bad_input("give at least 4 characters of the key (see `archbuild cache ls`)");
-  WheelStore store(options.resolve());
-  auto found = store.matching(prefix);
-  if (found.empty()) fail_bad_input("no published build's key starts with '" + prefix + "' (see `archbuild cache ls`)");
-  if (found.size() > 1)
-    fail_bad_input("'" + prefix + "' is ambiguous: " + std::to_string(found.size()) + " keys start with it");
-  const auto& entry = found.front();
-  if (options.json) {
-    auto out = store_entry_json(entry);
-    out["key_inputs"] = entry.inputs.values();
-    out["manifest"] = entry.manifest_json;
-    print_json(out);
-    return ExitCode::success;
-  }
+// `cache show`'s lines for one entry; the keys check its provenance's signature.
+void print_shown_entry(const StoreEntry& entry, const CacheOptions& options) {
   const auto manifest = entry.manifest.value_or(BuildReport{});
   std::cout << paint("key", Style::bold) << "        " << entry.hash << "\n"
             << paint("dir", Style::bold) << "        " << entry.dir.string() << "\n"
@@ -140,15 +95,9 @@ ExitCode run_show(const CacheOptions& options, const std::string& prefix) {
             << "\n"
             << paint("validation", Style::bold) << " "
             << (manifest.validation_scope.empty() ? validation_word(entry) : manifest.validation_scope) << "\n";
-  if (manifest.build.is_object()) {
-    const auto& build = manifest.build;
-    const auto& attempts = build.contains("attempts") && build["attempts"].is_array() && !build["attempts"].empty()
-                               ? build["attempts"][0]
-                               : nlohmann::json();
-    std::cout << paint("build", Style::bold) << "      " << std::fixed << std::setprecision(1)
-              << json_number(build, "seconds") << " s, jobs " << std::setprecision(0) << json_number(attempts, "jobs")
-              << ", OOM retries " << json_number(build, "oom_retries") << "\n";
-  }
+  if (const auto build = build_summary(manifest))
+    std::cout << paint("build", Style::bold) << "      " << std::fixed << std::setprecision(1) << build->seconds
+              << " s, jobs " << std::setprecision(0) << build->jobs << ", OOM retries " << build->oom_retries << "\n";
   for (const auto& wheel : manifest.wheels)
     std::cout << paint("wheel", Style::bold) << "      " << wheel.file << "\n           sha256 " << wheel.sha256
               << "\n";
@@ -157,14 +106,20 @@ ExitCode run_show(const CacheOptions& options, const std::string& prefix) {
   std::cout << paint("provenance", Style::bold) << " " << describe_provenance(entry.dir, keys) << "\n";
   for (const auto& problem : entry_provenance_problems(entry, keys, false))
     std::cout << "           " << problem << "\n";
-  std::error_code ec;
+  const auto sbom = entry_sbom(entry);
   std::cout << paint("sbom", Style::bold) << "       "
-            << (std::filesystem::exists(entry.dir / kSbomFile, ec)
-                    ? (entry.dir / kSbomFile).string() + " (CycloneDX 1.5)"
-                    : std::string("none"))
-            << "\n";
+            << (sbom ? sbom->string() + " (CycloneDX 1.5)" : std::string("none")) << "\n";
   std::cout << paint("inputs", Style::bold) << "\n";
   for (const auto& [name, value] : entry.inputs.values()) std::cout << "  " << name << " " << value << "\n";
+}
+
+ExitCode run_show(const CacheOptions& options, const std::string& prefix) {
+  check_key_prefix(prefix);  // before the cache dir is resolved: its message comes first
+  const auto entry = entry_by_key_prefix(WheelStore(options.resolve()), prefix);
+  if (options.json)
+    print_json(shown_entry_json(entry));
+  else
+    print_shown_entry(entry, options);
   return ExitCode::success;
 }
 
@@ -179,16 +134,7 @@ ExitCode run_verify(const CacheOptions& options) {
         for (const auto& text : entry.problems) std::cout << "     " << text << "\n";
       });
   if (options.json) {
-    nlohmann::json problems = nlohmann::json::object();
-    for (const auto& entry : result.entries) problems[entry.hash] = entry.problems;
-    std::vector<std::string> leftover_paths;
-    for (const auto& path : result.unfinished_publishes) leftover_paths.push_back(path.string());
-    print_json({{"ok", result.ok()},
-                {"entries", result.entries.size()},
-                {"bad_entries", result.bad_entries()},
-                {"problems", problems},
-                {"index_problems", result.index_problems},
-                {"unfinished_publishes", leftover_paths}});
+    print_json(verify_result_json(result));
   } else {
     std::cout << verdict_label(result.index_problems.empty() ? CheckVerdict::ok : CheckVerdict::fail) << " index "
               << result.index_dir.string() << "\n";
@@ -199,22 +145,16 @@ ExitCode run_verify(const CacheOptions& options) {
     const auto count = result.entries.size();
     std::cout << count << " build" << (count == 1 ? "" : "s") << " checked, " << result.bad_entries() << " bad\n";
   }
-  return result.ok() ? ExitCode::success : ExitCode::work_failed;
+  return verify_exit_code(result);
 }
 
 ExitCode run_push(const CacheOptions& options, const std::string& dest_text) {
-  if (dest_text.empty()) fail_bad_input("cache push: give the destination directory");
-  auto dest = checked_user_path(dest_text, "cache push DEST");
-  std::error_code ec;
-  if (std::filesystem::exists(dest, ec) && !std::filesystem::is_directory(dest, ec))
-    fail_bad_input("cache push: " + dest.string() + " is not a directory");
+  const auto dest = push_directory(dest_text);
   const WheelStore from(options.resolve());
   auto result = push_cache(from, dest);
   if (options.json) {
     auto json = push_outcome_json(result);
-    json["dest"] = dest.string();
-    json["index"] = result.index.simple_dir.string();
-    json["wheels_in_index"] = result.index.wheels.size();
+    json.update(pushed_index_json(result, dest));
     print_json(json);
   } else {
     std::cout << print_push_outcome(result, from.root(), "copied again") << "; " << result.index.wheels.size()
@@ -228,18 +168,13 @@ ExitCode run_push(const CacheOptions& options, const std::string& dest_text) {
 
 ExitCode run_gc(const CacheOptions& options, size_t keep, bool dry_run) {
   if (keep == 0) fail_bad_input("--keep must be at least 1 (to empty the cache, delete its store/ directory)");
-  nlohmann::json removed = nlohmann::json::array();
+  // A long gc says what went as it goes; --json reports it all at the end.
   auto print_step = [&](const GcStep& step) {
-    if (!step.removed) {
-      if (!options.json)
-        std::cout << "skipped " << step.entry.hash.substr(0, 12) << ": removed or replaced meanwhile (another cache gc "
-                  << "or build)\n";
-      return;
-    }
-    auto json = store_entry_json(step.entry);
-    json["bytes"] = step.bytes;  // its wheels are gone by now
-    removed.push_back(std::move(json));
-    if (!options.json)
+    if (options.json) return;
+    if (!step.removed)
+      std::cout << "skipped " << step.entry.hash.substr(0, 12) << ": removed or replaced meanwhile (another cache gc "
+                << "or build)\n";
+    else
       std::cout << (dry_run ? "would remove " : "removed ") << step.entry.hash.substr(0, 12) << " "
                 << gc_group(step.entry) << " (" << short_publish_time(step.entry) << ")\n";
   };
@@ -247,14 +182,7 @@ ExitCode run_gc(const CacheOptions& options, size_t keep, bool dry_run) {
   const auto settings = Settings::load({{setting_name::cache_dir, options.cache_dir}});
   const auto stale_downloads = SdistFetcher(settings).remove_stale_downloads(dry_run);
   if (options.json) {
-    std::vector<std::string> leftover_paths;
-    for (const auto& path : result.leftovers) leftover_paths.push_back(path.string());
-    print_json({{"dry_run", dry_run},
-                {"keep", keep},
-                {"removed", removed},
-                {"freed_bytes", result.freed_bytes},
-                {"unfinished_publishes_removed", leftover_paths},
-                {"stale_downloads_removed", stale_downloads}});
+    print_json(gc_result_json(result, keep, dry_run, stale_downloads));
   } else {
     for (const auto& path : result.leftovers)
       std::cout << (dry_run ? "would remove " : "removed ") << "unfinished publish " << path.string() << "\n";
@@ -276,13 +204,7 @@ ExitCode run_keygen(const std::string& path) {
 }
 
 ExitCode run_index(const std::string& wheels_dir, const std::string& index_dir) {
-  std::filesystem::path wheels = std::filesystem::absolute(wheels_dir);
-  std::filesystem::path target = index_dir.empty() ? wheels / "simple" : std::filesystem::absolute(index_dir);
-  std::error_code ec;
-  // A --index DIR the user named may be a link; WHEELS/simple, archbuild's name, may not.
-  if (index_dir.empty() && std::filesystem::is_symlink(std::filesystem::symlink_status(target, ec)))
-    fail_bad_input(target.string() + " is a symbolic link: archbuild follows no link below WHEELS " +
-                   "(name the index dir with --index DIR)");
+  const auto [wheels, target] = simple_index_place(wheels_dir, index_dir);
   auto indexed = write_simple_index(wheels, target);
   std::cout << "indexed " << indexed.size() << " wheel" << (indexed.size() == 1 ? "" : "s") << " in " << target.string()
             << "\n";
@@ -294,11 +216,9 @@ ExitCode run_index(const std::string& wheels_dir, const std::string& index_dir) 
 }
 
 ExitCode run_why(const CacheOptions& options, const std::string& a, const std::string& b) {
-  auto differences = diff_key_texts(read_key_text(a), read_key_text(b));
+  auto differences = diff_key_texts(read_key_text_at(a), read_key_text_at(b));
   if (options.json) {
-    auto list = nlohmann::json::array();
-    for (const auto& d : differences) list.push_back({{"key", d.key}, {"a", d.before}, {"b", d.after}});
-    print_json({{"same", differences.empty()}, {"differences", list}});
+    print_json(key_differences_json(differences));
   } else if (differences.empty()) {
     std::cout << "same key: every input is equal\n";
   } else {
@@ -306,7 +226,7 @@ ExitCode run_why(const CacheOptions& options, const std::string& a, const std::s
       std::cout << paint(d.key, Style::bold) << "\n  - " << (d.before.empty() ? "(absent)" : d.before) << "\n  + "
                 << (d.after.empty() ? "(absent)" : d.after) << "\n";
   }
-  return differences.empty() ? ExitCode::success : ExitCode::work_failed;
+  return key_differences_exit_code(differences);
 }
 
 }  // namespace
@@ -325,16 +245,24 @@ struct CacheSubcommands {
            *why = nullptr, *index = nullptr, *index_config = nullptr;
 
   void declare(CLI::App& app) {
-    declare_listing(app);
+    // In the order `cache --help` lists them.
+    declare_ls(app);
+    declare_show(app);
     declare_verify(app);
     declare_gc(app);
     declare_push(app);
-    declare_tools(app);
+    declare_keygen(app);
+    declare_why(app);
+    declare_index(app);
+    declare_index_config(app);
     app.require_subcommand(1);
   }
 
-  void declare_listing(CLI::App& app) {
+  void declare_ls(CLI::App& app) {
     ls = with_cache_options(app.add_subcommand("ls", "List published builds, newest first"), *options);
+  }
+
+  void declare_show(CLI::App& app) {
     show = with_cache_options(app.add_subcommand("show", "One build: inputs, wheels, validation"), *options);
     show->add_option("key", show_key, "The key or its first characters")->required();
     show->add_option("--trusted-key", options->trusted_keys, "A public key (PEM) to check the signature with");
@@ -376,16 +304,25 @@ struct CacheSubcommands {
                      "With s3://: the URL readers reach the bucket's prefix through (for the printed index URL)");
   }
 
-  void declare_tools(CLI::App& app) {
+  void declare_keygen(CLI::App& app) {
     keygen = app.add_subcommand("keygen", "Make an ed25519 key pair for signing provenance (PATH, PATH.pub)");
     keygen->add_option("path", keygen_path, "Where the private key goes (mode 0600; never overwritten)")->required();
+  }
+
+  void declare_why(CLI::App& app) {
     why = app.add_subcommand("why", "Diff two builds' key texts (key.txt files or build dirs)");
     why->add_option("a", why_a, "First key.txt or build dir")->required();
     why->add_option("b", why_b, "Second key.txt or build dir")->required();
     add_json_flag(*why, options->json, "Print JSON");
+  }
+
+  void declare_index(CLI::App& app) {
     index = app.add_subcommand("index", "Write a PEP 503 simple index over a directory of wheels");
     index->add_option("wheels", index_wheels, "Directory of wheels")->required();
     index->add_option("--index", index_target, "Where the index goes (default: WHEELS/simple)");
+  }
+
+  void declare_index_config(CLI::App& app) {
     index_config =
         app.add_subcommand("index-config",
                            "Print the pip.conf and uv.toml lines that make pip and uv read the cache's index");

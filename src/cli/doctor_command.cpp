@@ -16,7 +16,8 @@
 #include "doctor/compat_matrix.h"
 #include "doctor/diagnosis.h"
 #include "doctor/diagnosis_output.h"
-#include "process/run_process.h"
+#include "doctor/doctor_inputs.h"
+#include "doctor/doctor_verdict.h"
 #include "toolchain/installed_toolkit.h"
 #include "ui/terminal.h"
 
@@ -41,14 +42,6 @@ std::vector<CachedTorch> cached_builds_of(const std::string& cache_dir) {
     log::verbose("doctor: the cache's builds are left out: {}", e.what());
     return {};
   }
-}
-
-std::optional<CudaVersion> nvcc_on_path_version() {
-  auto nvcc = find_on_path("nvcc");
-  if (!nvcc) return std::nullopt;
-  const auto release = probe_nvcc_version(*nvcc);
-  if (!release) return std::nullopt;
-  return release->version;
 }
 
 nlohmann::json package_json_with_files(const PackageDiagnosis& package, const std::vector<ComputeCapability>& devices) {
@@ -96,10 +89,10 @@ class DoctorRun {
     take_driver();
     report_ = {{"gpus", to_json(gpus_)}, {"interpreters", nlohmann::json::array()}};
     std::vector<std::string> device_texts;
-    for (auto cc : devices_) device_texts.push_back(cc.dotted());
+    for (auto cc : devices_.ccs) device_texts.push_back(cc.dotted());
     report_["device_ccs"] = device_texts;
     if (!options_.json) print_devices(device_texts);
-    if (devices_.empty()) {
+    if (devices_.ccs.empty()) {
       if (options_.json) print_json(report_);
       fail_environment("no GPU to diagnose against (" + gpus_.unavailable_reason +
                        "); pass --device-cc M.N for the GPU that fails");
@@ -111,37 +104,28 @@ class DoctorRun {
   }
 
  private:
-  void take_devices() {
-    devices_ = parse_device_ccs(options_.device_ccs);
-    for (const auto& cc : devices_)
-      if (!table_.knows(cc, ArchVariant::plain))
-        fail_bad_input("--device-cc " + cc.dotted() + ": no CUDA release archbuild knows targets a GPU of CC " +
-                       cc.dotted() + " (a typo?)");
-    if (devices_.empty()) {
-      devices_ = gpus_.distinct_ccs();
-      from_gpus_ = true;
-    }
-  }
+  void take_devices() { devices_ = devices_to_diagnose(parse_device_ccs(options_.device_ccs), table_, gpus_); }
 
   void take_driver() {
     if (options_.driver.empty()) return;
-    auto driver_cuda = table_.newest_for_driver(options_.driver);
-    if (!driver_cuda)
-      fail_bad_input("--driver " +
-                     (options_.driver.size() > 40 ? options_.driver.substr(0, 40) + "..." : options_.driver) +
-                     ": not a driver version (such as 580.65.06), or older than every CUDA release archbuild knows "
-                     "(the oldest needs " +
-                     table_.all().front().min_driver + ")");
+    const auto driver_cuda = cuda_of_driver_option(options_.driver, table_);
     gpus_.driver_version = options_.driver;
     gpus_.driver_cuda = driver_cuda;
   }
 
+  // The devices and driver as taken, with the tables and the cache's builds.
+  DoctorFacts facts() const {
+    DoctorFacts facts{&table_, &official_, &cached_, devices_.ccs, gpus_.driver_cuda, std::nullopt, options_.machine};
+    if (!toolkits_.empty()) facts.build_cuda = toolkits_.front().version;
+    return facts;
+  }
+
   void print_devices(const std::vector<std::string>& device_texts) const {
     std::cout << paint("devices", Style::bold) << "     ";
-    if (devices_.empty()) std::cout << "none (" << gpus_.unavailable_reason << ")\n";
+    if (devices_.ccs.empty()) std::cout << "none (" << gpus_.unavailable_reason << ")\n";
     for (const auto& gpu : gpus_.devices)
-      if (from_gpus_) std::cout << "CC " << gpu.cc.dotted() << " (" << gpu.name << ")  ";
-    if (!from_gpus_) std::cout << "CC " << join(device_texts, ", CC ") << " (--device-cc)";
+      if (devices_.from_gpus) std::cout << "CC " << gpu.cc.dotted() << " (" << gpu.name << ")  ";
+    if (!devices_.from_gpus) std::cout << "CC " << join(device_texts, ", CC ") << " (--device-cc)";
     std::cout << "\n"
               << paint("driver", Style::bold) << "      "
               << (gpus_.driver_cuda ? (gpus_.driver_version.empty() ? "" : gpus_.driver_version + ", ") +
@@ -151,9 +135,7 @@ class DoctorRun {
   }
 
   ExitCode print_matrix() {
-    const auto machine = options_.machine.empty() ? host_machine() : options_.machine;
-    auto matrix = compatibility_matrix(official_.for_machine(machine), built_for(cached_, machine), devices_,
-                                       gpus_.driver_cuda);
+    const auto matrix = doctor_matrix(facts());
     if (options_.json) {
       report_["matrix"] = matrix_json(matrix);
       print_json(report_);
@@ -161,29 +143,6 @@ class DoctorRun {
       std::cout << "\n" << matrix_text(matrix);
     }
     return ExitCode::success;
-  }
-
-  DiagnosisInputs inputs_for(const PythonEnvironment& python, const std::vector<PackageBinaries>& packages,
-                             OfficialBuildTable& official_here) const {
-    DiagnosisInputs inputs;
-    inputs.python = &python;
-    inputs.packages = &packages;
-    inputs.devices = devices_;
-    inputs.driver_cuda = gpus_.driver_cuda;
-    inputs.nvcc_on_path = nvcc_on_path_version();
-    inputs.table = &table_;
-    // The official builds that install into this interpreter: its CPU's.
-    const auto machine = !options_.machine.empty() ? options_.machine
-                         : !python.machine.empty() ? python.machine
-                                                   : host_machine();
-    official_here = official_.for_machine(machine);
-    inputs.official = &official_here;
-    inputs.cached_torch = built_for(cached_, machine);
-    for (const auto& package : packages)
-      if (auto distribution = distribution_of(package.site_dir, package.name))
-        inputs.distributions[package.name] = *distribution;
-    if (!toolkits_.empty()) inputs.build_cuda = toolkits_.front().version;
-    return inputs;
   }
 
   void diagnose_interpreter(const std::string& interpreter) {
@@ -195,11 +154,10 @@ class DoctorRun {
       report_["interpreters"].push_back({{"interpreter", interpreter}, {"error", e.what()}});
       return;
     }
-    any_torch_ = any_torch_ || python.torch_dir.has_value();
     const auto packages = scan_packages(python.package_dirs);
     OfficialBuildTable official_here;
-    const auto diagnosis = diagnose(inputs_for(python, packages, official_here));
-    any_problem_ = any_problem_ || diagnosis.has_problem();
+    const auto diagnosis = diagnose(diagnosis_inputs(facts(), python, packages, nvcc_on_path_version(), official_here));
+    tally_.add(python, diagnosis);
     report_["interpreters"].push_back(interpreter_json(interpreter, python, diagnosis));
     if (!options_.json) print_environment(python, diagnosis);
   }
@@ -207,7 +165,8 @@ class DoctorRun {
   nlohmann::json interpreter_json(const std::string& interpreter, const PythonEnvironment& python,
                                   const Diagnosis& diagnosis) const {
     auto package_list = nlohmann::json::array();
-    for (const auto& package : diagnosis.packages) package_list.push_back(package_json_with_files(package, devices_));
+    for (const auto& package : diagnosis.packages)
+      package_list.push_back(package_json_with_files(package, devices_.ccs));
     auto findings = nlohmann::json::array();
     for (const auto& finding : diagnosis.findings)
       findings.push_back({{"problem", finding.is_problem}, {"message", finding.message}, {"fix", finding.fix}});
@@ -228,19 +187,17 @@ class DoctorRun {
   }
 
   ExitCode verdict(const std::vector<std::string>& pythons) {
-    const ExitCode code = !any_torch_    ? ExitCode::environment
-                          : any_problem_ ? ExitCode::work_failed
-                                         : ExitCode::success;
-    report_["verdict"] = !any_torch_ ? "nothing-to-diagnose" : any_problem_ ? "problem" : "ok";
+    const auto verdict = tally_.verdict();
+    report_["verdict"] = to_string(verdict);
     if (options_.json)
       print_json(report_);
-    else if (!any_torch_)
+    else if (verdict == DoctorVerdict::nothing_to_diagnose)
       std::cout << "nothing to diagnose: no torch found in " << join(pythons, ", ") << "\n";
     else
-      std::cout << (any_problem_ ? paint("verdict: problem found (see fixes above)", Style::red)
-                                 : paint("verdict: ok", Style::green))
+      std::cout << (verdict == DoctorVerdict::problem ? paint("verdict: problem found (see fixes above)", Style::red)
+                                                      : paint("verdict: ok", Style::green))
                 << "\n";
-    return code;
+    return exit_code_of(verdict);
   }
 
   const DoctorOptions& options_;
@@ -249,10 +206,9 @@ class DoctorRun {
   std::vector<CachedTorch> cached_ = cached_builds_of(options_.cache_dir);
   std::vector<InstalledToolkit> toolkits_ = find_installed_toolkits();
   GpuReport gpus_ = make_gpu_probe()->probe();
-  std::vector<ComputeCapability> devices_;
-  bool from_gpus_ = false;
+  DoctorDevices devices_;
   nlohmann::json report_;
-  bool any_torch_ = false, any_problem_ = false;
+  DoctorTally tally_;
 };
 
 ExitCode run_doctor(const DoctorOptions& options) { return DoctorRun(options).run(); }
