@@ -206,6 +206,7 @@ class BuildExecution {
     prepare_build_dir();
     BuildPlan attempt_plan = plan_;  // an OOM retry: the same plan at fewer jobs
     while (run_attempt(attempt_plan)) attempt_plan = plan_.with_jobs(std::max(1u, attempt_plan.jobs.jobs / 2));
+    if (configure_settled_) record_configure_inputs(plan_);
     log_->flush();
     if (!log_->error().empty() && result_.ok) {
       result_.ok = false;
@@ -241,9 +242,11 @@ class BuildExecution {
       *log_ << "==> archbuild: removed " << stale.string() << " (" << plan_.configure.reason
             << "; setuptools would reuse it)\n";
     }
-    // From here on the build dir is configured with these inputs: a rerun with
-    // the same ones resumes incrementally, other ones get CMAKE_FRESH=1.
-    record_configure_inputs(plan_);
+    // From here on the build dir is configured with these inputs: a rerun
+    // with the same ones resumes incrementally, other ones get CMAKE_FRESH=1.
+    // A fresh configure is settled only once the step compiles (or ends on
+    // its own): stopped before, CMake's cache may still hold the old inputs.
+    record_configure_inputs(plan_, /*settled=*/!plan_.configure.fresh);
     std::filesystem::remove(plan_.enforcement.nvcc_log, ec);  // this build's nvcc calls only
   }
 
@@ -290,6 +293,9 @@ class BuildExecution {
     log_->flush();
     status_.finished();
     oom = oom || (outcome.status.signaled && outcome.status.signal == SIGKILL) || outcome.status.code == 137;
+    // Compiling, or ended on its own: the configure ran with these inputs.
+    configure_settled_ = configure_settled_ || !outcome.interrupted || progress.total > 0 ||
+                         progress.compiles_started > 0 || progress.percent.has_value();
     attempt.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - attempt_start).count();
     attempt.status = outcome.describe();
     return judge_attempt(attempt, outcome, oom, first_error);
@@ -387,6 +393,7 @@ class BuildExecution {
   std::optional<BuildLogFile> log_;
   std::chrono::steady_clock::time_point started_;
   std::filesystem::file_time_type started_file_time_;
+  bool configure_settled_ = false;
 };
 
 }  // namespace

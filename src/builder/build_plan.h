@@ -88,8 +88,8 @@ BuildPlan make_plan(const PlanInputs& inputs, const PlanFacts& facts);
 
 // From now on the work tree is configured with the plan's inputs: a rerun
 // with the same ones resumes incrementally, other ones get CMAKE_FRESH=1.
-inline void record_configure_inputs(const BuildPlan& plan) {
-  record_configure_inputs(plan.source_dir, plan.configure.inputs);
+inline void record_configure_inputs(const BuildPlan& plan, bool settled = true) {
+  record_configure_inputs(plan.source_dir, plan.configure.inputs, settled);
 }
 
 }  // namespace archbuild

@@ -31,7 +31,9 @@ ConfigurePlan plan_configure(const PlanInputs& in, const PlanFacts& facts, std::
   ConfigurePlan plan;
   plan.inputs = std::move(inputs);
   const auto& recorded = facts.recorded_configure_inputs;
-  if (recorded && *recorded != plan.inputs) {
+  if (recorded && recorded->count(kConfigurePendingKey)) {
+    plan.reason = "the last build in this tree was stopped before it compiled: its configure may not have run";
+  } else if (recorded && *recorded != plan.inputs) {
     std::map<std::string, std::string> keys = *recorded;
     keys.insert(plan.inputs.begin(), plan.inputs.end());
     std::vector<std::string> changes;

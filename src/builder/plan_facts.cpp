@@ -98,11 +98,15 @@ std::optional<std::map<std::string, std::string>> recorded_configure_inputs(cons
   }
 }
 
-void record_configure_inputs(const std::filesystem::path& source_dir,
-                             const std::map<std::string, std::string>& inputs) {
+void record_configure_inputs(const std::filesystem::path& source_dir, const std::map<std::string, std::string>& inputs,
+                             bool settled) {
   std::error_code ec;
   if (!std::filesystem::is_directory(source_dir / ".git", ec)) return;
-  write_file_atomically(configure_stamp(source_dir), json_text(nlohmann::json(inputs)) + "\n");
+  auto recorded = inputs;
+  // Not settled yet: a build killed before its configure ran leaves the
+  // previous inputs in CMake's cache, so the next build must not resume.
+  if (!settled) recorded[kConfigurePendingKey] = "1";
+  write_file_atomically(configure_stamp(source_dir), json_text(nlohmann::json(recorded)) + "\n");
 }
 
 PlanFacts gather_plan_facts(const std::filesystem::path& source_dir, const std::string& python) {

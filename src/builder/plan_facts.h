@@ -51,7 +51,12 @@ PlanFacts gather_plan_facts(const std::filesystem::path& source_dir, const std::
 // The configure inputs of the last successful build in `source_dir`
 // (recorded in .git/archbuild-configured.json), if any.
 std::optional<std::map<std::string, std::string>> recorded_configure_inputs(const std::filesystem::path& source_dir);
-void record_configure_inputs(const std::filesystem::path& source_dir, const std::map<std::string, std::string>& inputs);
+// `settled`: the build got past its configure with these inputs (it
+// compiled, or ended on its own); until then the stamp says pending, and a
+// build with the same inputs reconfigures instead of resuming.
+void record_configure_inputs(const std::filesystem::path& source_dir, const std::map<std::string, std::string>& inputs,
+                             bool settled = true);
+inline constexpr const char* kConfigurePendingKey = "archbuild.configure_pending";
 
 // .cu files under `dir` (skipping .git and build dirs): the compile units for nvcc --threads.
 size_t count_cuda_files(const std::filesystem::path& dir);

@@ -306,16 +306,35 @@ void check_variants_documents(const CacheIndex& index, const StoreRecords& recor
   for (const auto& variant : records.variant_wheels)
     if (pages.listed.count(variant.filename().string())) listed_variants.push_back(variant);
   const auto documents = variants_documents(listed_variants);
+  // A push or publish stopped between the variants document and the pages
+  // leaves a document (or its link) that already names the published
+  // variant wheels the pages do not list yet: the index is behind, as the
+  // line for each unlisted wheel says, not edited.
+  const bool index_behind = listed_variants.size() < records.variant_wheels.size();
+  const auto ahead = index_behind ? variants_documents(records.variant_wheels) : decltype(documents){};
+  auto is_ahead = [&](const std::string& file, const std::string& text) {
+    auto found = ahead.find(file);
+    return found != ahead.end() && found->second == text;
+  };
+  const std::string behind =
+      " names variant wheels published but not in the index yet (run `archbuild cache gc` to "
+      "rebuild it)";
   for (const auto& [file, expected] : documents) {
     std::string served;
     if (auto why = read_regular_file(index.wheels_dir / file, 16u << 20, served); !why.empty())
       problems.push_back("wheels/" + file + " " + why);
+    else if (served != expected && is_ahead(file, served))
+      problems.push_back("wheels/" + file + behind);
     else if (served != expected)
       problems.push_back("wheels/" + file +
                          " differs from what the store's variant wheels say (edited? `archbuild cache gc` rewrites "
                          "it)");
-    if (auto link = pages.linked_documents.find(file);
-        link != pages.linked_documents.end() && link->second != sha256_hex(expected))
+    auto link = pages.linked_documents.find(file);
+    if (link == pages.linked_documents.end() || link->second == sha256_hex(expected)) continue;
+    const auto full = ahead.find(file);
+    if (full != ahead.end() && link->second == sha256_hex(full->second))
+      problems.push_back("the link to " + file + behind);
+    else
       problems.push_back("the link to " + file + " has a sha256 other than the store's variant wheels give");
   }
   for (const auto& [file, digest] : pages.linked_documents)

@@ -264,3 +264,31 @@ TEST_F(BuildExecutorTest, InterruptStopsWithoutRetry) {
   EXPECT_EQ(result.attempts[0].describe(), "interrupted by SIGINT");
   EXPECT_NE(log_text().find("interrupted by SIGINT; the whole process group was stopped"), std::string::npos);
 }
+
+TEST_F(BuildExecutorTest, AStepStoppedBeforeItCompiledLeavesTheConfigurePending) {
+  std::filesystem::create_directories(plan_.source_dir / ".git");  // a work tree: its configure inputs are recorded
+  plan_.configure.inputs = {{"TORCH_CUDA_ARCH_LIST", "9.0"}};      // other inputs than the tree's: a fresh configure
+  GroupRunOutcome interrupted = ended(ExitStatus::killed(SIGTERM));
+  interrupted.interrupted = true;
+  interrupted.interrupt_signal = SIGINT;
+  // stopped in its configure: the next build with these inputs configures again
+  FakeCommandRunner configuring(plan_.wheel_dir,
+                                {{{"-- The CUDA compiler identification is NVIDIA"}, interrupted, ""}});
+  execute_build(plan_, status_, configuring);
+  auto recorded = recorded_configure_inputs(plan_.source_dir);
+  ASSERT_TRUE(recorded);
+  EXPECT_EQ(recorded->count(kConfigurePendingKey), 1u);
+  // stopped while compiling: the configure ran, a rerun resumes
+  FakeCommandRunner compiling(plan_.wheel_dir, {{{"[3/10] Building CUDA object k.cu.o"}, interrupted, ""}});
+  execute_build(plan_, status_, compiling);
+  EXPECT_EQ(recorded_configure_inputs(plan_.source_dir), plan_.configure.inputs);
+  // a step that ended on its own settles it too
+  FakeCommandRunner finished(plan_.wheel_dir, {{{}, ended(ExitStatus::exited(0)), "demo-1.0-py3-none-any.whl"}});
+  execute_build(plan_, status_, finished);
+  EXPECT_EQ(recorded_configure_inputs(plan_.source_dir), plan_.configure.inputs);
+  // the same inputs as the tree's (no fresh configure): CMake's cache holds them, a rerun resumes
+  plan_.configure.fresh = false;
+  FakeCommandRunner resumed(plan_.wheel_dir, {{{"-- The CUDA compiler identification is NVIDIA"}, interrupted, ""}});
+  execute_build(plan_, status_, resumed);
+  EXPECT_EQ(recorded_configure_inputs(plan_.source_dir), plan_.configure.inputs);
+}

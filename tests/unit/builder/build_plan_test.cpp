@@ -270,3 +270,15 @@ TEST(Plan, VersionPlaceholdersAndTheKeyOfRecipeVariables) {
   fixture.inputs.dependency_versions.clear();  // a plan before the dependencies: not set at all
   EXPECT_EQ(make_plan(fixture.inputs, fixture.facts).env.count("PIN"), 0u);
 }
+
+TEST(Plan, AConfigureLeftPendingAsksForAFreshOne) {
+  PlanFixture fixture;
+  auto first = make_plan(fixture.inputs, fixture.facts);
+  auto pending = first.configure.inputs;
+  pending[kConfigurePendingKey] = "1";  // a build of the same inputs was killed before it compiled
+  fixture.facts.recorded_configure_inputs = pending;
+  auto plan = make_plan(fixture.inputs, fixture.facts);
+  EXPECT_TRUE(plan.configure.fresh);
+  EXPECT_EQ(plan.env.at("CMAKE_FRESH"), "1");
+  EXPECT_NE(plan.configure.reason.find("stopped before it compiled"), std::string::npos) << plan.configure.reason;
+}
