@@ -11,24 +11,7 @@ using namespace archbuild;
 
 namespace {
 
-class BuildContextTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    write(dir_.path / "recipes" / "fixture.toml", recipe_toml("fixture", ""));
-    write(dir_.path / "recipes" / "companion.toml", recipe_toml("companion", "\"fixture\""));
-  }
-  BuildRequest request(const std::string& what) const {
-    BuildRequest request;
-    request.what = what;
-    request.arch = "9.0";
-    request.setting_flags = {{"cache_dir", (dir_.path / "cache").string()},
-                             {"recipe_path", (dir_.path / "recipes").string()},
-                             {"compiler_launcher", "none"},
-                             {"offline", "true"}};
-    return request;
-  }
-  TempDir dir_{"archbuild-context"};
-};
+class BuildContextTest : public PipelineTest {};
 
 }  // namespace
 

@@ -181,25 +181,10 @@ class RecordingEvents : public PipelineEvents {
   StatusLine status_{null_};
 };
 
-class BuildSessionTest : public ::testing::Test {
+class BuildSessionTest : public PipelineTest {
  protected:
-  void SetUp() override {
-    write(dir_.path / "recipes" / "fixture.toml", recipe_toml("fixture", ""));
-    write(dir_.path / "recipes" / "companion.toml", recipe_toml("companion", "\"fixture\""));
-  }
-  BuildRequest request(const std::string& what) const {
-    BuildRequest request;
-    request.what = what;
-    request.arch = "9.0";
-    request.setting_flags = {{"cache_dir", (dir_.path / "cache").string()},
-                             {"recipe_path", (dir_.path / "recipes").string()},
-                             {"compiler_launcher", "none"},
-                             {"offline", "true"}};
-    return request;
-  }
   BuildOutcome build(const BuildRequest& request) { return run_build(request, events_, services_); }
 
-  TempDir dir_{"archbuild-session"};
   FakeServices services_;
   RecordingEvents events_;
 };
