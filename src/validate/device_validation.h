@@ -18,8 +18,9 @@ struct DeviceValidationRequest {
   std::filesystem::path wheel;
   std::string python;                           // its site-packages lend the dependencies (offline machines)
   std::filesystem::path kernel_test;            // the recipe's script; empty: none
-  std::vector<std::string> packages;            // top-level names the wheel installs, passed to the script
-  std::vector<std::string> extension_packages;  // subpackages holding its native libraries (the exerciser imports them)
+  std::vector<std::string> packages;            // top-level names holding its native code, passed to the script
+  std::vector<std::string> extension_packages;  // subpackages holding its native libraries, and pure-Python
+                                                // top-level packages (the exerciser imports them best effort)
   bool ptx_requested = false;                   // some target asked for +PTX: run again with the JIT forced
   GpuReport gpus;                               // the GPUs to prove it on
   std::string visible_devices;                  // CUDA_VISIBLE_DEVICES for the checks when only some GPUs are targets

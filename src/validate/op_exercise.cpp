@@ -53,6 +53,11 @@ OpExercise run_op_exercise(const OpExerciseRequest& request) {
   OpExercise exercise;
   exercise.label = request.label;
   exercise.log = request.log_file;
+  if (request.packages.empty() && request.also_import.empty()) {
+    exercise.no_package = true;
+    exercise.summary = "the wheel installs no importable package: no op to exercise";
+    return exercise;
+  }
   std::vector<std::string> argv = {request.venv_python, request.script.string()};
   argv.insert(argv.end(), request.packages.begin(), request.packages.end());
   char budget[32];

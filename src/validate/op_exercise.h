@@ -30,8 +30,9 @@ struct OpExerciseRequest {
 };
 
 struct OpExercise {
-  bool ran = false;       // the script ran and wrote its result
-  bool no_torch = false;  // the venv has no torch: nothing to exercise (not a failure)
+  bool ran = false;         // the script ran and wrote its result
+  bool no_torch = false;    // the venv has no torch: nothing to exercise (not a failure)
+  bool no_package = false;  // the wheel installs no importable package: nothing to import (not a failure)
   std::string label;
   int exit_code = 0;  // 0 no mismatch, 1 mismatch, 2 a package did not import
   size_t ops_found = 0, exercised = 0, failed = 0, skipped = 0;
@@ -42,7 +43,7 @@ struct OpExercise {
   double seconds = 0;
   std::filesystem::path log;
 
-  bool ok() const { return no_torch || (ran && exit_code == 0); }
+  bool ok() const { return no_torch || no_package || (ran && exit_code == 0); }
   nlohmann::json to_json() const;
 };
 

@@ -1,5 +1,6 @@
 #include "validate/wheel_validation.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "arch/compat.h"
@@ -101,8 +102,16 @@ WheelValidation validate_wheel(const WheelValidationRequest& request) {
   device.python = request.python;
   if (request.recipe && !request.recipe->kernel_test.empty())
     device.kernel_test = request.recipe->file.parent_path().parent_path() / request.recipe->kernel_test;
-  device.packages = wheel_top_level_names(request.wheel);
+  // The packages holding native code must import; pure-Python packages
+  // beside them are imported best effort (Deformable-DETR's ops wheel
+  // installs a `modules` package whose relative imports reach above it).
+  const auto top_level = wheel_top_level_names(request.wheel);
+  device.packages = wheel_native_top_level_names(request.wheel);
+  if (device.packages.empty()) device.packages = top_level;
   device.extension_packages = wheel_extension_packages(request.wheel);
+  for (const auto& name : top_level)
+    if (std::find(device.packages.begin(), device.packages.end(), name) == device.packages.end())
+      device.extension_packages.push_back(name);
   device.tests = request.tests;
   device.tests_origin = request.tests_origin;
   device.source_dir = request.source_dir;

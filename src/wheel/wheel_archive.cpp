@@ -305,20 +305,62 @@ RecordCheck verify_record(const std::filesystem::path& wheel) {
   return check;
 }
 
+namespace {
+
+bool is_python_identifier(const std::string& text) {
+  if (text.empty() || std::isdigit(static_cast<unsigned char>(text[0]))) return false;
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+bool is_native_library(const std::string& member) {
+  const auto file = member.substr(member.rfind('/') + 1);
+  return file.ends_with(".so") || file.find(".so.") != std::string::npos;
+}
+
+// The importable top-level name a member belongs to, or "": a package dir
+// (regular, or a namespace package: an identifier, not `x.libs` or `x.data`),
+// or a top-level module (module.py, _ext.cpython-311-x86_64-linux-gnu.so).
+std::string top_level_name_of(const std::string& member) {
+  auto slash = member.find('/');
+  if (slash == std::string::npos)
+    return member.ends_with(".py") || member.ends_with(".so") ? member.substr(0, member.find('.')) : "";
+  auto top = member.substr(0, slash);
+  return is_python_identifier(top) ? top : "";
+}
+
+// "a/b" (or "a"): every component a Python identifier, so "a.b" imports.
+bool is_module_path(const std::string& path) {
+  for (const auto& part : split_any(path, "/"))
+    if (!is_python_identifier(part)) return false;
+  return !path.empty();
+}
+
+}  // namespace
+
 std::vector<std::string> wheel_top_level_names(const std::filesystem::path& wheel) {
   auto guard = open_wheel_for_reading(wheel);
   zip_t* archive = guard.get();
   std::set<std::string> names;
   for (zip_int64_t i = 0; i < zip_get_num_entries(archive, 0); ++i) {
     std::string name = member_name(archive, i);
-    auto slash = name.find('/');
-    if (slash != std::string::npos) {
-      auto top = name.substr(0, slash);
-      if (!top.ends_with(".dist-info") && !top.ends_with(".data") && name.substr(slash + 1) == "__init__.py")
-        names.insert(top);
-    } else if (name.ends_with(".py") || name.ends_with(".so")) {
-      names.insert(name.substr(0, name.find('.')));  // module.py, _ext.cpython-311-x86_64-linux-gnu.so
-    }
+    const auto top = top_level_name_of(name);
+    if (top.empty()) continue;
+    const auto rest = name.find('/') == std::string::npos ? "" : name.substr(name.find('/') + 1);
+    // a module, a regular package, or a namespace package holding modules (simple_knn/_C.so without __init__.py)
+    if (rest.empty() || rest == "__init__.py" || rest.ends_with(".py") || is_native_library(rest)) names.insert(top);
+  }
+  return {names.begin(), names.end()};
+}
+
+std::vector<std::string> wheel_native_top_level_names(const std::filesystem::path& wheel) {
+  auto guard = open_wheel_for_reading(wheel);
+  zip_t* archive = guard.get();
+  std::set<std::string> names;
+  for (zip_int64_t i = 0; i < zip_get_num_entries(archive, 0); ++i) {
+    std::string name = member_name(archive, i);
+    if (!is_native_library(name)) continue;
+    if (auto top = top_level_name_of(name); !top.empty()) names.insert(top);
   }
   return {names.begin(), names.end()};
 }
@@ -331,6 +373,17 @@ std::vector<std::string> wheel_extension_packages(const std::filesystem::path& w
   for (const auto& name : members) {
     const auto file = name.substr(name.rfind('/') + 1);
     if (!file.ends_with(".so") && file.find(".so.") == std::string::npos) continue;
+    const auto slash = name.rfind('/');
+    // An extension module in a namespace package (simple_knn/_C.cpython-312-*.so, no __init__.py):
+    // importing the package loads nothing, so the module itself is imported.
+    if (const auto stem = file.substr(0, file.find('.'));
+        slash != std::string::npos && !members.count(name.substr(0, slash) + "/__init__.py") &&
+        (file.find(".cpython-") != std::string::npos || file.find(".abi3.") != std::string::npos) &&
+        is_module_path(name.substr(0, slash)) && is_module_path(stem)) {
+      std::string dotted = name.substr(0, slash) + "." + stem;
+      std::replace(dotted.begin(), dotted.end(), '/', '.');
+      packages.insert(dotted);
+    }
     // Its package, and each package above it up to the top level (already imported).
     for (auto dir = name.substr(0, name.rfind('/') == std::string::npos ? 0 : name.rfind('/'));
          dir.find('/') != std::string::npos; dir = dir.substr(0, dir.rfind('/'))) {

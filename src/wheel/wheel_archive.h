@@ -110,12 +110,20 @@ std::vector<std::string> record_row(const std::string& line);
 std::string record_row_text(const std::vector<std::string>& fields);
 
 // The importable top-level names a wheel installs ("torch", "fixture",
-// "_C" for a bare extension module): what a kernel test imports.
+// "_C" for a bare extension module, "simple_knn" for a namespace package
+// holding simple_knn/_C.so).
 std::vector<std::string> wheel_top_level_names(const std::filesystem::path& wheel);
+
+// Those of them that hold a native library (a .so under the package, or the
+// module itself): what a kernel test imports and the op exerciser must
+// import. The others (pure Python beside them) are imported best effort.
+std::vector<std::string> wheel_native_top_level_names(const std::filesystem::path& wheel);
 
 // The subpackages (dotted, below the top level) that hold the wheel's native
 // libraries: "torchmdnet.extensions" for torchmdnet/extensions/x.so. A
-// package may load its ops only when such a subpackage is imported.
+// package may load its ops only when such a subpackage is imported. An
+// extension module inside a namespace package (no __init__.py) is named
+// itself: "simple_knn._C" for simple_knn/_C.cpython-312-x86_64-linux-gnu.so.
 std::vector<std::string> wheel_extension_packages(const std::filesystem::path& wheel);
 
 }  // namespace archbuild

@@ -452,7 +452,8 @@ class KernelProofTest(unittest.TestCase):
     def test_pybind11_functions_are_driven_without_a_recipe(self):
         """The most common extension shape, pybind11 functions and no torch.library op: each function is
         fed from its docstring; one with a CPU twin is compared with it (a defect planted in its sm_90
-        code is caught, naming the function and the inputs), one without runs on the GPU alone."""
+        code is caught, naming the function and the inputs), one without runs on the GPU alone, and one
+        that crashes the process on guessed arguments is skipped, not held against the build."""
         source = self.work / "pybind_kernels"
         shutil.copytree(ROOT / "tests" / "gpu" / "pybind_kernels", source)
         cache = str(self.work / "pybind-cache")
@@ -484,6 +485,10 @@ class KernelProofTest(unittest.TestCase):
         self.assertEqual(exercised["pybind_kernels._C::scale_add_cuda"]["category"], "pybind cpu+cuda")
         self.assertEqual(exercised["pybind_kernels._C::square_cuda"]["category"], "pybind cuda-only")
         self.assertNotIn("pybind_kernels._C::scale_add_cpu", by_op(exercise["exercised"] + exercise["skipped"]))
+        # a function that crashes the process on guessed inputs (no CUDA error) is skipped, saying why
+        unchecked = by_op(exercise["skipped"])["pybind_kernels._C::unchecked_rows_cuda"]
+        self.assertIn("SIGSEGV on cuda:0 with guessed inputs", unchecked["reason"])
+        self.assertIn("the function does not check its arguments", unchecked["reason"])
         self.assertEqual(validation["device"]["kernel_census"]["launched_count"], 2)
         self.assertEqual(report["validation_level"], "checked")
         tests = validation["device"]["project_tests"]

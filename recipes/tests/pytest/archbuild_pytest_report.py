@@ -42,6 +42,12 @@ def pytest_configure(config):
     # directory (the source tree) first on sys.path.
     cwd = os.getcwd()
     sys.path[:] = [p for p in sys.path if p not in ("", ".") and os.path.realpath(p) != os.path.realpath(cwd)]
+    # A torch extension's own module (marlin_cuda) links libc10 and friends,
+    # which only `import torch` loads: import it first, as the package does.
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        pass
     for name in filter(None, os.environ.get("ARCHBUILD_TEST_PACKAGES", "").split(",")):
         try:
             module = importlib.import_module(name)

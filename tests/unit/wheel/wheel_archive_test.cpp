@@ -162,6 +162,33 @@ TEST(ZipMemberStream, ReadIntoMemoryIsCapped) {
   EXPECT_THROW(read_zip_member(zip.archive, -1, "METADATA"), ZipMemberError);
 }
 
+TEST(Wheel, TopLevelNamesIncludeNamespacePackagesAndSayWhichHoldNativeCode) {
+  char name[] = "/tmp/archbuild-toplevel-XXXXXX";
+  const std::filesystem::path dir = mkdtemp(name);
+  const auto path = dir / "mixed-1.0-cp312-cp312-linux_x86_64.whl";
+  int error = 0;
+  zip_t* archive = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error);
+  for (const char* member : {// simple-knn's shape: a namespace package (no __init__.py) holding the extension module
+                             "simple_knn/_C.cpython-312-x86_64-linux-gnu.so",
+                             // Deformable-DETR's ops: the native module at the top, pure-Python packages beside it
+                             "MultiScaleDeformableAttention.cpython-312-x86_64-linux-gnu.so", "functions/__init__.py",
+                             "functions/ms_deform_attn_func.py", "modules/__init__.py",
+                             // a regular package with a versioned library, a bundled-libraries dir, data, metadata
+                             "pkg/__init__.py", "pkg/lib/libpkg.so.1", "mixed.libs/libgomp-a34b3233.so.1.0.0",
+                             "mixed-1.0.data/scripts/tool", "mixed-1.0.dist-info/METADATA", "helper.py"}) {
+    static const std::string empty;
+    zip_file_add(archive, member, zip_source_buffer(archive, empty.data(), 0, 0), 0);
+  }
+  ASSERT_EQ(zip_close(archive), 0);
+  EXPECT_EQ(wheel_top_level_names(path), (std::vector<std::string>{"MultiScaleDeformableAttention", "functions",
+                                                                   "helper", "modules", "pkg", "simple_knn"}));
+  EXPECT_EQ(wheel_native_top_level_names(path),
+            (std::vector<std::string>{"MultiScaleDeformableAttention", "pkg", "simple_knn"}));
+  // importing the namespace package loads nothing: its extension module is imported itself
+  EXPECT_EQ(wheel_extension_packages(path), (std::vector<std::string>{"simple_knn._C"}));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Wheel, ExtensionPackagesAreTheSubpackagesHoldingNativeLibraries) {
   char name[] = "/tmp/archbuild-extpkg-XXXXXX";
   const std::filesystem::path dir = mkdtemp(name);

@@ -4,6 +4,7 @@
 
 at::Tensor scale_add_cuda(const at::Tensor& x, const at::Tensor& y, double alpha);  // kernels.cu
 at::Tensor square_cuda(const at::Tensor& x);                                        // kernels.cu
+at::Tensor unchecked_rows_cuda(const at::Tensor& x, int64_t rows);                  // kernels.cu
 
 at::Tensor scale_add_cpu(const at::Tensor& x, const at::Tensor& y, double alpha) {
   TORCH_CHECK(x.device().is_cpu() && y.device().is_cpu(), "x and y must be CPU tensors");
@@ -23,4 +24,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("scale_add_cuda", &scale_add_cuda, "x * alpha + y on the GPU", py::arg("x"), py::arg("y"), py::arg("alpha"));
   m.def("scale_add_cpu", &scale_add_cpu, "x * alpha + y on the CPU", py::arg("x"), py::arg("y"), py::arg("alpha"));
   m.def("square_cuda", &square_cuda, "x * x on the GPU");
+  m.def("unchecked_rows_cuda", &unchecked_rows_cuda, "x * x for a 2-D x of `rows` rows; checks nothing", py::arg("x"),
+        py::arg("rows"));
 }

@@ -1,5 +1,7 @@
 // pybind_kernels: the CUDA kernels. With -DPLANT_DEFECT=1, scale_add's sm_90
 // code is wrong (adds 1.0f); otherwise every kernel is right.
+#include <csignal>
+
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
@@ -60,4 +62,13 @@ at::Tensor square_cuda(const at::Tensor& x) {
                                                                                     out.data_ptr<float>(), n);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return out;
+}
+
+// A function that trusts its caller, as many do: `rows` must be x's row
+// count, and any other value reads past x's memory on the host (here made a
+// deterministic SIGSEGV). Called with valid inputs it launches square_kernel.
+at::Tensor unchecked_rows_cuda(const at::Tensor& x, int64_t rows) {
+  check_cuda_float(x, "x");
+  if (x.dim() != 2 || rows != x.size(0)) std::raise(SIGSEGV);
+  return square_cuda(x);
 }
