@@ -51,7 +51,9 @@ void BuildOptions::declare(CLI::App& app) {
                  "Arch spec: native, official, 9.0, \"8.0;9.0+PTX\", ... (an extension build without it takes the "
                  "arch list of the torch it builds against, from that wheel's build record)");
   app.add_option("--ref", ref, "Tag, branch or commit (default: the recipe's, or the default branch)");
-  app.add_option("--recipe", recipe, "Build a PATH or URL with this recipe (default: cpp-extension)");
+  app.add_option("--recipe", recipe,
+                 "Build a PATH, URL or sdist with this recipe (default: the one whose repository or PyPI project it "
+                 "is, else cpp-extension)");
   app.add_option("--subdirectory", subdirectory,
                  "Build the project in this directory of the tree (pip's #subdirectory=; part of the cache key)");
   app.add_option("--cuda", cuda, "CUDA version to build with (default: the installed one)");

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/strings.h"
 #include "recipe/recipe.h"
+#include "recipe/recipe_kind.h"
 #include "ui/terminal.h"
 #include "validate/project_tests.h"
 
@@ -51,6 +52,8 @@ nlohmann::json recipe_json(const Recipe& recipe) {
              {"deselect", deselected_json(recipe.tests->deselected)}};
   return {{"name", recipe.name},
           {"description", recipe.description},
+          {"kind", recipe.kind},
+          {"pypi", recipe.pypi_name},
           {"repository", recipe.repository},
           {"default_ref", recipe.default_ref},
           {"submodules", recipe.submodules},
@@ -92,18 +95,52 @@ std::string estimate_text(const Recipe& recipe) {
   return text;
 }
 
+// The catalog by kind: a heading per kind, then its recipes with their
+// descriptions lined up.
+void print_recipe_list(const RecipeBook& book, const std::string& only_kind) {
+  size_t width = 14;  // the longest name, so descriptions line up
+  for (const auto& recipe : book.all()) width = std::max(width, recipe.name.size());
+  bool first = true;
+  for (const auto& kind : recipe_kinds()) {
+    if (!only_kind.empty() && kind.name != only_kind) continue;
+    std::vector<const Recipe*> members;
+    for (const auto& recipe : book.all())
+      if (recipe.kind == kind.name) members.push_back(&recipe);
+    if (members.empty()) continue;
+    std::cout << (first ? "" : "\n") << paint(std::string(kind.title), Style::bold) << " (" << kind.name << ", "
+              << members.size() << ")\n";
+    first = false;
+    for (const Recipe* recipe : members) {
+      std::string name = recipe->name;
+      name.resize(width, ' ');
+      std::cout << "  " << paint(name, Style::bold) << " " << recipe->description << "\n      "
+                << (recipe->repository.empty() ? "(PATH or git URL given by you)" : recipe->repository)
+                << (recipe->default_ref.empty() ? "" : " @ " + recipe->default_ref) << ", dialect "
+                << to_string(recipe->dialect)
+                << (recipe->depends_on.empty() ? "" : ", needs " + join(recipe->depends_on, ", ")) << "\n";
+      if (recipe->origin != "built-in" || !recipe->shadows.empty())
+        std::cout << "      " << recipe->file.string() << " (" << recipe->origin << ")" << shadow_text(*recipe) << "\n";
+    }
+  }
+}
+
 }  // namespace
 
 Command recipes_command() {
-  return {"recipes", "List the build recipes, or show one resolved for a ref", [](CLI::App& app) {
+  return {"recipes", "List the build recipes by kind, or show one resolved for a ref", [](CLI::App& app) {
             struct Options {
-              std::string name, ref;
+              std::string name, ref, kind;
               SettingFlags settings;
               bool json = false;
             };
             auto options = std::make_shared<Options>();
             app.add_option("name", options->name, "A recipe to show");
             app.add_option("--ref", options->ref, "Resolve for this tag/branch/commit (default: the recipe's)");
+            app.add_option("--kind", options->kind, "List only the recipes of this kind (" + recipe_kind_names() + ")")
+                ->check([](const std::string& kind) {
+                  return find_recipe_kind(kind) ? std::string()
+                                                : "'" + kind + "' is not a kind (one of: " + recipe_kind_names() + ")";
+                });
             add_recipe_path_option(app, options->settings.recipe_path);
             add_json_flag(app, options->json, "Print JSON");
             return [options]() {
@@ -111,24 +148,12 @@ Command recipes_command() {
               if (options->name.empty()) {
                 if (options->json) {
                   auto list = nlohmann::json::array();
-                  for (const auto& recipe : book.all()) list.push_back(recipe_json(recipe));
+                  for (const auto& recipe : book.all())
+                    if (options->kind.empty() || recipe.kind == options->kind) list.push_back(recipe_json(recipe));
                   print_json(list);
                   return ExitCode::success;
                 }
-                size_t width = 14;  // the longest name, so descriptions line up
-                for (const auto& recipe : book.all()) width = std::max(width, recipe.name.size());
-                for (const auto& recipe : book.all()) {
-                  std::string name = recipe.name;
-                  name.resize(width, ' ');
-                  std::cout << paint(name, Style::bold) << " " << recipe.description << "\n    "
-                            << (recipe.repository.empty() ? "(PATH or git URL given by you)" : recipe.repository)
-                            << (recipe.default_ref.empty() ? "" : " @ " + recipe.default_ref) << ", dialect "
-                            << to_string(recipe.dialect)
-                            << (recipe.depends_on.empty() ? "" : ", needs " + join(recipe.depends_on, ", ")) << "\n";
-                  if (recipe.origin != "built-in" || !recipe.shadows.empty())
-                    std::cout << "    " << recipe.file.string() << " (" << recipe.origin << ")" << shadow_text(recipe)
-                              << "\n";
-                }
+                print_recipe_list(book, options->kind);
                 return ExitCode::success;
               }
               const Recipe* recipe = book.find(options->name);
@@ -153,8 +178,10 @@ Command recipes_command() {
               std::cout << paint(recipe->name, Style::bold) << "  " << recipe->description << "\n"
                         << "  file          " << recipe->file.string() << " (" << recipe->origin << ")"
                         << shadow_text(*recipe) << "\n"
+                        << "  kind          " << recipe->kind << " (" << find_recipe_kind(recipe->kind)->title << ")\n"
                         << "  repository    " << (recipe->repository.empty() ? "(given by you)" : recipe->repository)
                         << "\n"
+                        << (recipe->pypi_name.empty() ? "" : "  pypi          " + recipe->pypi_name + "\n")
                         << "  ref           " << resolved.ref << (options->ref.empty() ? " (default)" : "") << "\n"
                         << "  submodules    " << (recipe->submodules ? "yes" : "no") << "\n"
                         << "  arch dialect  " << to_string(recipe->dialect) << "\n"

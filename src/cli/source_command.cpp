@@ -45,7 +45,7 @@ Command source_command() {
   return {"source", "Check out a recipe, directory, git URL or sdist at a ref, with submodules and patches",
           [](CLI::App& app) {
             struct Options {
-              std::string what, ref, dest, subdirectory;
+              std::string what, ref, recipe, dest, subdirectory;
               std::vector<std::string> mirrors, patches;
               SettingFlags settings;
               bool refresh = false, no_submodules = false, json = false;
@@ -61,6 +61,9 @@ Command source_command() {
                            "pyproject.toml)");
             app.add_option("--ref", options->ref,
                            "Tag, branch or commit (default: the recipe's, or the default branch)");
+            app.add_option("--recipe", options->recipe,
+                           "Check out a PATH, URL or sdist with this recipe (default: the one whose repository or "
+                           "PyPI project it is, else cpp-extension)");
             app.add_option("--dest", options->dest,
                            "Work tree to create or update (default: <cache>/worktrees/NAME-REF)");
             add_mirror_option(app, options->mirrors);
@@ -81,8 +84,8 @@ Command source_command() {
               MirrorCache mirrors(cache.root(), fetch_progress(status));
               const auto rewriter = make_url_rewriter(settings, options->mirrors);
               SdistFetcher sdists(settings, rewriter);
-              auto target = resolve_source_target({options->what, options->ref, "", options->subdirectory}, book,
-                                                  mirrors, settings.offline(), &sdists, &rewriter);
+              auto target = resolve_source_target({options->what, options->ref, options->recipe, options->subdirectory},
+                                                  book, mirrors, settings.offline(), &sdists, &rewriter);
               auto request = make_checkout_request(target, settings, options->mirrors, options->patches,
                                                    options->dest.empty()
                                                        ? cache.worktree(target.name, target.work_tree_name)

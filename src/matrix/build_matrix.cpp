@@ -47,11 +47,11 @@ std::vector<std::string> strings(const std::filesystem::path& file, const toml::
 }
 
 // The recipe an entry builds with: a recipe by name, or for pypi:NAME==VERSION
-// the recipe whose repository is pypi:NAME, else cpp-extension. Null for an unknown name.
+// the recipe of that PyPI project (RecipeBook::find_by_pypi_name), else cpp-extension. Null for an unknown name.
 const Recipe* entry_recipe(const std::string& entry, const RecipeBook& book) {
   if (!is_pypi_repository(entry)) return book.find(entry);
   auto spec = parse_pypi_spec(entry);
-  const Recipe* recipe = book.find_by_repository(std::string(kPypiPrefix) + spec.name);
+  const Recipe* recipe = book.find_by_pypi_name(spec.name);
   return recipe ? recipe : book.find("cpp-extension");
 }
 

@@ -114,6 +114,20 @@ const Recipe* RecipeBook::find_by_repository(const std::string& url) const {
   return found;
 }
 
+const Recipe* RecipeBook::find_by_pypi_name(const std::string& name) const {
+  const std::string wanted = canonical_project_name(name);
+  const Recipe* found = nullptr;
+  for (const auto& recipe : recipes_) {
+    const bool of_project = recipe.pypi_name == wanted ||
+                            (is_pypi_repository(recipe.repository) &&
+                             canonical_project_name(recipe.repository.substr(kPypiPrefix.size())) == wanted);
+    if (!of_project) continue;
+    if (found) return nullptr;  // two recipes for one project: the user picks with --recipe
+    found = &recipe;
+  }
+  return found;
+}
+
 const Recipe* RecipeBook::find(const std::string& name) const {
   for (const auto& recipe : recipes_)
     if (recipe.name == name) return &recipe;

@@ -105,7 +105,11 @@ struct PatchRule {
 struct Recipe {
   std::string name;
   std::string description;
+  std::string kind;        // a recipe_kinds() name: what the package is for
   std::string repository;  // empty for the generic recipe (the user gives PATH or URL)
+  // The project's name on PyPI (canonical), when its repository is a git URL:
+  // `archbuild build pypi:NAME` then builds its sdist with this recipe.
+  std::string pypi_name;
   std::string default_ref;
   // The project's releases this recipe knows ("2.9.1", ...): default_ref is
   // the newest, and its [[build]] ranges cover them all (a test checks).
@@ -174,6 +178,9 @@ class RecipeBook {
   // The recipe whose repository is `url` by same_repository (repository_url.h);
   // null when none is, or when several are (then none is picked by itself).
   const Recipe* find_by_repository(const std::string& url) const;
+  // The one recipe of the PyPI project NAME (its `pypi` key, or a
+  // `pypi:NAME` repository), or none (no recipe, or two).
+  const Recipe* find_by_pypi_name(const std::string& name) const;
   // Throws UserError(bad_input) when no build step covers the ref.
   ResolvedRecipe resolve(const Recipe& recipe, const std::string& ref) const;
 

@@ -16,6 +16,7 @@
 #include "core/path_policy.h"
 #include "core/sha256.h"
 #include "core/system_info.h"
+#include "recipe/recipe_kind.h"
 #include "recipe/repository_url.h"
 
 namespace archbuild {
@@ -37,7 +38,9 @@ class RecipeParser {
     recipe.file_sha256 = sha256_file_hex(file_);
     recipe.name = recipe_name(root);
     recipe.description = string(root, "description", false);
+    recipe.kind = kind(root);
     recipe.repository = repository(root);
+    recipe.pypi_name = pypi_name(root, recipe.repository);
     recipe.default_ref = string(root, "default_ref", !recipe.repository.empty());
     recipe.releases = releases(root);
     recipe.submodules = boolean(root, "submodules");
@@ -67,9 +70,11 @@ class RecipeParser {
       fail_bad_input(file_.string() + ":" + std::to_string(e.source().begin.line) + ": " +
                      std::string(e.description()));
     }
-    only_keys(root, {"name", "description", "repository", "default_ref", "submodules", "arch_dialect", "job_memory_gb",
-                     "depends_on", "kernel_test", "keep_project_archs", "tests", "build", "env", "pairs", "patches",
-                     "releases", "system_library", "estimate", "subdirectory"});
+    only_keys(root,
+              {"name",           "description",  "kind",          "pypi",       "repository",  "default_ref",
+               "submodules",     "arch_dialect", "job_memory_gb", "depends_on", "kernel_test", "keep_project_archs",
+               "tests",          "build",        "env",           "pairs",      "patches",     "releases",
+               "system_library", "estimate",     "subdirectory"});
     return root;
   }
 
@@ -80,12 +85,31 @@ class RecipeParser {
     return name;
   }
 
+  std::string kind(const toml::table& root) {
+    auto kind = string(root, "kind", false);
+    if (kind.empty()) return std::string(kDefaultRecipeKind);
+    if (!find_recipe_kind(kind))
+      bad(root.get("kind")->source(), "kind", "'" + kind + "' is not a kind (one of: " + recipe_kind_names() + ")");
+    return kind;
+  }
+
   std::string repository(const toml::table& root) {
     auto repository = string(root, "repository", false);
     if (is_pypi_repository(repository) && !valid_project_name(repository.substr(kPypiPrefix.size())))
       bad(root.get("repository")->source(), "repository",
           "'" + repository + "': pypi:NAME needs a valid project name (the version is default_ref, or --ref)");
     return repository;
+  }
+
+  // `pypi = "flash-attn"`: the PyPI project a git repository's recipe also builds from its sdists.
+  std::string pypi_name(const toml::table& root, const std::string& repository) {
+    auto name = string(root, "pypi", false);
+    if (name.empty()) return name;
+    if (!valid_project_name(name))
+      bad(root.get("pypi")->source(), "pypi", "'" + name + "' is not a valid PyPI project name");
+    if (is_pypi_repository(repository))
+      bad(root.get("pypi")->source(), "pypi", "is the repository already ('" + repository + "'): leave it out");
+    return canonical_project_name(name);
   }
 
   std::vector<std::string> releases(const toml::table& root) {

@@ -217,13 +217,26 @@ class TargetResolution {
       pypi_ = PypiSpec{canonical_project_name(recipe.repository.substr(kPypiPrefix.size())), ""};
   }
 
+  // The recipe of the PyPI project NAME: one whose repository is pypi:NAME,
+  // or a git repository's recipe that names NAME as its `pypi` project.
+  const Recipe* by_pypi_name(const std::string& project) {
+    if (named_) return nullptr;
+    const Recipe* matched = book_.find_by_pypi_name(project);
+    if (matched && matched->pypi_name == project)
+      target_.notes.push_back("using recipe " + matched->name + " for " + what_ + " (the recipe of the PyPI project " +
+                              project + ", whose repository is " + matched->repository + "; --recipe picks another)");
+    else if (matched)
+      return by_repository(std::string(kPypiPrefix) + project);
+    return matched;
+  }
+
   void from_pypi_spec() {
     pypi_ = parse_pypi_spec(what_);
     if (!pypi_->version.empty() && !ref_option_.empty())
       fail_bad_input("--ref does not go with " + what_ +
                      ": the version is its ref (pypi:NAME --ref VERSION also works)");
     target_.url = std::string(kPypiPrefix) + pypi_->name;
-    use_recipe(by_repository(target_.url), pypi_->name);
+    use_recipe(by_pypi_name(pypi_->name), pypi_->name);
   }
 
   void from_sdist_file() {
@@ -232,7 +245,7 @@ class TargetResolution {
     if (!ref_option_.empty())
       fail_bad_input("--ref does not go with the sdist " + what_ + ": its version is " + version);
     pypi_ = PypiSpec{project, version};
-    use_recipe(by_repository(std::string(kPypiPrefix) + project), project);
+    use_recipe(by_pypi_name(project), project);
   }
 
   // A directory, a pip VCS URL or a git URL.
@@ -240,7 +253,7 @@ class TargetResolution {
     const Recipe* matched = nullptr;
     std::error_code ec;
     if (std::filesystem::is_directory(what_, ec))
-      from_directory();
+      matched = from_directory();
     else if (is_pip_vcs_url(what_))
       matched = from_pip_vcs_url();
     else if (looks_like_url(what_))
@@ -251,7 +264,10 @@ class TargetResolution {
     if (named_ || matched) target_.submodules = target_.recipe->submodules;
   }
 
-  void from_directory() {
+  // A local clone of a recipe's repository (its origin remote) is built
+  // with that recipe, as its URL would be; the note says how to build it
+  // without (a fork with build needs of its own).
+  const Recipe* from_directory() {
     const auto dir = without_trailing_slash(std::filesystem::absolute(what_));
     place_ = place_of(dir);
     if (!place_->repository && !ref_option_.empty())
@@ -259,13 +275,15 @@ class TargetResolution {
                      " is no git repository: it is built as it is on disk, without --ref");
     target_.url = place_->root.string();
     subdirectory_ = join_subdirectory(place_->inside, subdirectory_);
-    // A local tree is often a fork with build needs of its own: its origin
-    // remote suggests a recipe, it does not pick one.
-    if (!named_ && place_->repository)
-      if (const Recipe* suggested = book_.find_by_repository(origin_remote_url(place_->root)))
-        target_.notes.push_back("its origin remote is the repository of recipe " + suggested->name + ": --recipe " +
-                                suggested->name + " builds it with that recipe");
     if (place_->repository && ref_option_.empty()) local_ = read_local_head(place_->root);
+    if (named_ || !place_->repository) return nullptr;
+    const auto origin = origin_remote_url(place_->root);
+    const Recipe* matched = book_.find_by_repository(origin);
+    if (!matched) return nullptr;
+    origin_is_recipe_repository_ = true;
+    target_.notes.push_back("using recipe " + matched->name + " for " + what_ + " (its origin remote " + origin +
+                            " is the recipe's repository; --recipe cpp-extension builds it without)");
+    return matched;
   }
 
   const Recipe* from_pip_vcs_url() {
@@ -291,7 +309,8 @@ class TargetResolution {
   }
 
   void settle_subdirectory() {
-    recipe_repository_ = target_.recipe && same_repository(target_.recipe->repository, target_.url);
+    recipe_repository_ = target_.recipe &&
+                         (origin_is_recipe_repository_ || same_repository(target_.recipe->repository, target_.url));
     if (subdirectory_.empty() && recipe_repository_) subdirectory_ = target_.recipe->subdirectory;
     target_.subdirectory = subdirectory_;
     // Two projects of one repository are two names: their work trees, build
@@ -389,6 +408,7 @@ class TargetResolution {
   std::string subdirectory_;
   const Recipe* named_ = nullptr;
   bool recipe_repository_ = false;
+  bool origin_is_recipe_repository_ = false;  // a local clone picked its recipe by its origin remote
   SourceTarget target_;
   std::optional<LocalHead> local_;
   std::optional<LocalPlace> place_;

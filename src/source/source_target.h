@@ -59,8 +59,9 @@ struct SourceTarget {
 // Throws UserError(bad_input) when X is none of these. `query.recipe`
 // builds a PATH, URL or sdist with a named recipe instead: a fork of
 // PyTorch with the torch recipe. A URL that is a recipe's repository
-// (same_repository) picks that recipe by itself, with a note; a local PATH
-// never does (a note names the recipe its origin remote matches). An sdist
+// (same_repository) picks that recipe by itself, with a note, and so do a
+// local clone whose origin remote is one and an sdist of a recipe's PyPI
+// project (its `pypi` key or pypi: repository). An sdist
 // needs `sdists`. A URL's default branch is asked of where `rewriter` sends
 // it (--mirror, the config's [mirrors]), as every fetch is.
 SourceTarget resolve_source_target(const SourceQuery& query, const RecipeBook& book, const MirrorCache& mirrors,

@@ -3,9 +3,11 @@ ARCHBUILD_RECIPE_PATH, --recipe-path): site recipes shadow built-in ones by
 name, first dir first, `archbuild recipes` says where each comes from and
 what it shadows, a site recipe's patches come from its own dir's patches/;
 and recipes picked by the repository URL a build names."""
+import io
 import json
 import os
 import pathlib
+import tarfile
 import unittest
 
 from gitrepos import git, make_repo
@@ -150,20 +152,51 @@ class RecipesByRepository(unittest.TestCase):
         self.assertNotIn("using recipe", result.stderr)
         self.assertEqual(report["patches"], [])
 
-    def test_a_local_clone_of_a_recipes_repository_only_suggests_it(self):
-        # its origin is that URL: a note names the recipe, the generic one builds it
+    def test_a_local_clone_of_a_recipes_repository_is_built_with_it(self):
+        # its origin is that URL, spelled another way: the recipe (and its patch), said in a note
         clone = self.dir / "clone"
         git(self.dir, "clone", "-q", str(self.repo), str(clone))
         git(clone, "remote", "set-url", "origin", "git@git.example.invalid:Org/demo.git")
         result = run("source", str(clone), "--cache-dir", str(self.cache), "--json", env=self.env)
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertIn("note: its origin remote is the repository of recipe demo: --recipe demo builds it with that "
-                      "recipe", result.stderr)
+        self.assertIn(f"note: using recipe demo for {clone} (its origin remote git@git.example.invalid:Org/demo.git "
+                      "is the recipe's repository; --recipe cpp-extension builds it without)", result.stderr)
+        report = json.loads(result.stdout)
+        self.assertEqual([p["file"] for p in report["patches"]], [str(self.site / "patches" / "version.patch")])
+        self.assertEqual(pathlib.Path(report["dir"]).name, "demo-main")
+        self.assertEqual((pathlib.Path(report["dir"]) / "VERSION").read_text(), "1.0+site\n")
+        # --recipe cpp-extension builds it as the user's own project
+        result = run("source", str(clone), "--recipe", "cpp-extension", "--cache-dir", str(self.cache), "--json",
+                     env=self.env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertNotIn("using recipe", result.stderr)
         report = json.loads(result.stdout)
         self.assertEqual(report["patches"], [])
         self.assertEqual(pathlib.Path(report["dir"]).name, "clone-main")
 
-    @unittest.skipUnless(SYSTEM_NVCC.exists(), "plan needs a CUDA toolkit")
+    def test_an_sdist_of_a_recipes_pypi_project_is_built_with_it(self):
+        # a recipe of a git repository that names its PyPI project: a local sdist of it picks the recipe
+        write_recipe(self.site, "demo", 'pypi = "Demo_Kernels"\n'
+                                        'repository = "https://git.example.invalid/Org/demo"\ndefault_ref = "v1.0"\n'
+                                        '[[patches]]\nversions = "*"\nfiles = ["version.patch"]')
+        top = "demo_kernels-1.0"
+        sdist = self.dir / f"{top}.tar.gz"
+        with tarfile.open(sdist, "w:gz") as tar:
+            for name, text in ((f"{top}/PKG-INFO", "Metadata-Version: 2.1\nName: demo-kernels\nVersion: 1.0\n"),
+                               (f"{top}/setup.py", "print('demo')\n"), (f"{top}/VERSION", "1.0\n")):
+                info = tarfile.TarInfo(name)
+                info.size = len(text.encode())
+                tar.addfile(info, io.BytesIO(text.encode()))
+        result = run("source", str(sdist), "--cache-dir", str(self.cache), "--json", env=self.env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn(f"note: using recipe demo for {sdist} (the recipe of the PyPI project demo-kernels, whose "
+                      "repository is https://git.example.invalid/Org/demo; --recipe picks another)", result.stderr)
+        report = json.loads(result.stdout)
+        self.assertEqual((pathlib.Path(report["dir"]) / "VERSION").read_text(), "1.0+site\n")
+        # and `archbuild recipes` shows the project
+        listed = json.loads(run("recipes", "demo", "--json", env=self.env).stdout)
+        self.assertEqual(listed["pypi"], "demo-kernels")
+
     def test_plan_of_a_github_url_uses_the_built_in_recipe(self):
         env = {"ARCHBUILD_RECIPE_PATH": None, "ARCHBUILD_CONFIG": str(self.dir / "empty.toml")}
         for url in ("https://github.com/pytorch/vision", "git@github.com:pytorch/vision.git"):

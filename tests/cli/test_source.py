@@ -414,8 +414,12 @@ class Recipes(unittest.TestCase):
         scatter = json.loads(run("recipes", "pytorch-scatter", "--json").stdout)
         self.assertEqual(scatter["tests"]["requires"], ["pytest"])
         # names longer than the old column still leave the descriptions aligned
-        lines = [l for l in run("recipes").stdout.splitlines() if not l.startswith(" ")]
+        listing = run("recipes").stdout.splitlines()
+        lines = [l[2:] for l in listing if l.startswith("  ") and not l.startswith("   ")]
         self.assertEqual(len({len(l) - len(l[len(l.split(" ")[0]):].lstrip()) for l in lines}), 1, lines)
+        # listed under the heading of their kind, the kind's count beside it
+        heading = listing.index(next(l for l in listing if l.startswith("Attention and GEMM kernels (attention-gemm, ")))
+        self.assertIn("  flash-attn ", "\n".join(listing[heading:heading + 12]))
 
     def malformed(self, text):
         data = scratch_dir(self) / "data"

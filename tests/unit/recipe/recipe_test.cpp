@@ -99,7 +99,7 @@ TEST(RecipeBook, ABadDirNamesItsOriginAndABadRecipeItsFile) {
 
 TEST(RecipeBook, FindsTheRecipeOfARepositoryUrl) {
   TempDir site;
-  write_recipe(site.path, "scatter-sdist", "repository = \"pypi:Torch_Scatter\"\ndefault_ref = \"2.1.2\"");
+  write_recipe(site.path, "tiny-sdist", "repository = \"pypi:Tiny_Kernels\"\ndefault_ref = \"2.1.2\"");
   auto book = RecipeBook::load_search_path({{site.path, site.path / "patches", "x"}, kBuiltIn});
   for (const std::string url : {"https://github.com/pytorch/vision", "git@github.com:pytorch/vision.git",
                                 "http://GITHUB.com/pytorch/vision/"}) {
@@ -116,6 +116,72 @@ TEST(RecipeBook, FindsTheRecipeOfARepositoryUrl) {
   write_recipe(site.path, "vision-fork", "repository = \"https://github.com/pytorch/vision.git\"\ndefault_ref = \"x\"");
   auto both = RecipeBook::load_search_path({{site.path, site.path / "patches", "x"}, kBuiltIn});
   EXPECT_EQ(both.find_by_repository("https://github.com/pytorch/vision"), nullptr);
+}
+
+TEST(RecipeBook, FindsTheRecipeOfAPypiProjectByItsPypiKeyOrRepository) {
+  TempDir site;
+  write_recipe(site.path, "demo-git",
+               "pypi = \"Demo_Kernels\"\nrepository = \"https://git.example.invalid/org/demo\"\ndefault_ref = \"v1\"");
+  write_recipe(site.path, "tiny-sdist", "repository = \"pypi:Tiny_Kernels\"\ndefault_ref = \"2.1.2\"");
+  auto book = RecipeBook::load_search_path({{site.path, site.path / "patches", "x"}, kBuiltIn});
+  ASSERT_NE(book.find("demo-git"), nullptr);
+  EXPECT_EQ(book.find("demo-git")->pypi_name, "demo-kernels");  // PEP 503's spelling
+  for (const std::string name : {"demo-kernels", "Demo.Kernels", "demo_kernels"}) {
+    ASSERT_NE(book.find_by_pypi_name(name), nullptr) << name;
+    EXPECT_EQ(book.find_by_pypi_name(name)->name, "demo-git");
+  }
+  ASSERT_NE(book.find_by_pypi_name("tiny-kernels"), nullptr);
+  EXPECT_EQ(book.find_by_pypi_name("tiny-kernels")->name, "tiny-sdist");
+  ASSERT_NE(book.find_by_pypi_name("torch_scatter"), nullptr);  // a shipped recipe's pypi key
+  EXPECT_EQ(book.find_by_pypi_name("torch_scatter")->name, "pytorch-scatter");
+  EXPECT_EQ(book.find_by_pypi_name("unknown-project"), nullptr);
+  // the PyPI name is no repository: a URL does not match it
+  EXPECT_EQ(book.find_by_repository("pypi:demo-kernels"), nullptr);
+  // two recipes of one project: neither is picked by itself
+  write_recipe(site.path, "demo-sdist", "repository = \"pypi:demo-kernels\"\ndefault_ref = \"1.0\"");
+  auto both = RecipeBook::load_search_path({{site.path, site.path / "patches", "x"}, kBuiltIn});
+  EXPECT_EQ(both.find_by_pypi_name("demo-kernels"), nullptr);
+}
+
+TEST(RecipeBook, AKindOrPypiNameThatIsWrongIsRefusedNamingTheLine) {
+  TempDir site;
+  write_recipe(site.path, "bad-kind", "kind = \"gpu-stuff\"");
+  try {
+    RecipeBook::load_search_path({{site.path, site.path / "patches", "x"}});
+    ADD_FAILURE() << "loaded a recipe of an unknown kind";
+  } catch (const UserError& error) {
+    EXPECT_NE(
+        std::string(error.what()).find("bad-kind.toml:4: key 'kind': 'gpu-stuff' is not a kind (one of: pytorch, "),
+        std::string::npos)
+        << error.what();
+  }
+  std::filesystem::remove(site.path / "bad-kind.toml");
+  write_recipe(site.path, "bad-pypi", "pypi = \"not a name\"");
+  try {
+    RecipeBook::load_search_path({{site.path, site.path / "patches", "x"}});
+    ADD_FAILURE() << "loaded a recipe with a bad pypi name";
+  } catch (const UserError& error) {
+    EXPECT_NE(std::string(error.what()).find("key 'pypi': 'not a name' is not a valid PyPI project name"),
+              std::string::npos)
+        << error.what();
+  }
+  // no kind: "other", listed last
+  std::filesystem::remove(site.path / "bad-pypi.toml");
+  write_recipe(site.path, "plain");
+  auto book = RecipeBook::load_search_path({{site.path, site.path / "patches", "x"}});
+  EXPECT_EQ(book.find("plain")->kind, "other");
+}
+
+TEST(ShippedRecipes, EachHasAKindADescriptionAndAKernelTestThatExists) {
+  auto book = RecipeBook::load(kSourceData / "recipes", kSourceData / "patches");
+  for (const auto& recipe : book.all()) {
+    SCOPED_TRACE(recipe.name);
+    EXPECT_NE(recipe.kind, "other") << "a shipped recipe says its kind";
+    EXPECT_FALSE(recipe.description.empty());
+    if (recipe.repository.empty()) continue;  // the generic recipe and the demo: the user's project
+    ASSERT_FALSE(recipe.kernel_test.empty()) << "a catalogued project is proven by a kernel test";
+    EXPECT_TRUE(std::filesystem::is_regular_file(kSourceData / recipe.kernel_test)) << recipe.kernel_test;
+  }
 }
 
 TEST(RecipeBook, EntriesForAnotherHostsCpuAreLeftOut) {
