@@ -115,7 +115,7 @@ TEST_F(SourceTargetTest, ARecipeGoesWithAPathOrUrlNotWithARecipeName) {
 
 TEST_F(SourceTargetTest, WhatIsNoTargetIsRefusedNamingTheKinds) {
   const auto text = error_of({"no-such-thing", "", "", ""});
-  EXPECT_NE(text.find("is not a recipe (bitsandbytes, "), std::string::npos) << text;
+  EXPECT_NE(text.find("is not a recipe (apex, autoawq-kernels, bitsandbytes, "), std::string::npos) << text;
   EXPECT_NE(text.find(", torch, "), std::string::npos) << text;
   EXPECT_NE(text.find("pypi:NAME[==VERSION]"), std::string::npos) << text;
 }
@@ -197,21 +197,35 @@ TEST_F(SourceTargetTest, APathInsideARepositoryIsThatSubdirectoryOfIt) {
   EXPECT_EQ(plain.work_tree_name, "local");
 }
 
-TEST_F(SourceTargetTest, AnOriginRemoteSuggestsARecipeWithoutPickingIt) {
+TEST_F(SourceTargetTest, ALocalCloneOfARecipesRepositoryIsBuiltWithThatRecipe) {
   const auto repo = dir_.path / "fork";
   make_source_target_repository(repo);
   const Recipe* torch = book_.find("torch");
   ASSERT_NE(torch, nullptr);
-  run_source_target_git("git -C " + repo.string() + " remote add origin " + torch->repository);
+  // its origin remote, spelled another way than the recipe's repository
+  run_source_target_git("git -C " + repo.string() + " remote add origin git@github.com:pytorch/pytorch");
   auto target = resolve({repo.string(), "", "", ""});
-  EXPECT_EQ(target.recipe->name, "cpp-extension");
-  EXPECT_EQ(target.name, "fork");
+  ASSERT_NE(target.recipe, nullptr);
+  EXPECT_EQ(target.recipe->name, "torch");
+  EXPECT_EQ(target.name, "torch");
+  EXPECT_EQ(target.url, repo.string());  // the clone as it is on disk, not the recipe's repository
+  EXPECT_TRUE(target.submodules);        // the recipe's
   EXPECT_TRUE(
-      source_target_line_holds(target.notes, "its origin remote is the repository of recipe torch: --recipe torch"))
+      source_target_line_holds(target.notes,
+                               "using recipe torch for " + repo.string() +
+                                   " (its origin remote git@github.com:pytorch/pytorch is the recipe's repository; "
+                                   "--recipe cpp-extension builds it without)"))
       << join(target.notes, "\n");
-  // --recipe picks it, and then no suggestion is made
-  auto picked = resolve({repo.string(), "", "cpp-extension", ""});
-  EXPECT_FALSE(source_target_line_holds(picked.notes, "its origin remote")) << join(picked.notes, "\n");
+  // --recipe decides, and then nothing is picked or said
+  auto generic = resolve({repo.string(), "", "cpp-extension", ""});
+  EXPECT_EQ(generic.recipe->name, "cpp-extension");
+  EXPECT_EQ(generic.name, "fork");
+  EXPECT_FALSE(source_target_line_holds(generic.notes, "using recipe")) << join(generic.notes, "\n");
+  // another origin: the generic recipe, no note
+  run_source_target_git("git -C " + repo.string() + " remote set-url origin https://github.com/someone/fork");
+  auto other = resolve({repo.string(), "", "", ""});
+  EXPECT_EQ(other.recipe->name, "cpp-extension");
+  EXPECT_FALSE(source_target_line_holds(other.notes, "using recipe")) << join(other.notes, "\n");
 }
 
 TEST_F(SourceTargetTest, ARecipesRepositoryUrlPicksThatRecipeUnlessOneIsNamed) {
