@@ -130,7 +130,8 @@ def pick(value, keys):
 def wheel_summary(validation):
     device = validation.get("device") if isinstance(validation, dict) else None
     device = device if isinstance(device, dict) else {}
-    checks = [{"name": check.get("name"), "ok": check.get("ok"), "detail": check.get("detail")}
+    checks = [{"name": check.get("name"), "ok": check.get("ok"), "detail": check.get("detail"),
+               "seconds": check.get("seconds")}
               for check in device.get("checks", []) or [] if isinstance(check, dict)]
     return {
         "wheel": validation.get("wheel") or validation.get("file") if isinstance(validation, dict) else None,
@@ -159,6 +160,29 @@ def one_line(name, row):
                      f" failed {count(ops.get('failed'))} skipped {count(ops.get('skipped'))}"
                      f" tests {tests.get('summary')!r} failed checks {failed_checks}")
     return "; ".join(parts)
+
+
+def markdown_table(results):
+    """The table docs/BENCHMARKS.md keeps: per project the build step, the
+    rest of the command (validation and publishing), each device check's
+    seconds, the level and the wheel's own kernels launched."""
+    lines = ["| project | build step | whole command | validation / build | device checks (s) | level | "
+             "own kernels launched |", "|---|---|---|---|---|---|---|"]
+    for name, row in results["projects"].items():
+        build = row.get("build_seconds")
+        whole = row.get("seconds")
+        ratio = f"{(whole - build) / build:.2f}" if isinstance(build, (int, float)) and build and whole else "-"
+        checks, launched = [], []
+        for wheel in row.get("wheels", []):
+            for check in wheel["checks"]:
+                if isinstance(check.get("seconds"), (int, float)):
+                    checks.append(f"{check['name']} {check['seconds']:.1f}")
+            census = wheel.get("kernel_census") or {}
+            launched.append(f"{census.get('launched_count')} of {census.get('wheel_kernels')}")
+        build_text = f"{build:.0f} s" if isinstance(build, (int, float)) else "-"
+        lines.append(f"| {name} | {build_text} | {whole} s (rc {row.get('rc')}) | {ratio} | "
+                     f"{'; '.join(checks) or '-'} | {row.get('validation_level')} | {', '.join(launched) or '-'} |")
+    return "\n".join(lines) + "\n"
 
 
 def main():
@@ -247,6 +271,7 @@ def main():
         })
         results["projects"][name] = row
         out_path.write_text(json.dumps(results, indent=1))  # partial results survive a stop
+        out_path.with_suffix(".md").write_text(markdown_table(results))
         print(one_line(name, row), flush=True)
     print("all done", flush=True)
 

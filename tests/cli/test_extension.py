@@ -18,7 +18,10 @@ from harness import SYSTEM_NVCC, run, scratch_dir, torch_build_python, torch_whe
 
 
 @unittest.skipUnless(SYSTEM_NVCC.exists(), "needs nvcc 13 at /usr/local/cuda")
-class Extension(unittest.TestCase):
+class ExtensionCase(unittest.TestCase):
+    """The fixture the classes below share; each class is its own ctest test
+    (tests/CMakeLists.txt), so that ctest's slots run them side by side."""
+
     @classmethod
     def setUpClass(cls):
         cls.root = scratch_dir(cls)
@@ -37,6 +40,8 @@ class Extension(unittest.TestCase):
         (entry,) = json.loads(run("inspect", "--json", str(wheel)).stdout)["files"]
         return member, entry["sass"], entry["ptx"]
 
+
+class Extension(ExtensionCase):
     def test_against_the_installed_torch(self):
         # The suite's one cold build of a torch extension: no compile cache
         # shared with other tests (tests/cli/harness.py), so ccache's local
@@ -75,6 +80,8 @@ class Extension(unittest.TestCase):
         print(f"\n  extension build {report['build']['seconds']:.1f} s, cache hit {elapsed:.2f} s, "
               f"warm rebuild {json.loads(warm.stdout)['build']['seconds']:.1f} s")
 
+
+class ExtensionTorchWheel(ExtensionCase):
     def test_against_a_torch_wheel(self):
         wheel = torch_wheel()
         result = self.build("--arch", "9.0", "--torch-wheel", str(wheel))
@@ -85,6 +92,8 @@ class Extension(unittest.TestCase):
         _, sass, ptx = self.library_archs(report["wheels"][0]["path"])
         self.assertEqual((sorted(sass), ptx), (["sm_90"], {}))
 
+
+class ExtensionProjects(ExtensionCase):
     def test_changed_arch_list_does_not_reuse_setuptools_outputs(self):
         # setuptools skips an extension that is newer than its sources: a
         # second arch list in the same work tree must not ship the first's fatbins
@@ -153,6 +162,8 @@ class Extension(unittest.TestCase):
         self.assertIn("setuptools compiles in parallel (MAX_JOBS=2)", log)
         self.assertEqual(serial[3]["plan"]["key_inputs"]["env.ARCHBUILD_PARALLEL_SETUPTOOLS"], "0")
 
+
+class ExtensionProjectNeeds(ExtensionCase):
     def test_the_build_step_is_offline_and_says_what_the_project_needs(self):
         repo = make_downloading_repo(self.root)
         common = ["build", str(repo), "--cache-dir", str(self.cache), "--python", self.python, "--arch", "9.0",

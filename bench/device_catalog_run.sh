@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# On the GPU machine: catalogued public projects built the way a user would,
+# each from a local clone whose origin remote is the project's repository (so
+# archbuild picks its recipe by itself), with `--arch native
+# --use-installed-torch` and nothing else. bench/validation_proof.py records
+# per project the build step, the whole command, each device check's seconds,
+# the level and the kernels launched, and writes the table docs/BENCHMARKS.md
+# keeps (results.md).
+#
+# Usage (carry .device and .fetched/src):
+#   bench/device_catalog_run.sh [--parallel] WORK PYTHON NAME...
+# The clones are .fetched/src/NAME (made from the fetched repositories at each
+# recipe's default_ref, origin set to the recipe's repository). By default the
+# projects build one after the other, each with the machine to itself;
+# --parallel builds them all at once (each its own cache), for small projects
+# when device time is short: their times then include the others' load.
+# Background processes do not outlive a device command: run it in the
+# foreground within one command's limit.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+parallel=0
+[[ ${1:-} == --parallel ]] && { parallel=1; shift; }
+work=$1 python=$2
+shift 2
+mkdir -p "$work"
+rm -rf "$work/device" && cp -r .device "$work/device"  # a copy: archbuild re-executes its own binary
+bin="$work/device/bin/archbuild-wrapper"
+export NO_COLOR=1 ARCHBUILD_DATA_DIR=$PWD PATH="$work/device/bin:$(dirname "$python"):$PATH"
+proof() {  # NAME... -> $work/$tag/results.json
+  local tag=$1; shift
+  local sources=()
+  for name in "$@"; do sources+=("$name=$PWD/.fetched/src/$name"); done
+  mkdir -p "$work/$tag"
+  python3 bench/validation_proof.py --archbuild "$bin" --python "$python" --cache "$work/$tag/cache" \
+    --out "$work/$tag/results.json" --timeout 420 --arg "*:--test-timeout" --arg "*:120" \
+    --arg "*:--test-wheelhouse" --arg "*:$work/device/wheelhouse" "${sources[@]}" >"$work/$tag/run.log" 2>&1
+}
+if ((parallel)); then
+  for name in "$@"; do proof "$name" "$name" & done
+  wait
+else
+  proof all "$@"
+fi
+# One results.json and results.md for every project, whichever way they ran.
+python3 - "$work" <<'PY'
+import json, pathlib, sys
+sys.path.insert(0, "bench")
+from validation_proof import markdown_table
+work = pathlib.Path(sys.argv[1])
+merged = {"projects": {}}
+for path in sorted(work.glob("*/results.json")):
+    merged["projects"].update(json.loads(path.read_text())["projects"])
+(work / "results.json").write_text(json.dumps(merged, indent=2))
+(work / "results.md").write_text(markdown_table(merged))
+print(markdown_table(merged))
+PY
