@@ -107,8 +107,8 @@ TEST(RecipeBook, FindsTheRecipeOfARepositoryUrl) {
     ASSERT_NE(found, nullptr) << url;
     EXPECT_EQ(found->name, "torchvision");
   }
-  ASSERT_NE(book.find_by_repository("pypi:torch-scatter"), nullptr);
-  EXPECT_EQ(book.find_by_repository("pypi:torch-scatter")->name, "scatter-sdist");
+  ASSERT_NE(book.find_by_repository("pypi:tiny-kernels"), nullptr);  // PEP 503's spelling matches
+  EXPECT_EQ(book.find_by_repository("pypi:tiny-kernels")->name, "tiny-sdist");
   EXPECT_EQ(book.find_by_repository("https://github.com/someone/else"), nullptr);
   EXPECT_EQ(book.find_by_repository(""), nullptr);
 
