@@ -24,7 +24,8 @@ std::vector<std::pair<std::string, std::string>> provenance_files(
                               ARCHBUILD_VERSION,
                               origin.host,
                               to_string(report.validation_level),
-                              report.kernel_census_summary()};
+                              report.kernel_census_summary(),
+                              report.audit_summary()};
   for (const auto& variant : variants) {
     provenance.wheels.push_back(ReportedWheel::of(variant));
     // its variant.json: the index's variants document is made from it

@@ -85,6 +85,13 @@ std::string BuildReport::kernel_census_summary() const {
   return text;
 }
 
+std::string BuildReport::audit_summary() const {
+  std::string text;
+  for (const auto& wheel : validation)
+    if (!wheel.audit.empty()) text += (text.empty() ? "" : "; ") + wheel.audit;
+  return text;
+}
+
 std::optional<size_t> BuildReport::kernels_launched() const {
   std::optional<size_t> total;
   for (const auto& census : kernel_censuses()) total = total.value_or(0) + census.launched_count;

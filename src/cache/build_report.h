@@ -69,6 +69,8 @@ struct BuildReport {
   std::vector<KernelCensus> kernel_censuses() const;
   // The wheels' kernel census lines, "; "-joined ("" when none was taken).
   std::string kernel_census_summary() const;
+  // The wheels' audit summaries, joined: which libraries a node needs besides them.
+  std::string audit_summary() const;
   // Kernels of the wheels that launched in validation, summed (the index's metadata carries it).
   std::optional<size_t> kernels_launched() const;
   // Lenient: a field that is missing or of another type keeps its default

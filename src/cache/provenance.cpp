@@ -78,6 +78,7 @@ nlohmann::json provenance_statement(const ProvenanceInputs& in) {
   if (!in.validation_level.empty()) {
     nlohmann::json annotations = {{"level", in.validation_level}};
     if (!in.kernel_census.empty()) annotations["kernels"] = in.kernel_census;
+    if (!in.audit.empty()) annotations["audit"] = in.audit;
     predicate["runDetails"]["byproducts"] = nlohmann::json::array(
         {{{"name", "validation"}, {"annotations", annotations}}});
   }

@@ -34,6 +34,7 @@ struct ProvenanceInputs {
   // the kernel census line ("launched 3 of 4 kernels of this wheel, on 1 GPU").
   std::string validation_level;
   std::string kernel_census;
+  std::string audit;  // the wheel audit's summary: whether the wheels load on a node without this machine's libraries
   // Subjects beside the wheels and the manifest: the variant wheels'
   // variant.json files and the SBOM (file name -> sha256).
   std::map<std::string, std::string> other_subjects;

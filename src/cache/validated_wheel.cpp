@@ -32,6 +32,7 @@ ValidatedWheel ValidatedWheel::from_json(const nlohmann::json& json) {
   ValidatedWheel wheel;
   wheel.wheel = text_field(json, "wheel");
   wheel.detail = json;
+  if (const auto* audit = object_field(json, "audit")) wheel.audit = text_field(*audit, "summary");
   if (const auto* device = object_field(json, "device")) {
     wheel.device_ran = device->contains("ran") && (*device)["ran"].is_boolean() && (*device)["ran"].get<bool>();
     if (const auto* census = object_field(*device, "kernel_census")) wheel.census = read_census(*census);

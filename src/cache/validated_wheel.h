@@ -23,6 +23,7 @@ struct ValidatedWheel {
   bool device_ran = false;
   std::optional<Census> census;  // absent when no device check took one
   nlohmann::json detail;         // the validation's own JSON, with "wheel": written as is
+  std::string audit;  // the wheel audit's summary: "portable as manylinux_2_28_x86_64 ...", "not portable: ..."
 
   nlohmann::json to_json() const { return detail; }
   // Lenient: a field that is missing or of another type keeps its default

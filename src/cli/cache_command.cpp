@@ -62,6 +62,8 @@ void print_launched_kernels(const BuildReport& manifest) {
     std::cout << paint("kernels", Style::bold) << "    " << (census.summary.empty() ? "?" : census.summary) << "\n";
     for (const auto& kernel : census.launched) std::cout << "           " << (kernel.empty() ? "?" : kernel) << "\n";
   }
+  for (const auto& wheel : manifest.validation)
+    if (!wheel.audit.empty()) std::cout << paint("audit", Style::bold) << "      " << wheel.audit << "\n";
 }
 
 ExitCode run_ls(const CacheOptions& options) {

@@ -91,6 +91,8 @@ Command validate_command() {
                   std::filesystem::absolute(options->wheel), targets, recipe, python.string(), context.gpus, work};
               request.require_kernel_launch = settings.require_kernel_launch();
               request.test_dependencies = {settings.test_wheelhouses(), false};
+              request.audit_tool = ensure_audit_tool(python.string(), settings.cache_dir() / "tools",
+                                                     settings.offline());
               if (!options->source.empty()) {
                 if (!std::filesystem::is_directory(options->source, ec))
                   fail_bad_input("--source " + options->source + " is not a directory");

@@ -511,6 +511,9 @@ class BuildSession {
       return Verdict::valid;
     }
     VerdictTally tally;
+    // One auditwheel for the cache, installed by the first build that audits.
+    const auto audit_tool = services_.audit_tool(plan.python, context_.cache.root() / "tools",
+                                                 context_.settings.offline());
     for (const auto& wheel : wheels) {
       events_.stage("validate", wheel.filename().string() + " against " + context_.archs.list.canonical());
       // With enforcement on, the label names the asked targets: code for other
@@ -536,6 +539,7 @@ class BuildSession {
       checks.tree_dir = context_.source_dir;
       checks.require_kernel_launch = context_.settings.require_kernel_launch();
       checks.test_dependencies = context_.test_dependencies;
+      checks.audit_tool = audit_tool;
       auto validation = services_.validate(checks);
       events_.validation(validation);
       tally.add(wheel, validation);

@@ -43,6 +43,10 @@ NetworkIsolationProbe SystemServices::network_isolation() { return probe_network
 
 WheelValidation SystemServices::validate(const WheelValidationRequest& request) { return validate_wheel(request); }
 
+AuditTool SystemServices::audit_tool(const std::string& python, const std::filesystem::path& tools_dir, bool offline) {
+  return ensure_audit_tool(python, tools_dir, offline);
+}
+
 std::unique_ptr<CompileCluster> SystemServices::connect_compile_cluster(const CompileClusterRequest& request) {
   return archbuild::connect_compile_cluster(request);
 }

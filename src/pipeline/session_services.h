@@ -36,6 +36,8 @@ class SessionServices {
   // What the machine allows the offline build step (namespaces, socket covers).
   virtual NetworkIsolationProbe network_isolation() = 0;
   virtual WheelValidation validate(const WheelValidationRequest& request) = 0;
+  // auditwheel for the wheel audit (installed once into `tools_dir`).
+  virtual AuditTool audit_tool(const std::string& python, const std::filesystem::path& tools_dir, bool offline) = 0;
   // archbuild's sccache server for the build, linked to the compile cluster.
   virtual std::unique_ptr<CompileCluster> connect_compile_cluster(const CompileClusterRequest& request) = 0;
 };
@@ -52,6 +54,7 @@ class SystemServices final : public SessionServices {
   PlanFacts plan_facts(const std::filesystem::path& tree, const std::string& python) override;
   NetworkIsolationProbe network_isolation() override;
   WheelValidation validate(const WheelValidationRequest& request) override;
+  AuditTool audit_tool(const std::string& python, const std::filesystem::path& tools_dir, bool offline) override;
   std::unique_ptr<CompileCluster> connect_compile_cluster(const CompileClusterRequest& request) override;
 
  private:

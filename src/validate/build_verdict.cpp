@@ -7,6 +7,7 @@ namespace archbuild {
 ValidatedWheel reported_validation(const std::filesystem::path& wheel, const WheelValidation& validation) {
   ValidatedWheel reported{wheel.string(), validation.device.ran, std::nullopt, validation.to_json()};
   reported.detail["wheel"] = wheel.string();
+  reported.audit = validation.audit.summary();
   if (const auto& census = validation.device.census) {
     ValidatedWheel::Census kept{census->summary(), {}, census->launched.size()};
     for (const auto& name : census->launched) kept.launched.push_back(demangle(name));

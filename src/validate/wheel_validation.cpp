@@ -73,12 +73,19 @@ nlohmann::json WheelValidation::to_json() const {
   // The level this one wheel reached (a build's `validation_level` is the lowest of its wheels').
   json["level"] = to_string(proven_level(device.ran, device.kernels_launched(), device.results_compared()));
   json["device"] = device.to_json();
+  json["audit"] = audit.to_json();
   return json;
 }
 
 WheelValidation validate_wheel(const WheelValidationRequest& request) {
   WheelValidation validation;
   validation.static_checks = validate_wheel_static(request.wheel, request.targets, request.allow_extra_archs);
+  if (request.audit_tool.ready())
+    validation.audit = audit_wheel(request.python.empty() ? std::string("python3") : request.python,
+                                   request.audit_tool.path, request.wheel);
+  else
+    validation.audit.skipped_reason = request.audit_tool.unavailable.empty() ? "no auditwheel was set up for it"
+                                                                             : request.audit_tool.unavailable;
   auto& checked = validation.static_checks;
   if (checked.libraries.empty() && checked.unreadable.empty()) {
     std::string setup_py;

@@ -9,9 +9,11 @@
 #include "arch/arch_target.h"
 #include "gpu/gpu_probe.h"
 #include "recipe/recipe.h"
+#include "validate/audit_tool.h"
 #include "validate/device_validation.h"
 #include "validate/static_validation.h"
 #include "validate/test_dependencies.h"
+#include "validate/wheel_audit.h"
 
 namespace archbuild {
 
@@ -30,6 +32,7 @@ struct WheelValidationRequest {
   std::filesystem::path tree_dir;      // the whole work tree: its other projects are named when no CUDA code was built
   bool require_kernel_launch = false;  // the require_kernel_launch setting
   TestDependencySource test_dependencies;  // where the tests' dependencies may come from
+  AuditTool audit_tool;                    // auditwheel for the audit; unavailable: the audit says why
 };
 
 // Static checks always; the device checks when a GPU is present and the
@@ -37,6 +40,7 @@ struct WheelValidationRequest {
 struct WheelValidation {
   StaticValidation static_checks;
   DeviceValidation device;
+  WheelAudit audit;  // which libraries a node needs besides the wheel: reported, not judged
   bool ok() const { return static_checks.ok() && (!device.ran || device.ok()); }
   // "static + device: launched 3 of 4 kernels of this wheel, on 1 GPU",
   // "static + loaded: ...", "static only: device check skipped, no GPU (...)"

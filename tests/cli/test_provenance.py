@@ -83,6 +83,12 @@ class Provenance(unittest.TestCase):
         self.assertIn("provenance in-toto statement, SLSA provenance v1, signed by ", shown)
         self.assertIn("(verified)", shown)
         self.assertIn("(CycloneDX 1.5)", shown)
+        # the wheel audit travels with the statement and is shown: the fixture needs only CUDA and the system
+        envelope = json.loads((self.entry / "provenance.intoto.json").read_text())
+        annotations = json.loads(base64.b64decode(envelope["payload"]))["predicate"]["runDetails"]["byproducts"][0][
+            "annotations"]
+        self.assertTrue(annotations["audit"].startswith("portable as manylinux_2_"), annotations)
+        self.assertIn("audit      " + annotations["audit"], shown)
 
     def test_push_carries_them_and_verify_catches_changes_by_name(self):
         dest = self.dir / "shared"

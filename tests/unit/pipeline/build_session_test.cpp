@@ -106,6 +106,11 @@ class FakeServices : public SessionServices {
     probe.sockets_closed = probe.unix_sockets_refused = true;
     return probe;
   }
+  AuditTool audit_tool(const std::string&, const std::filesystem::path& tools_dir, bool offline) override {
+    audit_tools_dir = tools_dir;
+    return {{}, offline ? "offline" : "no auditwheel in a unit test"};
+  }
+  std::filesystem::path audit_tools_dir;
   WheelValidation validate(const WheelValidationRequest& request) override {
     validated.push_back(request.wheel);
     WheelValidation validation;

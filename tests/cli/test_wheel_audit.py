@@ -1,0 +1,116 @@
+"""The wheel audit: which shared libraries a wheel's ELF files need and where
+each comes from on a node (recipes/frontends/wheel_audit.py, auditwheel pinned
+and installed once per cache by archbuild). Real wheels with real nvcc code,
+the real auditwheel from PyPI, through `archbuild validate`."""
+import base64
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import unittest
+import zipfile
+
+from harness import SYSTEM_NVCC, run, scratch_dir
+
+KERNEL = r"""
+#include <cuda_runtime.h>
+__global__ void scale(float* x, float a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= a; }
+extern "C" void* PyInit_demo_ext() { scale<<<1, 1>>>(nullptr, 2.0f, 0); return nullptr; }
+"""
+ZSTD_USER = r"""
+#include <zstd.h>
+extern "C" unsigned demo_zstd_version() { return ZSTD_versionNumber(); }
+"""
+
+
+def platform_wheel(directory, name, files):
+    """A wheel of a CPython extension for this machine: FILES (member -> bytes) with a RECORD of their hashes."""
+    dist = f"{name}-1.0.dist-info"
+    files = dict(files)
+    files[f"{dist}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n".encode()
+    files[f"{dist}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n"
+    record = [f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},"
+              f"{len(data)}" for path, data in files.items()] + [f"{dist}/RECORD,,"]
+    wheel = pathlib.Path(directory) / f"{name}-1.0-cp311-cp311-linux_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, data in files.items():
+            archive.writestr(path, data)
+        archive.writestr(f"{dist}/RECORD", "\n".join(record) + "\n")
+    return wheel
+
+
+@unittest.skipUnless(shutil.which("python3"), "needs python3")
+class WheelAudit(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = scratch_dir(cls)
+        cls.cache = cls.dir / "cache"
+        source = cls.dir / "kernel.cu"
+        source.write_text(KERNEL + ZSTD_USER)
+        # one extension linking libzstd, which a node need not have (not in any manylinux policy) ...
+        zstd_so = cls.dir / "zstd" / "demo_ext.cpython-311-x86_64-linux-gnu.so"
+        zstd_so.parent.mkdir()
+        subprocess.run([str(SYSTEM_NVCC), "-shared", "-Xcompiler", "-fPIC", "-arch=sm_90", "-o", str(zstd_so),
+                        str(source), "-Xlinker", "--no-as-needed", "-lzstd", "-cudart", "shared"], check=True)
+        cls.zstd_wheel = platform_wheel(cls.dir / "zstd", "demo_ext", {zstd_so.name: zstd_so.read_bytes()})
+        # ... and one that needs only the CUDA runtime (the nvidia-* wheels) and the system's libraries
+        source.write_text(KERNEL)
+        cuda_so = cls.dir / "cuda" / "demo_ext.cpython-311-x86_64-linux-gnu.so"
+        cuda_so.parent.mkdir()
+        subprocess.run([str(SYSTEM_NVCC), "-shared", "-Xcompiler", "-fPIC", "-arch=sm_90", "-o", str(cuda_so),
+                        str(source), "-cudart", "shared"], check=True)
+        cls.cuda_wheel = platform_wheel(cls.dir / "cuda", "demo_ext", {cuda_so.name: cuda_so.read_bytes()})
+        cls.env = {"ARCHBUILD_CACHE_DIR": str(cls.cache), "ARCHBUILD_FAKE_GPUS": None}
+
+    def validate(self, wheel, *extra, env=None):
+        result = run("validate", str(wheel), "--arch", "9.0", "--json", *extra, env={**self.env, **(env or {})})
+        self.assertIn(result.returncode, (0, 3), result.stderr)  # 3: no GPU here for the device checks
+        return json.loads(result.stdout)["audit"]
+
+    def test_a_library_only_this_machine_has_is_named_with_where_it_was_found(self):
+        audit = self.validate(self.zstd_wheel)
+        self.assertTrue(audit["ran"], audit)
+        self.assertFalse(audit["portable"])
+        self.assertEqual(audit["platform_tag"], "linux_x86_64")
+        self.assertTrue(audit["symbol_tag"].startswith("manylinux_2_"), audit)
+        (need,) = audit["not_portable"]
+        self.assertEqual((need["soname"], need["from"]), ("libzstd.so.1", "machine"))
+        self.assertTrue(os.path.exists(need["path"]), need)
+        self.assertIn("not portable: libzstd.so.1 (", audit["summary"])
+        sources = {n["soname"]: n["from"] for f in audit["files"] for n in f["needs"]}
+        self.assertEqual(sources.get("libcudart.so.13"), "cuda", sources)
+        self.assertEqual(sources.get("libc.so.6"), "system", sources)
+        # the terminal says it on the audit line
+        text = run("validate", str(self.zstd_wheel), "--arch", "9.0", env=self.env).stdout
+        self.assertIn("audit: not portable: libzstd.so.1", text)
+
+    def test_a_wheel_needing_only_cuda_and_the_system_is_portable(self):
+        audit = self.validate(self.cuda_wheel)
+        self.assertTrue(audit["portable"], audit)
+        self.assertEqual(audit["not_portable"], [])
+        self.assertTrue(audit["platform_tag"].startswith("manylinux_2_"), audit)
+        self.assertIn("portable as " + audit["platform_tag"], audit["summary"])
+        # auditwheel was installed once, pinned, into the cache's tools dir
+        self.assertTrue((self.cache / "tools" / "auditwheel-6.8.2" / ".archbuild-complete").is_file())
+        self.assertEqual(audit["auditwheel"], "6.8.2")
+
+    def test_offline_without_the_tool_the_audit_says_how_to_get_it(self):
+        cache = scratch_dir(self) / "offline-cache"
+        audit = self.validate(self.zstd_wheel, env={"ARCHBUILD_CACHE_DIR": str(cache), "ARCHBUILD_OFFLINE": "1"})
+        self.assertFalse(audit["ran"])
+        self.assertIn("--offline installs nothing", audit["skipped_reason"])
+        self.assertIn("pip install --target", audit["skipped_reason"])
+        self.assertFalse((cache / "tools" / "auditwheel-6.8.2").exists())
+
+    def test_an_index_url_with_a_password_never_reaches_the_report(self):
+        cache = scratch_dir(self) / "secret-cache"
+        audit = self.validate(self.zstd_wheel, env={"ARCHBUILD_CACHE_DIR": str(cache),
+                                                    "PIP_INDEX_URL": "http://user:s3cr3t-token@127.0.0.1:9/simple"})
+        self.assertFalse(audit["ran"], audit)
+        self.assertNotIn("s3cr3t-token", json.dumps(audit))
+
+
+if __name__ == "__main__":
+    unittest.main()
