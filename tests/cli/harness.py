@@ -257,15 +257,24 @@ def stop_session(process):
 def pure_wheel(directory, name, version, files=None):
     """A pure-Python wheel pip installs: module NAME with VERSION in it, or the given files."""
     module = name.replace("-", "_")
-    dist = f"{module}-{version}.dist-info"
     files = dict(files or {f"{module}/__init__.py": f"VERSION = {version!r}\n"})
-    files.update({f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
-                  f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"})
-    record = [f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b'=').decode()},"
-              f"{len(text.encode())}" for path, text in files.items()] + [f"{dist}/RECORD,,"]
-    wheel = pathlib.Path(directory) / f"{module}-{version}-py3-none-any.whl"
+    return wheel_of(directory, name, version, {path: text.encode() for path, text in files.items()}, "py3-none-any")
+
+
+def wheel_of(directory, name, version, files, tag):
+    """A wheel of FILES (member -> bytes) tagged TAG (a platform tag makes it platlib), with a RECORD of their hashes."""
+    module = name.replace("-", "_")
+    dist = f"{module}-{version}.dist-info"
+    purelib = tag.endswith("-any")
+    files = dict(files)
+    files.update({f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+                  f"{dist}/WHEEL": (f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: {str(purelib).lower()}\n"
+                                    f"Tag: {tag}\n").encode()})
+    record = [f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},"
+              f"{len(data)}" for path, data in files.items()] + [f"{dist}/RECORD,,"]
+    wheel = pathlib.Path(directory) / f"{module}-{version}-{tag}.whl"
     with zipfile.ZipFile(wheel, "w") as archive:
-        for path, text in files.items():
-            archive.writestr(path, text)
+        for path, data in files.items():
+            archive.writestr(path, data)
         archive.writestr(f"{dist}/RECORD", "\n".join(record) + "\n")
     return wheel

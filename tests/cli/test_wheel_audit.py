@@ -2,17 +2,14 @@
 each comes from on a node (recipes/frontends/wheel_audit.py, auditwheel pinned
 and installed once per cache by archbuild). Real wheels with real nvcc code,
 the real auditwheel from PyPI, through `archbuild validate`."""
-import base64
-import hashlib
 import json
 import os
 import pathlib
 import shutil
 import subprocess
 import unittest
-import zipfile
 
-from harness import SYSTEM_NVCC, run, scratch_dir
+from harness import SYSTEM_NVCC, run, scratch_dir, wheel_of
 
 KERNEL = r"""
 #include <cuda_runtime.h>
@@ -26,19 +23,8 @@ extern "C" unsigned demo_zstd_version() { return ZSTD_versionNumber(); }
 
 
 def platform_wheel(directory, name, files):
-    """A wheel of a CPython extension for this machine: FILES (member -> bytes) with a RECORD of their hashes."""
-    dist = f"{name}-1.0.dist-info"
-    files = dict(files)
-    files[f"{dist}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n".encode()
-    files[f"{dist}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n"
-    record = [f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},"
-              f"{len(data)}" for path, data in files.items()] + [f"{dist}/RECORD,,"]
-    wheel = pathlib.Path(directory) / f"{name}-1.0-cp311-cp311-linux_x86_64.whl"
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for path, data in files.items():
-            archive.writestr(path, data)
-        archive.writestr(f"{dist}/RECORD", "\n".join(record) + "\n")
-    return wheel
+    """A wheel of a CPython extension for this machine."""
+    return wheel_of(directory, name, "1.0", files, "cp311-cp311-linux_x86_64")
 
 
 @unittest.skipUnless(shutil.which("python3"), "needs python3")
