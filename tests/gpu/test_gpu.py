@@ -490,6 +490,8 @@ class KernelProofTest(unittest.TestCase):
         self.assertIn("SIGSEGV on cuda:0 with guessed inputs", unchecked["reason"])
         self.assertIn("the function does not check its arguments", unchecked["reason"])
         self.assertEqual(validation["device"]["kernel_census"]["launched_count"], 2)
+        # it needs only torch's, CUDA's and the system's libraries: portable, as the audit says
+        self.assertTrue(validation["audit"]["portable"], validation["audit"])
         self.assertEqual(report["validation_level"], "checked")
         tests = validation["device"]["project_tests"]
         print("  project tests: " + tests["summary"])
