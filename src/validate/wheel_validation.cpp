@@ -80,7 +80,11 @@ nlohmann::json WheelValidation::to_json() const {
 WheelValidation validate_wheel(const WheelValidationRequest& request) {
   WheelValidation validation;
   validation.static_checks = validate_wheel_static(request.wheel, request.targets, request.allow_extra_archs);
-  if (request.audit_tool.ready())
+  // Only a wheel whose members match its RECORD is unpacked for the audit
+  // (a member whose size lies could fill the disk).
+  if (!validation.static_checks.record.ok() || !validation.static_checks.unreadable.empty())
+    validation.audit.skipped_reason = "the wheel's RECORD or ELF files did not check out (above)";
+  else if (request.audit_tool.ready())
     validation.audit = audit_wheel(request.python.empty() ? std::string("python3") : request.python,
                                    request.audit_tool.path, request.wheel);
   else

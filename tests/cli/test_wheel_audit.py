@@ -8,6 +8,7 @@ import pathlib
 import shutil
 import subprocess
 import unittest
+import zipfile
 
 from harness import SYSTEM_NVCC, run, scratch_dir, wheel_of
 
@@ -81,6 +82,18 @@ class WheelAudit(unittest.TestCase):
         # auditwheel was installed once, pinned, into the cache's tools dir
         self.assertTrue((self.cache / "tools" / "auditwheel-6.8.2" / ".archbuild-complete").is_file())
         self.assertEqual(audit["auditwheel"], "6.8.2")
+
+    def test_a_wheel_whose_record_does_not_match_is_not_unpacked(self):
+        tampered = scratch_dir(self) / self.zstd_wheel.name
+        with zipfile.ZipFile(self.zstd_wheel) as source, zipfile.ZipFile(tampered, "w") as copy:
+            for member in source.infolist():
+                data = source.read(member)
+                copy.writestr(member, data + b"\0" if member.filename.endswith(".so") else data)
+        result = run("validate", str(tampered), "--arch", "9.0", "--json", env=self.env)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        audit = json.loads(result.stdout)["audit"]
+        self.assertFalse(audit["ran"])
+        self.assertIn("RECORD", audit["skipped_reason"])
 
     def test_offline_without_the_tool_the_audit_says_how_to_get_it(self):
         cache = scratch_dir(self) / "offline-cache"
