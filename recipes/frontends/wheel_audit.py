@@ -77,17 +77,23 @@ def main():
         # the wheel is what auditwheel analyzes (a torch wheel's Python and
         # headers are most of its members, none of its ELF needs).
         with zipfile.ZipFile(args.wheel) as archive, zipfile.ZipFile(slim, "w") as kept:
-            for member in archive.infolist():
-                if member.is_dir():
-                    continue
+            members = [m for m in archive.infolist() if not m.is_dir()]
+            chosen = []
+            for member in members:
                 with archive.open(member) as handle:
                     head = handle.read(4)
-                metadata = ".dist-info/" in member.filename
-                if head == b"\x7fELF" or metadata:
-                    with archive.open(member) as source, kept.open(member.filename, "w", force_zip64=True) as copy:
-                        shutil.copyfileobj(source, copy, 1 << 20)
                 if head == b"\x7fELF":
                     archive.extract(member, root)  # zipfile drops absolute and '..' parts and makes no links
+                if head == b"\x7fELF" or ".dist-info/" in member.filename:
+                    chosen.append(member)
+            names = {member.filename for member in chosen}
+            for member in chosen:
+                if member.filename.endswith(".dist-info/RECORD"):  # auditwheel walks the files RECORD lists
+                    lines = archive.read(member).decode("utf-8", "replace").splitlines()
+                    kept.writestr(member, "\n".join(l for l in lines if l.split(",", 1)[0] in names) + "\n")
+                    continue
+                with archive.open(member) as source, kept.open(member.filename, "w", force_zip64=True) as copy:
+                    shutil.copyfileobj(source, copy, 1 << 20)
         elves = sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink() and is_elf(p))
         if not elves:  # nothing a node has to provide
             print(json.dumps({"auditwheel": importlib.metadata.version("auditwheel"), "platform_tag": "",

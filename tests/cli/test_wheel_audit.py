@@ -41,7 +41,10 @@ class WheelAudit(unittest.TestCase):
         zstd_so.parent.mkdir()
         subprocess.run([str(SYSTEM_NVCC), "-shared", "-Xcompiler", "-fPIC", "-arch=sm_90", "-o", str(zstd_so),
                         str(source), "-Xlinker", "--no-as-needed", "-lzstd", "-cudart", "shared"], check=True)
-        cls.zstd_wheel = platform_wheel(cls.dir / "zstd", "demo_ext", {zstd_so.name: zstd_so.read_bytes()})
+        # (with Python and a header beside it, which the audit leaves out of what it unpacks)
+        cls.zstd_wheel = platform_wheel(cls.dir / "zstd", "demo_ext", {zstd_so.name: zstd_so.read_bytes(),
+                                                                         "demo_pkg/__init__.py": b"VERSION = 1\n",
+                                                                         "demo_pkg/kernel.h": b"// a header\n"})
         # ... and one that needs only the CUDA runtime (the nvidia-* wheels) and the system's libraries
         source.write_text(KERNEL)
         cuda_so = cls.dir / "cuda" / "demo_ext.cpython-311-x86_64-linux-gnu.so"
