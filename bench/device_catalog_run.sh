@@ -9,8 +9,9 @@
 #
 # Usage (carry .device and .fetched/src):
 #   bench/device_catalog_run.sh [--parallel] WORK PYTHON NAME...
-# The clones are .fetched/src/NAME (made from the fetched repositories at each
-# recipe's default_ref, origin set to the recipe's repository). By default the
+# The clones are $ARCHBUILD_CLONES/NAME (default .fetched/src; made from the
+# fetched repositories at each recipe's default_ref, origin set to the
+# recipe's repository). By default the
 # projects build one after the other, each with the machine to itself;
 # --parallel builds them all at once (each its own cache), for small projects
 # when device time is short: their times then include the others' load.
@@ -29,7 +30,7 @@ export NO_COLOR=1 ARCHBUILD_DATA_DIR=$PWD PATH="$work/device/bin:$(dirname "$pyt
 proof() {  # NAME... -> $work/$tag/results.json
   local tag=$1; shift
   local sources=()
-  for name in "$@"; do sources+=("$name=$PWD/.fetched/src/$name"); done
+  for name in "$@"; do sources+=("$name=$PWD/${ARCHBUILD_CLONES:-.fetched/src}/$name"); done
   mkdir -p "$work/$tag"
   python3 bench/validation_proof.py --archbuild "$bin" --python "$python" --cache "$work/$tag/cache" \
     --out "$work/$tag/results.json" --timeout 420 --arg "*:--test-timeout" --arg "*:120" \

@@ -124,6 +124,33 @@ class Labelled(list):
     """Outputs already flattened into (label, value) pairs."""
 
 
+class Opaque:
+    """An output with no value to compare (a pybind11 class instance, a handle): it stands in for the
+    object, equal to another of the same type, and survives torch.save for --compare-with."""
+
+    PLAIN = (type(None), bool, int, float, complex, str, bytes)
+
+    def __init__(self, type_name):
+        self.type_name = type_name
+
+    @classmethod
+    def of(cls, value):
+        t = _torch()
+        if isinstance(value, (t.Tensor, t.dtype, t.device, *cls.PLAIN)):
+            return value
+        kind = type(value)
+        return cls(f"{kind.__module__}.{kind.__qualname__}")
+
+    def __eq__(self, other):
+        return isinstance(other, Opaque) and other.type_name == self.type_name
+
+    def __hash__(self):
+        return hash(self.type_name)
+
+    def __repr__(self):
+        return f"<{self.type_name} object>"
+
+
 class Comparison:
     def __init__(self, equal, max_abs_diff, detail=""):
         self.equal, self.max_abs_diff, self.detail = equal, max_abs_diff, detail
@@ -359,8 +386,10 @@ class ArgSpec:
             return none_first + [False]
         if inner == "number":
             return none_first + [0.5, 2]
-        if inner == "List[int]" and self.length:
-            return none_first + [[1] * self.length, [2] * self.length]
+        if inner == "List[int]":
+            # a pybind11 list has no fixed length: one element, then two
+            lengths = [self.length] * 2 if self.length else [1, 2]
+            return none_first + [[1] * lengths[0], [2] * lengths[1]]
         if self.optional:
             return [None]
         return None
@@ -599,7 +628,8 @@ def run_op(op, inputs, device, output_specs, run_number):
         if device == "cpu":
             _perturb_cpu_allocations(0)
     pairs = flatten_outputs(result) + inputs.mutated(args, kwargs)
-    return Labelled((label, value.detach().cpu() if isinstance(value, t.Tensor) else value) for label, value in pairs)
+    return Labelled((label, value.detach().cpu() if isinstance(value, t.Tensor) else Opaque.of(value))
+                    for label, value in pairs)
 
 
 def has_meta_kernel(qualified_name):
@@ -931,6 +961,12 @@ class Worker:
         if inputs is None:
             return skip(f"no generated input was accepted (last error: {one_line(last_error, 200)})")
         described = inputs.describe()
+        # what it returns, not the arguments it may write (a pybind11 function's every tensor)
+        returned = [value for label, value in outputs if not label.startswith("argument ")]
+        opaque = [value for value in returned if isinstance(value, Opaque)]
+        if opaque and len(opaque) == len(returned):
+            return skip(f"returns only {', '.join(sorted({repr(value) for value in opaque}))}: no value to compare "
+                        f"(inputs {described})")
         key = f"{name} | {described}"
         specs_for_poison = output_specs_of(outputs)
 

@@ -220,6 +220,23 @@ def overloaded(x, k=2):
     return x * k
 
 
+class MipWrapper:  # a pybind11 class: no value, each call a new object
+    def __init__(self, levels):
+        self.levels = levels
+
+
+@documented("build_mip(arg0: torch.Tensor, arg1: int) -> abpybind._C.MipWrapper")
+def build_mip(tex, levels):
+    return MipWrapper([tex * 2] * levels)
+
+
+@documented("select(arg0: torch.Tensor, arg1: bool, arg2: list[int]) -> torch.Tensor")
+def select(x, all_, indices):
+    if not isinstance(indices, list) or not indices:
+        raise TypeError("indices must be a non-empty list")
+    return x * len(indices)
+
+
 sys.modules["abpybind._C"] = _C
 '''
 
@@ -502,7 +519,8 @@ class PybindFunctions(unittest.TestCase):
         listed = {entry["op"] for entry in self.result["exercised"] + self.result["skipped"]}
         # the CPU twin is the reference of scale_add_cuda, not a function of its own
         self.assertEqual(listed, {f"abpybind._C::{name}"
-                                  for name in ("scale_add_cuda", "fill_", "needs_name", "count", "overloaded")})
+                                  for name in ("scale_add_cuda", "fill_", "needs_name", "count", "overloaded",
+                                               "build_mip", "select")})
 
     def test_fed_from_the_signature_and_compared_with_the_cpu_twin(self):
         exercised = by_op(self.result["exercised"])
@@ -514,6 +532,14 @@ class PybindFunctions(unittest.TestCase):
         self.assertEqual(exercised["abpybind._C::fill_"]["inputs"], "arg0: float32[8], arg1: 0.5")
         # an overload that can be fed is used when another cannot; a default is left to the function
         self.assertEqual(exercised["abpybind._C::overloaded"]["inputs"], "x: float32[8]")
+        # a list of ints of no fixed length is fed one element first
+        self.assertEqual(exercised["abpybind._C::select"]["inputs"], "arg0: float32[8], arg1: False, arg2: [1]")
+
+    def test_an_object_with_no_value_is_not_compared(self):
+        # a new object on every call is not "two runs differ": there is nothing to compare
+        self.assertEqual([entry["op"] for entry in self.result["failed"]], [])
+        reason = by_op(self.result["skipped"])["abpybind._C::build_mip"]["reason"]
+        self.assertTrue(reason.startswith("returns only <abpybind.MipWrapper object>: no value to compare"), reason)
 
     def test_what_cannot_be_fed_is_skipped_with_the_reason(self):
         skipped = by_op(self.result["skipped"])
