@@ -33,7 +33,7 @@ proof() {  # NAME... -> $work/$tag/results.json
   for name in "$@"; do sources+=("$name=$PWD/${ARCHBUILD_CLONES:-.fetched/src}/$name"); done
   mkdir -p "$work/$tag"
   python3 bench/validation_proof.py --archbuild "$bin" --python "$python" --cache "$work/$tag/cache" \
-    --out "$work/$tag/results.json" --timeout 420 --arg "*:--test-timeout" --arg "*:120" \
+    --out "$work/$tag/results.json" --timeout "${ARCHBUILD_PROJECT_TIMEOUT:-420}" --arg "*:--test-timeout" --arg "*:120" \
     --arg "*:--test-wheelhouse" --arg "*:$work/device/wheelhouse" "${sources[@]}" >"$work/$tag/run.log" 2>&1
 }
 if ((parallel)); then

