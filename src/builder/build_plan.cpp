@@ -111,6 +111,7 @@ KeyFields key_fields(const PlanInputs& in, const PlanFacts& facts, const BuildPl
   }
   key.dependencies = in.dependencies;
   key.build_requirements = in.build_requirements;
+  key.portable = in.portable;
   return key;
 }
 

@@ -41,6 +41,7 @@ struct PlanInputs {
   std::map<std::string, std::string> extra_env;            // --env KEY=VALUE, over the recipe's [build.env]
   NetworkIsolationProbe network;                           // what this machine allows
   bool allow_network = false;                              // --allow-network
+  std::string portable;  // --portable: the repair's pinned tools, a key input; "": not repaired
 };
 
 // Whether the build step runs archbuild's PEP 517 frontend with its parallel

@@ -63,6 +63,7 @@ nlohmann::json BuildReport::to_json() const {
   if (!published_at.empty()) json["published_at"] = published_at;
   if (store) json["store"] = store->string();
   if (index) json["index"] = index->string();
+  if (!repair.empty()) json["repair"] = repair;
   if (!cuda_switches_set.empty()) {
     auto set = nlohmann::json::array();
     for (const auto& [name, value] : cuda_switches_set) set.push_back({{"name", name}, {"value", value}});
@@ -148,6 +149,7 @@ BuildReport BuildReport::from_json(const nlohmann::json& json) {
   report.store = path_field(json, "store");
   report.index = path_field(json, "index");
   report.install = field(json, "install", std::vector<std::string>{});
+  if (json.contains("repair") && json["repair"].is_array()) report.repair = json["repair"];
   report.published = field(json, "published", false);
   for (const auto& entry : field(json, "cuda_switches_set", std::vector<nlohmann::json>{}))
     report.cuda_switches_set.emplace_back(field<std::string>(entry, "name", ""),

@@ -62,6 +62,8 @@ struct BuildReport {
   // Switches archbuild set because the project built no CUDA code without
   // them (NAME -> value, outermost first); they are --env values, in the key.
   std::vector<std::pair<std::string, std::string>> cuda_switches_set;
+  // The portable setting's repair, one WheelRepair::to_json per built wheel (empty: not asked).
+  nlohmann::json repair = nlohmann::json::array();
 
   nlohmann::json to_json() const;
   // One wheel's kernel census as its device check recorded it.

@@ -41,6 +41,8 @@ KeyInputs KeyInputs::of(const KeyFields& in) {
   }
   for (const auto& [name, value] : in.dependencies) key[named(key_name::dependency, name)] = value;
   for (const auto& [name, version] : in.build_requirements) key[named(key_name::build_requirement, name)] = version;
+  // Absent unless repaired, so that the keys of builds without --portable stay as they were.
+  if (!in.portable.empty()) key[std::string(key_name::portable)] = in.portable;
   return KeyInputs(std::move(key));
 }
 

@@ -34,6 +34,7 @@ inline constexpr std::string_view source_base_commit = "source.base_commit";    
 inline constexpr std::string_view source_edits = "source.edits";                // its edits' sha256
 inline constexpr std::string_view dependency = "dep.";                          // what the build links against
 inline constexpr std::string_view build_requirement = "build.requires.";        // installed build tools
+inline constexpr std::string_view portable = "portable";  // repaired with these tools (absent: not repaired)
 }  // namespace key_name
 
 // The source a key names: commits, never paths.
@@ -58,6 +59,7 @@ struct KeyFields {
   std::optional<KeySource> source;                        // absent when planning before a checkout
   std::map<std::string, std::string> dependencies;        // "torch" -> what it builds against
   std::map<std::string, std::string> build_requirements;  // "cmake" -> "3.31.2"
+  std::string portable;  // the repair's pinned tools ("auditwheel==6.8.2 ..."); "": not repaired
 };
 
 // A key's inputs by name: written by `of(fields)` only, read through the

@@ -81,6 +81,7 @@ void BuildOptions::declare(CLI::App& app) {
   add_mirror_option(app, mirrors);
   add_offline_flag(app, settings.offline);
   add_require_kernel_launch_flag(app, settings.require_kernel_launch);
+  add_portable_flag(app, settings.portable);
   add_recipe_path_option(app, settings.recipe_path);
   add_json_flag(app, json);
   app.add_flag("--no-validate", no_validate, "Publish without validating the wheel (recorded in the manifest)");

@@ -30,6 +30,13 @@ void add_require_kernel_launch_flag(CLI::App& app, bool& required) {
                "require_kernel_launch setting; default: such a wheel counts as `loaded`, not `launched`)");
 }
 
+void add_portable_flag(CLI::App& app, bool& portable) {
+  app.add_flag("--portable", portable,
+               "Bundle the libraries the wheel needs that only this machine has, as auditwheel repair does "
+               "(torch's, CUDA's and the driver's left to their own wheels), and tag it manylinux (the portable "
+               "setting; default: such a wheel fails validation)");
+}
+
 void add_recipe_path_option(CLI::App& app, std::string& recipe_path) {
   app.add_option("--recipe-path", recipe_path,
                  "':'-separated dirs of site recipes, searched before the built-in ones (the recipe_path setting)");
@@ -48,7 +55,8 @@ std::map<std::string, std::string> SettingFlags::by_key() const {
           {setting_name::recipe_path, recipe_path},
           {setting_name::signing_key, signing_key},
           {"offline", offline ? "true" : ""},
-          {"require_kernel_launch", require_kernel_launch ? "true" : ""}};
+          {"require_kernel_launch", require_kernel_launch ? "true" : ""},
+          {setting_name::portable, portable ? "true" : ""}};
 }
 
 void add_test_options(CLI::App& app, TestOptions& tests) {

@@ -17,6 +17,7 @@ void add_python_option(CLI::App& app, std::string& python, const std::string& he
 void add_mirror_option(CLI::App& app, std::vector<std::string>& mirrors);
 void add_offline_flag(CLI::App& app, bool& offline);
 void add_require_kernel_launch_flag(CLI::App& app, bool& required);
+void add_portable_flag(CLI::App& app, bool& portable);
 void add_recipe_path_option(CLI::App& app, std::string& recipe_path);
 void add_json_flag(CLI::App& app, bool& json, const std::string& help = "Print JSON");
 
@@ -37,7 +38,7 @@ void add_test_options(CLI::App& app, TestOptions& tests);
 struct SettingFlags {
   std::string cache_dir, python, jobs, compiler_launcher, compiler_cache_remote, recipe_path, signing_key;
   std::string compile_cluster, compile_cluster_token_file;
-  bool offline = false, require_kernel_launch = false;
+  bool offline = false, require_kernel_launch = false, portable = false;
   std::map<std::string, std::string> by_key() const;
 };
 

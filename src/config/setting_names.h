@@ -16,6 +16,7 @@ inline constexpr const char* python = "python";
 inline constexpr const char* offline = "offline";
 inline constexpr const char* signing_key = "signing_key";
 inline constexpr const char* require_kernel_launch = "require_kernel_launch";
+inline constexpr const char* portable = "portable";
 inline constexpr const char* recipe_path = "recipe_path";
 inline constexpr const char* test_wheelhouse = "test_wheelhouse";
 

@@ -36,6 +36,9 @@ const std::vector<SettingSpec>& setting_specs() {
       {setting_name::require_kernel_launch, "ARCHBUILD_REQUIRE_KERNEL_LAUNCH", "--require-kernel-launch",
        "refuse a CUDA wheel none of whose own kernels launched during device validation (default: publish it "
        "as `loaded`)"},
+      {setting_name::portable, "ARCHBUILD_PORTABLE", "--portable",
+       "bundle the libraries a wheel needs that only this machine has (auditwheel repair; torch's and CUDA's "
+       "left to their own wheels) and tag it manylinux (default: such a wheel fails validation)"},
       {setting_name::recipe_path, "ARCHBUILD_RECIPE_PATH", "--recipe-path",
        "':'-separated dirs of site recipes, searched before the built-in ones (first dir wins)"},
       {setting_name::test_wheelhouse, "ARCHBUILD_TEST_WHEELHOUSE", "--test-wheelhouse",
@@ -66,7 +69,8 @@ std::string default_value(const std::string& key) {
     auto python = find_on_path("python3");
     return python ? python->string() : "python3";
   }
-  if (key == setting_name::offline || key == setting_name::require_kernel_launch) return "false";
+  if (key == setting_name::offline || key == setting_name::require_kernel_launch || key == setting_name::portable)
+    return "false";
   return "";
 }
 
@@ -154,6 +158,7 @@ bool Settings::flag(const std::string& key) const {
 bool Settings::offline() const { return flag(setting_name::offline); }
 
 bool Settings::require_kernel_launch() const { return flag(setting_name::require_kernel_launch); }
+bool Settings::portable() const { return flag(setting_name::portable); }
 
 std::string Settings::compiler_cache_remote() const {
   const auto& value = get(setting_name::compiler_cache_remote);
@@ -190,6 +195,7 @@ void Settings::check() const {
   (void)jobs();
   (void)offline();
   (void)require_kernel_launch();
+  (void)portable();
   (void)compiler_cache_remote();
   (void)compiler_launcher();
   (void)cache_dir();

@@ -43,6 +43,8 @@ class Settings {
   std::optional<unsigned> jobs() const;
   bool offline() const;
   bool require_kernel_launch() const;
+  // Repair wheels that need a library only this machine has (the portable setting).
+  bool portable() const;
   // ccache's remote storage as ccache reads it: one or more space-separated
   // redis://, redis+unix:, http:// or file: URLs, each with optional
   // |attribute=value parts ccache knows; "" when unset.

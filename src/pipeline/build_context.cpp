@@ -6,10 +6,12 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/secrets.h"
+#include "core/strings.h"
 #include "core/user_path.h"
 #include "pipeline/inherited_archs.h"
 #include "process/run_process.h"
 #include "source/pypi_sdist.h"
+#include "validate/audit_tool.h"
 
 namespace archbuild {
 
@@ -199,6 +201,7 @@ PlanInputs BuildContext::plan_inputs(const std::optional<SourceTree>& source, co
   inputs.enforce_archs = !intent.keep_project_archs && !target.recipe->keep_project_archs;
   inputs.extra_env = extra_env;
   inputs.allow_network = intent.allow_network;
+  if (settings.portable()) inputs.portable = join(audit_tool_requirements(), " ");
   if (!intent.allow_network) inputs.network = network;
   return inputs;
 }

@@ -437,6 +437,7 @@ class BuildSession {
   // quarantines nothing: the wheel was not judged.
   Finish finish_wheels(const CacheKey& key, const DependencyEnv& deps) {
     auto& report = outcome_.report;
+    if (context_.settings.portable() && !repair_wheels(key)) return Finish::invalid;
     const auto labelled = label(key);
     const auto verdict = validate(labelled.wheels);
     report.wheels = reported(labelled.wheels);
@@ -471,6 +472,48 @@ class BuildSession {
     log::verbose("published {} ({} wheels, {} variant wheels); index {}", entry.dir.string(), entry.wheels.size(),
                  labelled.variants.size(), report.index->string());
     return Finish::published;
+  }
+
+  // The portable setting: each built wheel replaced by its repair (libraries
+  // met only here bundled, tagged manylinux) before it is labelled, so the
+  // label, the variants, validation and the index all see the repaired one.
+  // False when one could not be repaired: it is kept, with its report, in
+  // the quarantine.
+  bool repair_wheels(const CacheKey& key) {
+    auto& report = outcome_.report;
+    auto& built = outcome_.result.wheels;
+    const auto tool = services_.audit_tool(outcome_.plan.python, context_.cache.root() / "tools",
+                                           context_.settings.offline());
+    bool repaired_all = true;
+    for (auto& wheel : built) {
+      const std::filesystem::path original = wheel;
+      auto repair = services_.repair_wheel(outcome_.plan.python, tool, original,
+                                           outcome_.plan.out_dir / "repaired" / original.stem());
+      report.repair.push_back(repair.to_json());
+      if (!repair.ok()) {
+        events_.stage("repair", original.filename().string() + ": " + repair.summary(), Tone::failure);
+        repaired_all = false;
+        continue;
+      }
+      events_.stage("repair", original.filename().string() + ": " + repair.summary());
+      log::verbose("repaired {} into {} (left to their own wheels: {})", original.string(), repair.wheel.string(),
+                   repair.excluded.empty() ? std::string("none") : join(repair.excluded, ", "));
+      // The repaired wheel takes the built one's place in the wheel dir.
+      const auto placed = original.parent_path() / repair.wheel.filename();
+      std::error_code ec;
+      std::filesystem::remove(original, ec);
+      std::filesystem::rename(repair.wheel, placed);
+      wheel = placed.string();
+    }
+    if (!repaired_all) {
+      std::vector<std::filesystem::path> kept(built.begin(), built.end());
+      report.quarantine = WheelStore(context_.cache.root()).quarantine(key, kept, json_text(report.to_json()));
+      events_.stage("repair",
+                    "FAILED (--portable): not published; the wheel and its report are in " +
+                        report.quarantine->string(),
+                    Tone::failure);
+    }
+    return repaired_all;
   }
 
   // The key's inputs as they travel inside the wheel and its provenance.
@@ -540,6 +583,7 @@ class BuildSession {
       checks.require_kernel_launch = context_.settings.require_kernel_launch();
       checks.test_dependencies = context_.test_dependencies;
       checks.audit_tool = audit_tool;
+      checks.portable = context_.settings.portable();
       auto validation = services_.validate(checks);
       events_.validation(validation);
       tally.add(wheel, validation);

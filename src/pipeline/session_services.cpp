@@ -47,6 +47,12 @@ AuditTool SystemServices::audit_tool(const std::string& python, const std::files
   return ensure_audit_tool(python, tools_dir, offline);
 }
 
+WheelRepair SystemServices::repair_wheel(const std::string& python, const AuditTool& tool,
+                                         const std::filesystem::path& wheel, const std::filesystem::path& out_dir) {
+  const auto audit = tool.ready() ? audit_wheel(python, tool.path, wheel) : WheelAudit{};
+  return archbuild::repair_wheel(python, tool, audit, wheel, out_dir);
+}
+
 std::unique_ptr<CompileCluster> SystemServices::connect_compile_cluster(const CompileClusterRequest& request) {
   return archbuild::connect_compile_cluster(request);
 }

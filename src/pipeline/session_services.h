@@ -12,6 +12,7 @@
 #include "process/network_isolation.h"
 #include "source/mirror_cache.h"
 #include "source/source_tree.h"
+#include "validate/wheel_repair.h"
 #include "validate/wheel_validation.h"
 
 namespace archbuild {
@@ -38,6 +39,9 @@ class SessionServices {
   virtual WheelValidation validate(const WheelValidationRequest& request) = 0;
   // auditwheel for the wheel audit (installed once into `tools_dir`).
   virtual AuditTool audit_tool(const std::string& python, const std::filesystem::path& tools_dir, bool offline) = 0;
+  // The portable setting's repair of one built wheel (audited first) into `out_dir`.
+  virtual WheelRepair repair_wheel(const std::string& python, const AuditTool& tool, const std::filesystem::path& wheel,
+                                   const std::filesystem::path& out_dir) = 0;
   // archbuild's sccache server for the build, linked to the compile cluster.
   virtual std::unique_ptr<CompileCluster> connect_compile_cluster(const CompileClusterRequest& request) = 0;
 };
@@ -55,6 +59,8 @@ class SystemServices final : public SessionServices {
   NetworkIsolationProbe network_isolation() override;
   WheelValidation validate(const WheelValidationRequest& request) override;
   AuditTool audit_tool(const std::string& python, const std::filesystem::path& tools_dir, bool offline) override;
+  WheelRepair repair_wheel(const std::string& python, const AuditTool& tool, const std::filesystem::path& wheel,
+                           const std::filesystem::path& out_dir) override;
   std::unique_ptr<CompileCluster> connect_compile_cluster(const CompileClusterRequest& request) override;
 
  private:

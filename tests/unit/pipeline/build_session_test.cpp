@@ -111,6 +111,27 @@ class FakeServices : public SessionServices {
     return {{}, offline ? "offline" : "no auditwheel in a unit test"};
   }
   std::filesystem::path audit_tools_dir;
+  // `auditwheel repair` stands in as a copy under the manylinux name (or a refusal).
+  WheelRepair repair_wheel(const std::string&, const AuditTool&, const std::filesystem::path& wheel,
+                           const std::filesystem::path& out_dir) override {
+    repaired.push_back(wheel);
+    WheelRepair repair;
+    repair.wheel = wheel;
+    if (!repair_error.empty()) {
+      repair.error = repair_error;
+      return repair;
+    }
+    auto name = wheel.filename().string();
+    name.replace(name.rfind("linux_x86_64"), std::string("linux_x86_64").size(), "manylinux_2_34_x86_64");
+    std::filesystem::create_directories(out_dir);
+    std::filesystem::copy_file(wheel, out_dir / name);
+    repair.wheel = out_dir / name;
+    repair.bundled = {"libzstd.so.1"};
+    repair.platform_tag = "manylinux_2_34_x86_64";
+    return repair;
+  }
+  std::vector<std::filesystem::path> repaired;
+  std::string repair_error;
   WheelValidation validate(const WheelValidationRequest& request) override {
     validated.push_back(request.wheel);
     WheelValidation validation;
@@ -268,6 +289,46 @@ TEST_F(BuildSessionTest, AMissBuildsValidatesAndPublishes) {
   // report.json and key.txt are beside the build.
   EXPECT_EQ(read(outcome.plan.out_dir / "key.txt"), key.text);
   EXPECT_NE(read(outcome.plan.out_dir / "report.json").find(key.hash), std::string::npos);
+}
+
+TEST_F(BuildSessionTest, PortableRepairsTheWheelBeforeItIsLabelledValidatedAndPublished) {
+  auto asked = request("fixture");
+  asked.setting_flags["portable"] = "true";
+  auto outcome = build(asked);
+  ASSERT_EQ(outcome.exit, ExitCode::success) << outcome.report.to_json().dump(2);
+  ASSERT_EQ(services_.repaired.size(), 1u);
+  EXPECT_EQ(services_.repaired[0].filename(), "fixture-1.0-cp311-cp311-linux_x86_64.whl");  // the built one
+  // validation saw the repaired wheel, labelled; the store holds it under its manylinux name
+  ASSERT_EQ(services_.validated.size(), 1u);
+  EXPECT_EQ(services_.validated[0].filename(), "fixture-1.0+cu130.sm90-cp311-cp311-manylinux_2_34_x86_64.whl");
+  auto entry = WheelStore(dir_.path / "cache").find(CacheKey::compute(outcome.plan.key_inputs()));
+  ASSERT_TRUE(entry);
+  ASSERT_EQ(entry->wheels.size(), 1u);
+  EXPECT_EQ(entry->wheels[0].filename(), "fixture-1.0+cu130.sm90-cp311-cp311-manylinux_2_34_x86_64.whl");
+  EXPECT_TRUE(std::filesystem::exists(dir_.path / "cache" / "simple" / "fixture"));
+  // the repair is a key input (its pinned tools), and the report says what was bundled
+  EXPECT_EQ(outcome.plan.key_inputs().at("portable").rfind("auditwheel==", 0), 0u);
+  EXPECT_EQ(outcome.report.repair.at(0).at("bundled"), nlohmann::json::array({"libzstd.so.1"}));
+  EXPECT_TRUE(
+      events_.said("repair: fixture-1.0-cp311-cp311-linux_x86_64.whl: bundled libzstd.so.1; tagged "
+                   "manylinux_2_34_x86_64"));
+  // without the setting the key has no such line: keys of earlier builds stay as they were
+  EXPECT_EQ(build(request("fixture")).plan.key_inputs().count("portable"), 0u);
+}
+
+TEST_F(BuildSessionTest, AWheelPortableCannotRepairIsQuarantined) {
+  services_.repair_error = "libfoo.so.1 is found nowhere on this machine: there is nothing to bundle";
+  auto asked = request("fixture");
+  asked.setting_flags["portable"] = "true";
+  auto outcome = build(asked);
+  EXPECT_EQ(outcome.exit, ExitCode::work_failed);
+  EXPECT_FALSE(outcome.report.published);
+  EXPECT_TRUE(services_.validated.empty());
+  ASSERT_TRUE(outcome.report.quarantine);
+  EXPECT_TRUE(
+      std::filesystem::exists(*outcome.report.quarantine / "wheels" / "fixture-1.0-cp311-cp311-linux_x86_64.whl"));
+  EXPECT_TRUE(events_.said("not repaired: libfoo.so.1 is found nowhere"));
+  EXPECT_FALSE(WheelStore(dir_.path / "cache").find(CacheKey::compute(outcome.plan.key_inputs())));
 }
 
 TEST_F(BuildSessionTest, AHitBuildsNothing) {
