@@ -19,8 +19,9 @@ std::string WheelRepair::summary() const {
 }
 
 nlohmann::json WheelRepair::to_json() const {
-  return {{"repaired", ok()}, {"wheel", wheel.filename().string()}, {"bundled", bundled}, {"excluded", excluded},
-          {"platform_tag", platform_tag}, {"error", error}, {"summary", summary()}};
+  return {{"repaired", ok()},     {"wheel", wheel.filename().string()}, {"bundled", bundled},
+          {"excluded", excluded}, {"platform_tag", platform_tag},       {"error", error},
+          {"summary", summary()}};
 }
 
 std::vector<std::string> repair_exclusions(const WheelAudit& audit) {
@@ -36,8 +37,9 @@ std::vector<std::string> repair_command(const std::string& python, const WheelAu
                                         const std::filesystem::path& wheel, const std::filesystem::path& out_dir) {
   // --plat auto: the most compatible manylinux tag the symbols allow. The ISA
   // check is off as in the audit: CUDA host code is built for the baseline.
-  std::vector<std::string> argv = {python,   "-m", "auditwheel", "repair", "--plat", "auto", "--disable-isa-ext-check",
-                                   "--wheel-dir", out_dir.string()};
+  std::vector<std::string> argv = {
+      python,          "-m", "auditwheel", "repair", "--plat", "auto", "--disable-isa-ext-check", "--wheel-dir",
+      out_dir.string()};
   for (const auto& soname : repair_exclusions(audit)) {
     argv.push_back("--exclude");
     argv.push_back(soname);

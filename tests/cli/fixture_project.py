@@ -3,7 +3,8 @@ CMake + Ninja, nvcc compiles several .cu files for exactly the archs in
 TORCH_CUDA_ARCH_LIST (read once and kept in the CMake cache, as PyTorch does)
 into a shared library, packaged as a wheel. It refuses to build without its
 submodule and honours MAX_JOBS and CMAKE_FRESH. With FIXTURE_OOM_ABOVE_JOBS=N,
-a compile beyond N at once is killed with SIGKILL, as the OOM killer would."""
+a compile beyond N at once is killed with SIGKILL, as the OOM killer would;
+FIXTURE_LINK=zstd links a library of this machine's into it."""
 import pathlib
 import shutil
 
@@ -120,6 +121,9 @@ endif()
 add_library(fixture SHARED src/scale.cu src/add.cu src/reduce.cu src/norm.cu)
 target_include_directories(fixture PRIVATE third_party/vecmath)
 target_compile_options(fixture PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:${GENCODE}>)
+if(DEFINED ENV{FIXTURE_LINK})  # a library of this machine's, e.g. zstd: a need no node promises
+  target_link_libraries(fixture PRIVATE -Wl,--no-as-needed $ENV{FIXTURE_LINK})
+endif()
 file(WRITE "${CMAKE_BINARY_DIR}/arch_list.txt" "${FIXTURE_ARCH_LIST}")
 message(STATUS "fixture arch list: ${FIXTURE_ARCH_LIST}")
 '''

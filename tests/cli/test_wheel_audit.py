@@ -56,8 +56,12 @@ class WheelAudit(unittest.TestCase):
 
     def validate(self, wheel, *extra, env=None):
         result = run("validate", str(wheel), "--arch", "9.0", "--json", *extra, env={**self.env, **(env or {})})
-        self.assertIn(result.returncode, (0, 3), result.stderr)  # 3: no GPU here for the device checks
-        return json.loads(result.stdout)["audit"]
+        audit = json.loads(result.stdout)["audit"]
+        if audit["ran"] and not audit["portable"]:
+            self.assertEqual(result.returncode, 1, result.stderr)  # a need met only on this machine fails it
+        else:
+            self.assertIn(result.returncode, (0, 3), result.stderr)  # 3: no GPU here for the device checks
+        return audit
 
     def test_a_library_only_this_machine_has_is_named_with_where_it_was_found(self):
         audit = self.validate(self.zstd_wheel)
@@ -69,6 +73,7 @@ class WheelAudit(unittest.TestCase):
         self.assertEqual((need["soname"], need["from"]), ("libzstd.so.1", "machine"))
         self.assertTrue(os.path.exists(need["path"]), need)
         self.assertIn("not portable: libzstd.so.1 (", audit["summary"])
+        self.assertFalse(audit["ok"])  # the wheel fails: a node without libzstd could not load it
         sources = {n["soname"]: n["from"] for f in audit["files"] for n in f["needs"]}
         self.assertEqual(sources.get("libcudart.so.13"), "cuda", sources)
         self.assertEqual(sources.get("libc.so.6"), "system", sources)

