@@ -9,8 +9,8 @@ installs a pinned one); torch's libraries are those of the torch that
 interpreter has (found, not imported).
 Prints one JSON object:
   {"auditwheel": VERSION, "platform_tag": TAG, "symbol_tag": TAG,
-   "policy": NAME, "files": [{"file": MEMBER, "needs": [{"soname", "from",
-   "path"}]}]}
+   "policy": NAME, "system_libraries": [SONAME], "files": [{"file": MEMBER,
+   "needs": [{"soname", "from", "path"}]}]}
 where "from" is one of
   wheel    a file of the wheel itself
   system   the manylinux policy's system libraries (libc, libstdc++, ...)
@@ -140,7 +140,7 @@ def main():
         files.append({"file": member, "needs": needs})
     print(json.dumps({"auditwheel": importlib.metadata.version("auditwheel"),
                       "platform_tag": info.overall_policy.name, "symbol_tag": info.sym_policy.name,
-                      "policy": policy.name, "files": files}))
+                      "policy": policy.name, "system_libraries": sorted(system), "files": files}))
 
 
 if __name__ == "__main__":

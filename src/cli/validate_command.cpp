@@ -40,7 +40,7 @@ Command validate_command() {
             struct Options {
               std::string wheel, arch, cuda, recipe, python, work_dir, source;
               TestOptions tests;
-              bool json = false, require_kernel_launch = false;
+              bool json = false, require_kernel_launch = false, portable = false;
             };
             auto options = std::make_shared<Options>();
             app.add_option("wheel", options->wheel, "The wheel")->required();
@@ -53,6 +53,10 @@ Command validate_command() {
             app.add_option("--source", options->source,
                            "The project's source tree the tests run from (needed for --test or a recipe's [tests])");
             add_require_kernel_launch_flag(app, options->require_kernel_launch);
+            app.add_flag("--portable", options->portable,
+                         "Judge it as a wheel for every node: the audit must run, and the wheel is tried in the "
+                         "clean room, where only the interpreter, its dependency wheels and the manylinux "
+                         "policy's libraries are (the portable setting; `build --portable` repairs)");
             add_json_flag(app, options->json);
             return [options]() {
               std::error_code ec;
@@ -65,6 +69,7 @@ Command validate_command() {
               auto settings = Settings::load(
                   {{setting_name::python, options->python},
                    {setting_name::require_kernel_launch, options->require_kernel_launch ? "true" : ""},
+                   {setting_name::portable, options->portable ? "true" : ""},
                    {setting_name::test_wheelhouse, options->tests.wheelhouse}});
               auto book = RecipeBook::load_for(settings);  // site recipes (recipe_path) too
               const auto python = settings.python();
@@ -90,6 +95,7 @@ Command validate_command() {
               WheelValidationRequest request{
                   std::filesystem::absolute(options->wheel), targets, recipe, python.string(), context.gpus, work};
               request.require_kernel_launch = settings.require_kernel_launch();
+              request.portable = settings.portable();
               request.test_dependencies = {settings.test_wheelhouses(), false};
               request.audit_tool = ensure_audit_tool(python.string(), settings.cache_dir() / "tools",
                                                      settings.offline());

@@ -34,6 +34,12 @@ void print_validation(const WheelValidation& validation, const std::function<voi
        " audit: " + validation.audit.summary());
   if (validation.audit.ran && !validation.audit.portable())
     line("     --portable bundles what only this machine has into the wheel (auditwheel repair) and tags it manylinux");
+  if (validation.portable_required)
+    line(verdict_label(!validation.clean_room.ran   ? CheckVerdict::skip
+                       : validation.clean_room.ok() ? CheckVerdict::ok
+                                                    : CheckVerdict::fail,
+                       stream) +
+         " clean room: " + validation.clean_room.summary());
   if (!validation.device.ran) {
     line(verdict_label(CheckVerdict::skip, stream) + " device: " + validation.device.skipped_reason);
     return;

@@ -43,6 +43,7 @@ struct WheelAudit {
   // only on this machine; symbol_tag: the manylinux tag its glibc and
   // libstdc++ symbol versions allow.
   std::string platform_tag, symbol_tag;
+  std::vector<std::string> system_libraries;  // the policy's: what every node has (the clean room's root)
   std::vector<AuditedFile> files;
 
   // The needs met only on this machine or nowhere, one per soname.

@@ -75,11 +75,13 @@ nlohmann::json WheelValidation::to_json() const {
   json["device"] = device.to_json();
   json["audit"] = audit.to_json();
   json["audit"]["ok"] = audit_ok();
+  json["clean_room"] = clean_room.to_json();
   return json;
 }
 
 WheelValidation validate_wheel(const WheelValidationRequest& request) {
   WheelValidation validation;
+  validation.portable_required = request.portable;
   validation.static_checks = validate_wheel_static(request.wheel, request.targets, request.allow_extra_archs);
   // Only a wheel whose members match its RECORD is unpacked for the audit
   // (a member whose size lies could fill the disk).
@@ -124,6 +126,15 @@ WheelValidation validate_wheel(const WheelValidationRequest& request) {
   for (const auto& name : top_level)
     if (std::find(device.packages.begin(), device.packages.end(), name) == device.packages.end())
       device.extension_packages.push_back(name);
+  if (request.portable && validation.audit.ran) {
+    // The audit proven: the wheel loaded where only what a node has is.
+    CleanRoomRequest room{request.wheel,   request.python,   request.audit_tool.path,       &validation.audit,
+                          device.packages, request.work_dir, !request.gpus.devices.empty(), device.kernel_test};
+    validation.clean_room = run_clean_room(room);
+  } else {
+    validation.clean_room.skipped_reason = request.portable ? "the wheel was not audited"
+                                                            : "only with the portable setting (--portable)";
+  }
   device.tests = request.tests;
   device.tests_origin = request.tests_origin;
   device.source_dir = request.source_dir;

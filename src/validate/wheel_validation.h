@@ -10,6 +10,7 @@
 #include "gpu/gpu_probe.h"
 #include "recipe/recipe.h"
 #include "validate/audit_tool.h"
+#include "validate/clean_room.h"
 #include "validate/device_validation.h"
 #include "validate/static_validation.h"
 #include "validate/test_dependencies.h"
@@ -43,12 +44,15 @@ struct WheelValidation {
   DeviceValidation device;
   WheelAudit audit;                // which libraries a node needs besides the wheel
   bool portable_required = false;  // the portable setting was on
+  CleanRoom clean_room;            // with the portable setting: the wheel tried where only a node's things are
   // A need met only on this machine, or nowhere, fails the wheel: a node of
   // the fleet could not load it. With the portable setting, so does an audit
   // that could not run (the promise would go unchecked); without it, an
   // audit that could not run (offline, no auditwheel) is reported.
   bool audit_ok() const { return audit.ran ? audit.portable() : !portable_required; }
-  bool ok() const { return static_checks.ok() && audit_ok() && (!device.ran || device.ok()); }
+  bool ok() const {
+    return static_checks.ok() && audit_ok() && (!clean_room.ran || clean_room.ok()) && (!device.ran || device.ok());
+  }
   // "static + device: launched 3 of 4 kernels of this wheel, on 1 GPU",
   // "static + loaded: ...", "static only: device check skipped, no GPU (...)"
   std::string scope() const;

@@ -55,6 +55,16 @@ class Portable(unittest.TestCase):
                          "linux_x86_64" in (self.cache / "simple" / "fixture" / "index.html").read_text()
                          and "manylinux" not in (self.cache / "simple" / "fixture" / "index.html").read_text())
         self.assertNotIn("portable", report["plan"]["key_inputs"])  # not repaired: no such key line
+        # the clean room proves the audit: where only the interpreter, its dependency wheels and the
+        # policy's libraries are, the wheel's library does not load
+        (wheel,) = pathlib_glob(report["quarantine"], "wheels/*.whl")
+        result = run("validate", str(wheel), "--arch", "9.0", "--portable", "--json", env=self.env)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        room = json.loads(result.stdout)["clean_room"]
+        self.assertTrue(room["ran"], room)
+        self.assertEqual(len(room["failures"]), 1, room)
+        self.assertIn("libfixture.so: libzstd.so.1: cannot open shared object file", room["failures"][0])
+        self.assertFalse(room["ok"])
 
     def test_portable_bundles_it_and_tags_the_wheel_manylinux(self):
         result = self.results["repaired"]
@@ -81,6 +91,11 @@ class Portable(unittest.TestCase):
         sources = {n["soname"]: n["from"] for f in audit["files"] for n in f["needs"]}
         self.assertEqual([s for s, origin in sources.items() if origin == "wheel" and s.startswith("libzstd")],
                          [bundled[0].split("/")[-1]])
+        # and the clean room loads it with only what a node has
+        room = report["validation"][0]["clean_room"]
+        self.assertTrue(room["ok"], room)
+        self.assertGreaterEqual(room["loaded"], 2, room)  # its library and the bundled libzstd
+        self.assertIn("clean room: loaded", result.stderr)
         # the repair's tools are a key input
         self.assertTrue(report["plan"]["key_inputs"]["portable"].startswith("auditwheel==6.8.2"), report["plan"])
         # pip installs it from the cache's index, as a node would

@@ -1,0 +1,215 @@
+"""The clean room: what a node of the fleet has, and the wheel tried there.
+
+  python clean_room.py layout [--system SONAME]... [--dependency SONAME=PATH]... [--gpu]
+      Run outside, with the venv's interpreter (the wheel installed in it) and
+      auditwheel on PYTHONPATH. Prints the bind mounts of a minimal root as
+      JSON: {"python": VENV_PYTHON, "lib_dir": DIR, "binds": [[SOURCE, DEST]],
+      "devices": [PATH], "missing_system": [SONAME]}. The root holds
+        - the interpreter: its executable (each link of the way to it), its
+          standard library and every directory on its sys.path (the venv,
+          torch's site-packages and the dependency wheels beside it), and the
+          shared libraries the interpreter and its lib-dynload modules load;
+        - what torch's own libraries load from outside torch (on a node, its
+          nvidia-* dependency wheels);
+        - the manylinux policy's system libraries (--system), found here;
+        - the libraries the audit left to torch, CUDA and the driver
+          (--dependency), each under its soname;
+        - with --gpu, the driver's libraries and /dev/nvidia*.
+      Every library goes into one directory (lib_dir) under its soname, which
+      the run inside names in LD_LIBRARY_PATH: nothing of the builder's
+      /usr/lib, /usr/local or /opt is there unless listed above.
+
+  python clean_room.py probe DIST [--import MODULE]...
+      Run inside. Imports torch where it is installed (its libraries then
+      satisfy the wheel's needs, as on a node), loads every ELF file of the
+      installed distribution DIST and imports each MODULE. Prints
+      {"torch": VERSION|null, "loaded": [FILE], "failed": [[FILE, ERROR]],
+       "imported": [MODULE], "import_failed": [[MODULE, ERROR]]}.
+"""
+import argparse
+import ctypes
+import glob
+import importlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import sys
+import sysconfig
+
+LIB_DIR = "/run/archbuild-node/lib"
+
+
+def link_chain(path):
+    """Each path on the way from `path` through its symbolic links to the file."""
+    chain, seen = [], set()
+    while path not in seen:
+        seen.add(path)
+        chain.append(path)
+        if not os.path.islink(path):
+            break
+        path = os.path.normpath(os.path.join(os.path.dirname(path), os.readlink(path)))
+    return chain
+
+
+def is_elf(path):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
+def layout(args):
+    from auditwheel.lddtree import find_lib, ldd, load_ld_paths
+
+    # sys.path as the probe will see it: not this script's dir, not the PYTHONPATH auditwheel came on.
+    tooling = {os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p}
+    tooling.add(os.path.dirname(os.path.abspath(__file__)))
+    node_path = [p for p in sys.path if p and os.path.abspath(p) not in tooling]
+    dirs = []
+    base = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix})
+    for entry in [sys.prefix, base["stdlib"], base["platstdlib"]] + node_path:
+        if entry and os.path.isdir(entry):
+            dirs.append(os.path.realpath(entry) if not os.path.islink(entry) else entry)
+    # A directory inside another bound one comes with it.
+    dirs = sorted(set(os.path.abspath(d) for d in dirs))
+    kept = []
+    for directory in dirs:
+        if not any(directory == parent or directory.startswith(parent + os.sep) for parent in kept):
+            kept.append(directory)
+    binds = [[d, d] for d in kept]
+
+    def inside_bound(path):
+        return any(path == d or path.startswith(d + os.sep) for d in kept)
+
+    # The executable: each link on the way outside the bound dirs, as the file it ends at.
+    executable = os.path.abspath(sys.executable)
+    real_executable = os.path.realpath(executable)
+    for hop in link_chain(executable):
+        if not inside_bound(hop):
+            binds.append([real_executable, hop])
+
+    libraries = {}  # soname -> real path
+    tree = ldd(real_executable)
+    interpreter = tree.interpreter
+    # The base interpreter's extension modules (a venv's own sysconfig paths name the venv).
+    base = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix})
+    dynload = {os.path.join(base["platstdlib"], "lib-dynload")} | {p for p in sys.path if p.endswith("lib-dynload")}
+    elves = [real_executable] + sorted(p for d in dynload for p in glob.glob(os.path.join(d, "*.so")))
+    for elf in elves:
+        try:
+            found = ldd(elf)
+        except Exception:  # noqa: BLE001 - a module auditwheel cannot read is left out
+            continue
+        # (auditwheel's lddtree leaves an executable's RUNPATH unread: pyenv's python finds libpython there)
+        own_paths = [p.replace("$ORIGIN", os.path.dirname(elf)) for p in found.rpath + found.runpath]
+        for soname, library in found.libraries.items():
+            if library.realpath is not None:
+                libraries.setdefault(soname, str(library.realpath))
+                continue
+            for directory in own_paths:
+                candidate = os.path.join(directory, soname)
+                if os.path.exists(candidate):
+                    libraries.setdefault(soname, os.path.realpath(candidate))
+                    break
+
+    # torch's own libraries' needs: what its dependency wheels (nvidia-*) give a node, wherever
+    # they come from here (a toolkit's lib dir on a machine that installed torch without them).
+    spec = importlib.util.find_spec("torch")
+    torch_lib = os.path.join(spec.submodule_search_locations[0], "lib") if spec and \
+        spec.submodule_search_locations else None
+    if torch_lib and os.path.isdir(torch_lib):
+        own = set(os.listdir(torch_lib))
+        for path in sorted(glob.glob(os.path.join(torch_lib, "*.so*"))):
+            try:
+                found = ldd(path)
+            except Exception:  # noqa: BLE001
+                continue
+            for soname, library in found.libraries.items():
+                if soname not in own and library.realpath is not None:
+                    libraries.setdefault(soname, str(library.realpath))
+
+    missing_system = []
+    ld_paths = load_ld_paths(tree.libc)
+    search = ld_paths["conf"] + ld_paths["interp"]
+    for soname in args.system:
+        if soname in libraries:
+            continue
+        real, _ = find_lib(tree.platform, soname, search)
+        if real is None:
+            missing_system.append(soname)
+        else:
+            libraries[soname] = str(real)
+    for item in args.dependency:
+        soname, _, path = item.partition("=")
+        if path and os.path.exists(path):
+            libraries[soname] = os.path.realpath(path)
+
+    devices = []
+    if args.gpu:
+        driver = libraries.get("libcuda.so.1")
+        if driver is None:
+            real, _ = find_lib(tree.platform, "libcuda.so.1", search)
+            driver = str(real) if real else None
+        if driver:
+            # libcuda opens its companions (the PTX JIT, NVVM) by name at run time.
+            for path in glob.glob(os.path.join(os.path.dirname(driver), "libnvidia-*.so*")) + \
+                    glob.glob(os.path.join(os.path.dirname(driver), "libcuda*.so*")):
+                libraries.setdefault(os.path.basename(path), os.path.realpath(path))
+        devices = sorted(glob.glob("/dev/nvidia*"))
+
+    for soname, real in sorted(libraries.items()):
+        binds.append([real, os.path.join(LIB_DIR, soname)])
+    if interpreter:
+        binds.append([os.path.realpath(interpreter), interpreter])
+    print(json.dumps({"python": executable, "lib_dir": LIB_DIR, "binds": binds, "devices": devices,
+                      "missing_system": missing_system}))
+
+
+def probe(args):
+    result = {"torch": None, "loaded": [], "failed": [], "imported": [], "import_failed": []}
+    try:
+        import torch
+        result["torch"] = torch.__version__
+    except ImportError:
+        pass
+    except Exception as error:  # noqa: BLE001 - torch itself failing here is what a node would see
+        result["import_failed"].append(["torch", f"{type(error).__name__}: {error}"])
+    distribution = importlib.metadata.distribution(args.dist)
+    for file in distribution.files or []:
+        path = str(file.locate())
+        if path.endswith(".py") or not is_elf(path):
+            continue
+        try:
+            ctypes.CDLL(path)
+            result["loaded"].append(str(file))
+        except OSError as error:
+            result["failed"].append([str(file), str(error)])
+    for module in args.imports:
+        try:
+            importlib.import_module(module)
+            result["imported"].append(module)
+        except Exception as error:  # noqa: BLE001
+            result["import_failed"].append([module, f"{type(error).__name__}: {error}"])
+    print(json.dumps(result))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    commands = parser.add_subparsers(dest="command", required=True)
+    made = commands.add_parser("layout")
+    made.add_argument("--system", action="append", default=[])
+    made.add_argument("--dependency", action="append", default=[])
+    made.add_argument("--gpu", action="store_true")
+    made.set_defaults(run=layout)
+    tried = commands.add_parser("probe")
+    tried.add_argument("dist")
+    tried.add_argument("--import", dest="imports", action="append", default=[])
+    tried.set_defaults(run=probe)
+    args = parser.parse_args()
+    args.run(args)
+
+
+if __name__ == "__main__":
+    main()

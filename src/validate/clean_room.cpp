@@ -1,0 +1,203 @@
+#include "validate/clean_room.h"
+
+#include <chrono>
+
+#include "core/data_dir.h"
+#include "core/error.h"
+#include "core/regular_file.h"
+#include "core/secrets.h"
+#include "core/strings.h"
+#include "process/layered_venv.h"
+#include "process/run_process.h"
+#include "wheel/wheel_archive.h"
+
+namespace archbuild {
+
+namespace {
+std::string string_field(const nlohmann::json& json, const char* key) {
+  return json.contains(key) && json[key].is_string() ? json[key].get<std::string>() : std::string();
+}
+
+std::vector<std::string> string_list(const nlohmann::json& json, const char* key) {
+  std::vector<std::string> found;
+  if (json.contains(key) && json[key].is_array())
+    for (const auto& item : json[key])
+      if (item.is_string()) found.push_back(item.get<std::string>());
+  return found;
+}
+
+// The last line of a child's output that says something.
+std::string last_words(const ProcessResult& result) {
+  return secrets::scrub(last_lines(result.err.empty() ? result.out : result.err, 3));
+}
+}  // namespace
+
+CleanRoomLayout CleanRoomLayout::from_json(const std::string& answer) {
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(answer);
+  } catch (const nlohmann::json::exception& error) {
+    fail_environment(std::string("the clean room's layout is not JSON: ") + error.what());
+  }
+  if (!json.is_object() || !json.contains("binds") || !json["binds"].is_array())
+    fail_environment("the clean room's layout has no list of binds");
+  CleanRoomLayout layout;
+  layout.python = string_field(json, "python");
+  layout.lib_dir = string_field(json, "lib_dir");
+  if (layout.python.empty() || layout.lib_dir.empty()) fail_environment("the clean room's layout names no python");
+  for (const auto& bind : json["binds"]) {
+    if (!bind.is_array() || bind.size() != 2 || !bind[0].is_string() || !bind[1].is_string())
+      fail_environment("the clean room's layout has a bind that is not [SOURCE, DEST]");
+    layout.binds.emplace_back(bind[0].get<std::string>(), bind[1].get<std::string>());
+  }
+  for (const auto& device : string_list(json, "devices")) layout.devices.emplace_back(device);
+  layout.missing_system = string_list(json, "missing_system");
+  return layout;
+}
+
+std::vector<std::string> bubblewrap_argv(const std::filesystem::path& bwrap, const CleanRoomLayout& layout,
+                                         const std::vector<std::pair<std::string, std::string>>& env,
+                                         const std::vector<std::string>& command) {
+  std::vector<std::string> argv = {bwrap.string(), "--unshare-all", "--die-with-parent", "--new-session",
+                                   "--clearenv",   "--setenv",      "PATH",              "/usr/bin:/bin",
+                                   "--setenv",     "HOME",          "/tmp",              "--setenv",
+                                   "LD_LIBRARY_PATH", layout.lib_dir.string()};
+  for (const auto& [name, value] : env) argv.insert(argv.end(), {"--setenv", name, value});
+  // /tmp before the binds: a bind below /tmp (a work dir there) shows through it.
+  argv.insert(argv.end(), {"--tmpfs", "/", "--tmpfs", "/tmp"});
+  for (const auto& [source, dest] : layout.binds) argv.insert(argv.end(), {"--ro-bind", source.string(), dest.string()});
+  argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev"});
+  if (!layout.devices.empty()) argv.insert(argv.end(), {"--ro-bind", "/sys", "/sys"});
+  for (const auto& device : layout.devices) argv.insert(argv.end(), {"--dev-bind", device.string(), device.string()});
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+std::string CleanRoom::summary() const {
+  if (!ran) return "skipped: " + skipped_reason;
+  if (!failures.empty()) return "FAILED where only what a node has is: " + join(failures, "; ");
+  return "loaded " + std::to_string(loaded) + " ELF file" + (loaded == 1 ? "" : "s") +
+         (imported.empty() ? std::string() : " and imported " + join(imported, ", ")) +
+         (kernel_test_ran ? ", kernel test passed," : "") + " with only the interpreter, " +
+         (torch.empty() ? std::string("its") : "torch " + torch + " and its") +
+         " dependency wheels and the manylinux policy's system libraries";
+}
+
+nlohmann::json CleanRoom::to_json() const {
+  return {{"ran", ran},       {"ok", ok()},       {"skipped_reason", skipped_reason},
+          {"failures", failures}, {"loaded", loaded}, {"imported", imported},
+          {"torch", torch},   {"kernel_test_ran", kernel_test_ran}, {"seconds", seconds},
+          {"log", log.string()}, {"summary", summary()}};
+}
+
+CleanRoom run_clean_room(const CleanRoomRequest& request) {
+  CleanRoom room;
+  const auto started = std::chrono::steady_clock::now();
+  const auto finish = [&]() -> CleanRoom {
+    room.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return room;
+  };
+  const auto bwrap = find_on_path("bwrap");
+  if (!bwrap) {
+    room.skipped_reason = "bubblewrap (bwrap) is not installed: apt-get install bubblewrap";
+    return finish();
+  }
+  if (!request.audit || !request.audit->ran) {
+    room.skipped_reason = "the wheel was not audited: nothing says what a node must give it";
+    return finish();
+  }
+  const auto name = WheelName::parse(request.wheel.filename().string());
+  if (!name) {
+    room.skipped_reason = request.wheel.filename().string() + " is no wheel's name";
+    return finish();
+  }
+  const auto dir = request.work_dir / "clean-room";
+  room.log = dir / "clean-room.log";
+  std::string log_text;
+  try {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const auto python = make_layered_venv(request.python, dir / "venv");
+    ProcessOptions pip_options;
+    pip_options.env_overrides["PIP_CONFIG_FILE"] = "/dev/null";
+    pip_options.timeout = std::chrono::minutes(5);
+    const auto installed = run_process({python, "-m", "pip", "install", "--no-deps", "--no-index", "--no-cache-dir",
+                                        "--disable-pip-version-check", request.wheel.string()},
+                                       pip_options);
+    if (!installed.succeeded()) {
+      room.ran = true;
+      room.failures.push_back("the wheel does not install: " + last_words(installed));
+      return finish();
+    }
+    // What a node has, as this machine has it.
+    const auto frontend = data_dir() / "recipes" / "frontends" / "clean_room.py";
+    std::vector<std::string> layout_argv = {python, frontend.string(), "layout"};
+    for (const auto& soname : request.audit->system_libraries) layout_argv.insert(layout_argv.end(), {"--system", soname});
+    for (const auto& file : request.audit->files)
+      for (const auto& need : file.needs)
+        if ((need.from == LibrarySource::torch || need.from == LibrarySource::cuda ||
+             need.from == LibrarySource::driver) &&
+            !need.path.empty())
+          layout_argv.insert(layout_argv.end(), {"--dependency", need.soname + "=" + need.path});
+    if (request.gpu) layout_argv.push_back("--gpu");
+    ProcessOptions layout_options;
+    layout_options.env_overrides["PYTHONPATH"] = request.tool_path.string();
+    layout_options.env_overrides["PYTHONDONTWRITEBYTECODE"] = "1";
+    layout_options.timeout = std::chrono::minutes(5);
+    const auto made = run_process(layout_argv, layout_options);
+    if (!made.succeeded()) {
+      room.skipped_reason = "its layout could not be read: " + last_words(made);
+      return finish();
+    }
+    auto layout = CleanRoomLayout::from_json(made.out);
+    layout.binds.emplace_back(frontend.parent_path(), frontend.parent_path());
+    const std::vector<std::pair<std::string, std::string>> env = {{"PYTHONDONTWRITEBYTECODE", "1"},
+                                                                  {"PYTHONNOUSERSITE", "1"}};
+    std::vector<std::string> probe = {layout.python, frontend.string(), "probe", name->name};
+    for (const auto& module : request.modules) probe.insert(probe.end(), {"--import", module});
+    ProcessOptions inside;
+    inside.timeout = std::chrono::minutes(5);
+    const auto tried = run_process(bubblewrap_argv(*bwrap, layout, env, probe), inside);
+    log_text += "$ clean_room.py probe " + name->name + "\n" + tried.out + tried.err;
+    if (!tried.succeeded() && tried.err.rfind("bwrap:", 0) == 0) {
+      // bubblewrap itself refused (no user namespaces in this container): nothing was tried.
+      room.skipped_reason = "bubblewrap cannot make a sandbox here: " + last_words(tried);
+      write_file_atomically(room.log, log_text);
+      return finish();
+    }
+    room.ran = true;
+    nlohmann::json answer;
+    try {
+      answer = nlohmann::json::parse(last_lines(tried.out, 1, ""));
+    } catch (const nlohmann::json::exception&) {
+      room.failures.push_back("the probe did not answer: " + last_words(tried));
+      write_file_atomically(room.log, log_text);
+      return finish();
+    }
+    room.torch = answer.value("torch", nlohmann::json()).is_string() ? answer["torch"].get<std::string>() : "";
+    room.loaded = answer.value("loaded", nlohmann::json::array()).size();
+    room.imported = string_list(answer, "imported");
+    for (const auto& key : {"failed", "import_failed"})
+      for (const auto& item : answer.value(key, nlohmann::json::array()))
+        if (item.is_array() && item.size() == 2 && item[0].is_string() && item[1].is_string())
+          room.failures.push_back(item[0].get<std::string>() + ": " + item[1].get<std::string>());
+    if (request.gpu && !request.kernel_test.empty() && room.failures.empty()) {
+      layout.binds.emplace_back(request.kernel_test.parent_path(), request.kernel_test.parent_path());
+      std::vector<std::string> test = {layout.python, request.kernel_test.string()};
+      test.insert(test.end(), request.modules.begin(), request.modules.end());
+      ProcessOptions gpu;
+      gpu.timeout = std::chrono::minutes(10);
+      const auto ran = run_process(bubblewrap_argv(*bwrap, layout, env, test), gpu);
+      log_text += "$ " + request.kernel_test.filename().string() + "\n" + ran.out + ran.err;
+      room.kernel_test_ran = ran.succeeded();
+      if (!ran.succeeded()) room.failures.push_back("kernel test: " + last_words(ran));
+    }
+    write_file_atomically(room.log, log_text);
+  } catch (const std::exception& error) {  // UserError (a venv, a process), filesystem_error
+    room.ran = false;
+    room.skipped_reason = secrets::scrub(error.what());
+  }
+  return finish();
+}
+
+}  // namespace archbuild
