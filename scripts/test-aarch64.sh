@@ -35,8 +35,11 @@ cd "$(dirname "$0")/.."
 # settings, logging, recipes, doctor's tables; their unit tests run here),
 # and test_step_supervisor (its plain-user mode needs
 # PR_SET_CHILD_SUBREAPER, which qemu-user does not pass to the kernel; the
-# root mode runs within test_build).
-cli_tests=(test_arch test_host_machine test_inspect test_source.Source test_build.Build)
+# root mode runs within test_build). And the wheel audit of aarch64 wheels
+# (test_wheel_audit.AarchWheelAudit: linux_aarch64 vs manylinux_*_aarch64,
+# a library only the builder has named).
+cli_tests=(test_arch test_host_machine test_inspect test_source.Source test_build.Build
+  test_wheel_audit.AarchWheelAudit)
 
 bash scripts/install-deps.sh --tests
 sysroot=$(bash scripts/aarch64-sysroot.sh)

@@ -119,5 +119,59 @@ class WheelAudit(unittest.TestCase):
         self.assertNotIn("s3cr3t-token", json.dumps(audit))
 
 
+AARCH64_GCC = shutil.which("aarch64-linux-gnu-gcc")
+SYSROOT_SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "aarch64-sysroot.sh"
+
+
+@unittest.skipUnless(AARCH64_GCC, "needs Debian's aarch64 cross compiler (scripts/install-deps.sh --tests)")
+class AarchWheelAudit(unittest.TestCase):
+    """An aarch64 wheel audited (in the aarch64 stage, by the aarch64 archbuild under qemu-user): the
+    arm64 sysroot stands in for an aarch64 builder's libraries."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = scratch_dir(cls)
+        sysroot = pathlib.Path(subprocess.run(["bash", str(SYSROOT_SCRIPT)], check=True, capture_output=True,
+                                              text=True).stdout.strip())
+        cls.libs = [sysroot / "usr" / "lib" / "aarch64-linux-gnu", sysroot / "lib" / "aarch64-linux-gnu"]
+        cls.wheels = {}
+        for name, source, libs in (("zstd", ZSTD_USER.replace('extern "C" ', ""), ["-Wl,--no-as-needed", "-lzstd"]),
+                                   ("plain", "#include <math.h>\n#include <stdlib.h>\n"
+                                             "double demo_cos(double x) { return cos(x); }\n"
+                                             "void* demo_alloc(size_t n) { return malloc(n); }\n", ["-lm"])):
+            (cls.dir / name).mkdir()
+            module = cls.dir / name / "demo_ext.cpython-311-aarch64-linux-gnu.so"
+            (cls.dir / name / "demo.c").write_text(source)
+            subprocess.run([AARCH64_GCC, f"--sysroot={sysroot}", "-shared", "-fPIC", "-O2", "-o", str(module),
+                            str(cls.dir / name / "demo.c"), *libs], check=True)
+            cls.wheels[name] = wheel_of(cls.dir / name, "demo_ext", "1.0", {module.name: module.read_bytes()},
+                                        "cp311-cp311-linux_aarch64")
+        cls.env = {"ARCHBUILD_CACHE_DIR": str(cls.dir / "cache"), "ARCHBUILD_FAKE_GPUS": None,
+                   # where an aarch64 builder's loader would look (auditwheel reads this as LD_LIBRARY_PATH)
+                   "AUDITWHEEL_LD_LIBRARY_PATH": ":".join(str(d) for d in cls.libs)}
+
+    def audit(self, name):
+        result = run("validate", str(self.wheels[name]), "--arch", "9.0", "--json", env=self.env)
+        self.assertIn(result.returncode, (0, 1), result.stderr)  # 1: no CUDA code in these wheels
+        return json.loads(result.stdout)["audit"]
+
+    def test_an_aarch64_wheel_needing_a_library_of_the_builder_is_not_portable(self):
+        audit = self.audit("zstd")
+        self.assertTrue(audit["ran"], audit)
+        self.assertFalse(audit["portable"])
+        (need,) = audit["not_portable"]
+        self.assertEqual((need["soname"], need["from"]), ("libzstd.so.1", "machine"))
+        self.assertTrue(any(need["path"].startswith(str(d)) for d in self.libs), need)
+        self.assertEqual(audit["platform_tag"], "linux_aarch64")
+        self.assertRegex(audit["symbol_tag"], r"^manylinux_2_\d+_aarch64$")
+
+    def test_an_aarch64_wheel_needing_only_the_system_is_portable_as_manylinux_aarch64(self):
+        audit = self.audit("plain")
+        self.assertTrue(audit["portable"], audit)
+        self.assertRegex(audit["platform_tag"], r"^manylinux_2_\d+_aarch64$")
+        sources = {n["soname"]: n["from"] for f in audit["files"] for n in f["needs"]}
+        self.assertEqual(sources.get("libc.so.6"), "system", sources)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -22,6 +22,11 @@ if command -v ccache >/dev/null; then
   cp "$(command -v ccache)" .device/bin/
   ldd "$(command -v ccache)" | awk '/=> \// {print $3}' | grep -E 'hiredis|zstd' | xargs -r -I{} cp -L {} .device/lib/
 fi
+# bubblewrap for the clean room (--portable), with what it links; the device image has none.
+if command -v bwrap >/dev/null; then
+  cp "$(command -v bwrap)" .device/bin/
+  ldd "$(command -v bwrap)" | awk '/=> \// {print $3}' | grep -E 'selinux|libcap|pcre2' | xargs -r -I{} cp -L {} .device/lib/
+fi
 # A wheelhouse for the test-dependency check (the device machine reaches no index).
 python3 -m pip download --quiet --no-deps --only-binary :all: -d .device/wheelhouse expecttest==0.3.0
 cat > .device/bin/archbuild-wrapper <<'WRAP'

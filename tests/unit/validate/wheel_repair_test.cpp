@@ -24,10 +24,10 @@ TEST(WheelRepair, LeavesTorchCudaAndTheDriverToTheirOwnWheels) {
                                  {"libc.so.6", LibrarySource::system, "/lib/libc.so.6"}});
   EXPECT_EQ(repair_exclusions(audit), (std::vector<std::string>{"libc10.so", "libcuda.so.1", "libcudart.so.13"}));
   const auto argv = repair_command("/py", audit, "/w/pkg-1.0-cp312-cp312-linux_x86_64.whl", "/out");
-  EXPECT_EQ(argv, (std::vector<std::string>{"/py", "-m", "auditwheel", "repair", "--plat", "auto",
-                                            "--disable-isa-ext-check", "--wheel-dir", "/out", "--exclude",
-                                            "libc10.so", "--exclude", "libcuda.so.1", "--exclude",
-                                            "libcudart.so.13", "/w/pkg-1.0-cp312-cp312-linux_x86_64.whl"}));
+  EXPECT_EQ(argv,
+            (std::vector<std::string>{"/py", "-m", "auditwheel", "repair", "--plat", "auto", "--disable-isa-ext-check",
+                                      "--wheel-dir", "/out", "--exclude", "libc10.so", "--exclude", "libcuda.so.1",
+                                      "--exclude", "libcudart.so.13", "/w/pkg-1.0-cp312-cp312-linux_x86_64.whl"}));
 }
 
 TEST(WheelRepair, RefusesWhatItCannotBundleBeforeRunningAnything) {
@@ -35,12 +35,13 @@ TEST(WheelRepair, RefusesWhatItCannotBundleBeforeRunningAnything) {
   const auto missing = repair_wheel("/nonexistent/python", tool,
                                     audit_with({{"libopenblas.so.0", LibrarySource::missing, ""}}), "/w/a.whl", "/out");
   EXPECT_FALSE(missing.ok());
-  EXPECT_EQ(missing.summary(), "not repaired: libopenblas.so.0 is found nowhere on this machine: there is nothing "
-                               "to bundle");
+  EXPECT_EQ(missing.summary(),
+            "not repaired: libopenblas.so.0 is found nowhere on this machine: there is nothing "
+            "to bundle");
   const auto unaudited = repair_wheel("/nonexistent/python", tool, WheelAudit{}, "/w/a.whl", "/out");
   EXPECT_EQ(unaudited.error.rfind("the wheel was not audited", 0), 0u);
-  const auto no_tool = repair_wheel("/nonexistent/python", AuditTool{{}, "offline: pip install ..."},
-                                    audit_with({}), "/w/a.whl", "/out");
+  const auto no_tool = repair_wheel("/nonexistent/python", AuditTool{{}, "offline: pip install ..."}, audit_with({}),
+                                    "/w/a.whl", "/out");
   EXPECT_EQ(no_tool.error, "offline: pip install ...");
 }
 
@@ -59,10 +60,9 @@ TEST(CleanRoom, BubblewrapSeesOnlyTheLayoutWithTmpBeforeTheBinds) {
     "binds": [["/tmp/w/venv", "/tmp/w/venv"], ["/usr/lib/libc.so.6", "/run/node/lib/libc.so.6"]],
     "devices": ["/dev/nvidia0"], "missing_system": ["libGL.so.1"]})");
   EXPECT_EQ(layout.missing_system, std::vector<std::string>{"libGL.so.1"});
-  const auto argv = bubblewrap_argv("/usr/bin/bwrap", layout, {{"PYTHONNOUSERSITE", "1"}}, {"/w/venv/bin/python", "-c", "1"});
-  const auto at = [&](const std::string& word) {
-    return std::find(argv.begin(), argv.end(), word) - argv.begin();
-  };
+  const auto argv = bubblewrap_argv("/usr/bin/bwrap", layout, {{"PYTHONNOUSERSITE", "1"}},
+                                    {"/w/venv/bin/python", "-c", "1"});
+  const auto at = [&](const std::string& word) { return std::find(argv.begin(), argv.end(), word) - argv.begin(); };
   EXPECT_EQ(argv.front(), "/usr/bin/bwrap");
   EXPECT_LT(at("--unshare-all"), at("/w/venv/bin/python"));
   EXPECT_LT(at("--clearenv"), at("LD_LIBRARY_PATH"));
@@ -73,8 +73,7 @@ TEST(CleanRoom, BubblewrapSeesOnlyTheLayoutWithTmpBeforeTheBinds) {
   EXPECT_EQ(argv[at("/dev/nvidia0") - 1], "--dev-bind");
   EXPECT_EQ((std::vector<std::string>(argv.end() - 3, argv.end())),
             (std::vector<std::string>{"/w/venv/bin/python", "-c", "1"}));
-  EXPECT_THROW(CleanRoomLayout::from_json(R"({"python": "/p", "lib_dir": "/l", "binds": [["/only-one"]]})"),
-               UserError);
+  EXPECT_THROW(CleanRoomLayout::from_json(R"({"python": "/p", "lib_dir": "/l", "binds": [["/only-one"]]})"), UserError);
   EXPECT_THROW(CleanRoomLayout::from_json("not json"), UserError);
 }
 
