@@ -58,14 +58,25 @@ CleanRoomLayout CleanRoomLayout::from_json(const std::string& answer) {
 std::vector<std::string> bubblewrap_argv(const std::filesystem::path& bwrap, const CleanRoomLayout& layout,
                                          const std::vector<std::pair<std::string, std::string>>& env,
                                          const std::vector<std::string>& command) {
-  std::vector<std::string> argv = {bwrap.string(), "--unshare-all", "--die-with-parent", "--new-session",
-                                   "--clearenv",   "--setenv",      "PATH",              "/usr/bin:/bin",
-                                   "--setenv",     "HOME",          "/tmp",              "--setenv",
-                                   "LD_LIBRARY_PATH", layout.lib_dir.string()};
+  std::vector<std::string> argv = {bwrap.string(),
+                                   "--unshare-all",
+                                   "--die-with-parent",
+                                   "--new-session",
+                                   "--clearenv",
+                                   "--setenv",
+                                   "PATH",
+                                   "/usr/bin:/bin",
+                                   "--setenv",
+                                   "HOME",
+                                   "/tmp",
+                                   "--setenv",
+                                   "LD_LIBRARY_PATH",
+                                   layout.lib_dir.string()};
   for (const auto& [name, value] : env) argv.insert(argv.end(), {"--setenv", name, value});
   // /tmp before the binds: a bind below /tmp (a work dir there) shows through it.
   argv.insert(argv.end(), {"--tmpfs", "/", "--tmpfs", "/tmp"});
-  for (const auto& [source, dest] : layout.binds) argv.insert(argv.end(), {"--ro-bind", source.string(), dest.string()});
+  for (const auto& [source, dest] : layout.binds)
+    argv.insert(argv.end(), {"--ro-bind", source.string(), dest.string()});
   argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev"});
   if (!layout.devices.empty()) argv.insert(argv.end(), {"--ro-bind", "/sys", "/sys"});
   for (const auto& device : layout.devices) argv.insert(argv.end(), {"--dev-bind", device.string(), device.string()});
@@ -84,10 +95,17 @@ std::string CleanRoom::summary() const {
 }
 
 nlohmann::json CleanRoom::to_json() const {
-  return {{"ran", ran},       {"ok", ok()},       {"skipped_reason", skipped_reason},
-          {"failures", failures}, {"loaded", loaded}, {"imported", imported},
-          {"torch", torch},   {"kernel_test_ran", kernel_test_ran}, {"seconds", seconds},
-          {"log", log.string()}, {"summary", summary()}};
+  return {{"ran", ran},
+          {"ok", ok()},
+          {"skipped_reason", skipped_reason},
+          {"failures", failures},
+          {"loaded", loaded},
+          {"imported", imported},
+          {"torch", torch},
+          {"kernel_test_ran", kernel_test_ran},
+          {"seconds", seconds},
+          {"log", log.string()},
+          {"summary", summary()}};
 }
 
 CleanRoom run_clean_room(const CleanRoomRequest& request) {
@@ -132,7 +150,8 @@ CleanRoom run_clean_room(const CleanRoomRequest& request) {
     // What a node has, as this machine has it.
     const auto frontend = data_dir() / "recipes" / "frontends" / "clean_room.py";
     std::vector<std::string> layout_argv = {python, frontend.string(), "layout"};
-    for (const auto& soname : request.audit->system_libraries) layout_argv.insert(layout_argv.end(), {"--system", soname});
+    for (const auto& soname : request.audit->system_libraries)
+      layout_argv.insert(layout_argv.end(), {"--system", soname});
     for (const auto& file : request.audit->files)
       for (const auto& need : file.needs)
         if ((need.from == LibrarySource::torch || need.from == LibrarySource::cuda ||

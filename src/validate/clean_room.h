@@ -15,10 +15,10 @@ namespace archbuild {
 // `layout` says what goes in): read-only binds, the one directory every
 // library is found in, and the GPU's device nodes.
 struct CleanRoomLayout {
-  std::string python;                                                      // the venv's interpreter
-  std::filesystem::path lib_dir;                                           // LD_LIBRARY_PATH inside
+  std::string python;                                                          // the venv's interpreter
+  std::filesystem::path lib_dir;                                               // LD_LIBRARY_PATH inside
   std::vector<std::pair<std::filesystem::path, std::filesystem::path>> binds;  // source, where it appears
-  std::vector<std::filesystem::path> devices;                              // /dev/nvidia*, with a GPU
+  std::vector<std::filesystem::path> devices;                                  // /dev/nvidia*, with a GPU
   std::vector<std::string> missing_system;  // policy libraries this machine lacks (a node may have them)
   // Throws UserError(environment) naming what is wrong with the frontend's answer.
   static CleanRoomLayout from_json(const std::string& text);
@@ -33,24 +33,24 @@ std::vector<std::string> bubblewrap_argv(const std::filesystem::path& bwrap, con
 
 struct CleanRoomRequest {
   std::filesystem::path wheel;
-  std::string python;                   // the validating interpreter: torch and its dependency wheels
-  std::filesystem::path tool_path;      // auditwheel (its ELF reader), for the layout
-  const WheelAudit* audit = nullptr;    // the policy's system libraries; what torch, CUDA, the driver give
-  std::vector<std::string> modules;     // the wheel's top-level modules to import
-  std::filesystem::path work_dir;       // its venv and logs
-  bool gpu = false;                     // the driver and the GPU's devices too; the kernel test runs inside
-  std::filesystem::path kernel_test;    // the recipe's, run with `modules` as its arguments
+  std::string python;                 // the validating interpreter: torch and its dependency wheels
+  std::filesystem::path tool_path;    // auditwheel (its ELF reader), for the layout
+  const WheelAudit* audit = nullptr;  // the policy's system libraries; what torch, CUDA, the driver give
+  std::vector<std::string> modules;   // the wheel's top-level modules to import
+  std::filesystem::path work_dir;     // its venv and logs
+  bool gpu = false;                   // the driver and the GPU's devices too; the kernel test runs inside
+  std::filesystem::path kernel_test;  // the recipe's, run with `modules` as its arguments
 };
 
 // The wheel installed and tried where only what a node has is: every ELF
 // file of it loaded, its modules imported, its kernel test run on a GPU.
 struct CleanRoom {
   bool ran = false;
-  std::string skipped_reason;          // why not, when !ran (no bubblewrap, no user namespaces)
-  std::vector<std::string> failures;   // "demo/libdemo.so: libzstd.so.1: cannot open shared object file ..."
-  size_t loaded = 0;                   // ELF files that loaded
-  std::vector<std::string> imported;   // modules that imported
-  std::string torch;                   // the torch version inside ("" when none)
+  std::string skipped_reason;         // why not, when !ran (no bubblewrap, no user namespaces)
+  std::vector<std::string> failures;  // "demo/libdemo.so: libzstd.so.1: cannot open shared object file ..."
+  size_t loaded = 0;                  // ELF files that loaded
+  std::vector<std::string> imported;  // modules that imported
+  std::string torch;                  // the torch version inside ("" when none)
   bool kernel_test_ran = false;
   double seconds = 0;
   std::filesystem::path log;

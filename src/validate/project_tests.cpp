@@ -347,6 +347,7 @@ ProjectTestResult run_and_judge(const ProjectTestRequest& request) {
   options.env_overrides = request.env;
   options.env_overrides["PYTHONSAFEPATH"] = "1";           // the tree is not put before site-packages
   options.env_overrides["PYTHONDONTWRITEBYTECODE"] = "1";  // nor written into
+  options.env_overrides["PYTHONFAULTHANDLER"] = "1";       // a test that crashes the process says where
   if (pytest) {
     // Before the user's own arguments, so theirs win where they overlap.
     options.env_overrides["PYTEST_ADDOPTS"] = "-p archbuild_pytest_report -p no:cacheprovider --import-mode=append";
@@ -379,6 +380,18 @@ ProjectTestResult run_and_judge(const ProjectTestRequest& request) {
       const auto& text = run.err.empty() ? run.out : run.err;
       auto lines = split_any(text, "\n");
       std::string tail = lines.empty() ? "" : lines.back();
+      // A crash: Python's fault handler names the error and the frames, innermost first; the
+      // innermost of the project's own files says which test it was.
+      const auto fatal = std::find_if(lines.begin(), lines.end(),
+                                      [](const auto& line) { return line.starts_with("Fatal Python error:"); });
+      if (fatal != lines.end()) {
+        const auto is_frame = [](const auto& line) { return trim(line).starts_with("File \""); };
+        const std::string own = "File \"" + request.source_dir.string() + "/";
+        auto frame = std::find_if(fatal, lines.end(),
+                                  [&](const auto& line) { return is_frame(line) && trim(line).starts_with(own); });
+        if (frame == lines.end()) frame = std::find_if(fatal, lines.end(), is_frame);
+        tail = trim(*fatal) + (frame != lines.end() ? " in " + trim(*frame) : "");
+      }
       result.failures.push_back({join(result.argv, " "), classify_failure(text, request.packages),
                                  run.describe_status() + (tail.empty() ? "" : ": " + tail)});
       result.failed = 1;

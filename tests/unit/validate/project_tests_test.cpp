@@ -253,3 +253,21 @@ TEST_F(ProjectSuite, OtherCommandsAreJudgedByTheirExitStatus) {
   request.tests = ProjectTests{{"no-such-program-here"}, 60, 0, {}};
   EXPECT_EQ(run_project_tests(request).failure, FailureKind::environment);
 }
+
+TEST_F(ProjectSuite, ACrashSaysWhereItHappened) {
+  ProjectTestRequest request;
+  request.source_dir = source.path;
+  request.venv_python = "python3";
+  request.report_file = work.path / "report.jsonl";
+  request.log_file = work.path / "tests.log";
+  // a test script whose native call reads address 0: SIGSEGV, as a wrong pointer in an extension would
+  write(source.path / "crash.py", "import ctypes\n\n\ndef test_null():\n    ctypes.string_at(0)\n\n\ntest_null()\n");
+  request.tests = ProjectTests{{"{python}", "crash.py"}, 60, 0, {}};
+  auto result = run_project_tests(request);
+  EXPECT_FALSE(result.ok);
+  ASSERT_EQ(result.failures.size(), 1u);
+  const auto& detail = result.failures[0].message;
+  EXPECT_NE(detail.find("killed by signal 11"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("Fatal Python error: Segmentation fault in File"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("in test_null"), std::string::npos) << detail;
+}
