@@ -132,6 +132,16 @@ class ProjectSuite : public ::testing::Test {
     saved_pythonpath = inherited ? inherited : "";
     ::setenv("PYTHONPATH", (site.path.string() + ":" + pytest.string()).c_str(), 1);
   }
+  // A command of the project's own (not pytest), run with the system's python3.
+  ProjectTestRequest command_request(std::vector<std::string> command) const {
+    ProjectTestRequest request;
+    request.source_dir = source.path;
+    request.venv_python = "python3";
+    request.report_file = work.path / "report.jsonl";
+    request.log_file = work.path / "tests.log";
+    request.tests = ProjectTests{std::move(command), 60, 0, {}};
+    return request;
+  }
   void TearDown() override {
     if (!pytest.empty()) ::setenv("PYTHONPATH", saved_pythonpath.c_str(), 1);
   }
@@ -238,12 +248,7 @@ TEST_F(ProjectSuite, MissingRequiredModulesStopBeforeRunning) {
 }
 
 TEST_F(ProjectSuite, OtherCommandsAreJudgedByTheirExitStatus) {
-  ProjectTestRequest request;
-  request.source_dir = source.path;
-  request.venv_python = "python3";
-  request.report_file = work.path / "report.jsonl";
-  request.log_file = work.path / "tests.log";
-  request.tests = ProjectTests{{"{python}", "-c", "print('fine')"}, 60, 0, {}};
+  auto request = command_request({"{python}", "-c", "print('fine')"});
   EXPECT_TRUE(run_project_tests(request).ok);
   request.tests =
       ProjectTests{{"{python}", "-c", "raise SystemExit('CUDA error: no kernel image is available')"}, 60, 3, {}};
@@ -255,15 +260,9 @@ TEST_F(ProjectSuite, OtherCommandsAreJudgedByTheirExitStatus) {
 }
 
 TEST_F(ProjectSuite, ACrashSaysWhereItHappened) {
-  ProjectTestRequest request;
-  request.source_dir = source.path;
-  request.venv_python = "python3";
-  request.report_file = work.path / "report.jsonl";
-  request.log_file = work.path / "tests.log";
   // a test script whose native call reads address 0: SIGSEGV, as a wrong pointer in an extension would
   write(source.path / "crash.py", "import ctypes\n\n\ndef test_null():\n    ctypes.string_at(0)\n\n\ntest_null()\n");
-  request.tests = ProjectTests{{"{python}", "crash.py"}, 60, 0, {}};
-  auto result = run_project_tests(request);
+  auto result = run_project_tests(command_request({"{python}", "crash.py"}));
   EXPECT_FALSE(result.ok);
   ASSERT_EQ(result.failures.size(), 1u);
   const auto& detail = result.failures[0].message;
