@@ -77,6 +77,20 @@ class Extension(ExtensionCase):
                                env={"CCACHE_DIR": str(self.cache / "ccache"), "PATH": "/usr/bin:/bin"}).stdout
         counters = dict(line.split("\t", 1) for line in stats.splitlines() if "\t" in line)
         self.assertGreaterEqual(int(counters["direct_cache_hit"]), 2, stats)
+        # For every node: a wheel needing only torch, CUDA and the system bundles nothing, is tagged
+        # manylinux and loads in the clean room, torch imported there from its own site-packages
+        portable = self.build("--arch", "8.0;9.0+PTX", "--use-installed-torch", "--portable", env=cold)
+        self.assertEqual(portable.returncode, 0, portable.stderr[-3000:])
+        report = json.loads(portable.stdout)
+        (repair,) = report["repair"]
+        self.assertEqual(repair["bundled"], [], repair)
+        self.assertTrue({"libc10.so", "libtorch_cpu.so", "libcudart.so.13"} <= set(repair["excluded"]), repair)
+        (wheel,) = report["wheels"]
+        self.assertRegex(wheel["file"], r"^archbuild_demo_ext-0\.1\.0\+cu130\.sm80\.sm90ptx-cp3\d+-cp3\d+-manylinux_2_\d+_x86_64\.whl$")
+        room = report["validation"][0]["clean_room"]
+        self.assertTrue(room["ok"], room)
+        self.assertTrue(room["torch"].startswith("2.11.0"), room)
+        self.assertIn("archbuild_demo_ext", room["imported"])
         print(f"\n  extension build {report['build']['seconds']:.1f} s, cache hit {elapsed:.2f} s, "
               f"warm rebuild {json.loads(warm.stdout)['build']['seconds']:.1f} s")
 
