@@ -55,6 +55,11 @@ std::map<std::string, std::string> base_environment(const PlanInputs& in, const 
   env["USE_NINJA"] = "1";
   env["PYTHONUNBUFFERED"] = "1";  // build output arrives as it happens
   env["TMPDIR"] = build_temp_dir(in.out_dir).string();
+  // The step sees no GPU: what it builds follows the asked arch list, never
+  // the builder's GPUs (the key does not name them), and a setup.py that
+  // asks torch for them (torch.cuda.device_count(), is_available()) gets
+  // the answer a GPU-less builder gets. A recipe or --env may set its own.
+  if (!before.count("CUDA_VISIBLE_DEVICES")) env["CUDA_VISIBLE_DEVICES"] = "";
   auto given = before.find("PATH");  // a recipe's own PATH, which the toolkit's would replace
   std::string path = given != before.end() ? given->second : facts.path;
   if (in.toolchain->installed) {

@@ -37,7 +37,7 @@ def main():
     if not (ROOT / "third_party" / "vecmath" / "vecmath.h").exists():
         sys.exit("third_party/vecmath is missing. Did you run 'git submodule update --init --recursive'?")
     for name in ("TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "CUDA_HOME", "CUDAHOSTCXX", "USE_NINJA", "CMAKE_FRESH", "TMPDIR",
-                 "NVCC_APPEND_FLAGS", "CMAKE_CUDA_COMPILER_LAUNCHER"):
+                 "NVCC_APPEND_FLAGS", "CMAKE_CUDA_COMPILER_LAUNCHER", "CUDA_VISIBLE_DEVICES"):
         print(f"-- fixture env {name}={os.environ.get(name, '')}", flush=True)
     if os.environ.get("FIXTURE_DAEMON_TAG"):
         # a careless setup.py: a daemon double-forked into a session of its own

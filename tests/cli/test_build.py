@@ -70,9 +70,12 @@ class Build(BuildFixture, unittest.TestCase):
         self.assertEqual((enforcement["nvcc_calls"], enforcement["rewritten"]), (4, 0), enforcement)
         seen = dict(line.split("-- fixture env ", 1)[1].split("=", 1)
                     for line in (self.dir / "out" / "build.log").read_text().splitlines() if "-- fixture env " in line)
-        self.assertEqual(len(seen), 9)
+        self.assertEqual(len(seen), 10)
         for name, value in seen.items():
             self.assertEqual(value, built["env"].get(name, ""), name)
+        # the step sees no GPU: its output follows the arch list, not the builder's GPUs
+        self.assertEqual(seen["CUDA_VISIBLE_DEVICES"], "")
+        self.assertIn("CUDA_VISIBLE_DEVICES", built["env"])
 
     def test_nothing_the_build_step_starts_outlives_it(self):
         import socket
