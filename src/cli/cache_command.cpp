@@ -64,6 +64,10 @@ void print_launched_kernels(const BuildReport& manifest) {
   }
   for (const auto& wheel : manifest.validation)
     if (!wheel.audit.empty()) std::cout << paint("audit", Style::bold) << "      " << wheel.audit << "\n";
+  // --portable: what the repair bundled, and the tag it gave
+  for (const auto& repair : manifest.repair)
+    if (repair.is_object() && repair.contains("summary") && repair["summary"].is_string())
+      std::cout << paint("repair", Style::bold) << "     " << repair["summary"].get<std::string>() << "\n";
 }
 
 ExitCode run_ls(const CacheOptions& options) {

@@ -96,6 +96,11 @@ class Portable(unittest.TestCase):
         self.assertTrue(room["ok"], room)
         self.assertGreaterEqual(room["loaded"], 2, room)  # its library and the bundled libzstd
         self.assertIn("clean room: loaded", result.stderr)
+        # cache show says what the repair did
+        key = report["key"]
+        shown = run("cache", "show", key[:12], "--cache-dir", str(self.cache), env=self.env)
+        self.assertEqual(shown.returncode, 0, shown.stderr)
+        self.assertIn(f"repair     bundled libzstd.so.1; tagged {repair['platform_tag']}", shown.stdout)
         # the repair's tools are a key input
         self.assertTrue(report["plan"]["key_inputs"]["portable"].startswith("auditwheel==6.8.2"), report["plan"])
         # pip installs it from the cache's index, as a node would
