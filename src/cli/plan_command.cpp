@@ -73,6 +73,10 @@ Command plan_command() {
                                               "label says what the wheel holds"))
                         << "\n";
               if (plan.configure.fresh) std::cout << "# CMAKE_FRESH=1: " << plan.configure.reason << "\n";
+              if (const auto portable = plan.key.get(key_name::portable); !portable.empty())
+                std::cout << "# portable: after the build, auditwheel repair (" << portable
+                          << ") bundles what only this machine has and tags the wheel manylinux; the clean room "
+                             "proves it\n";
               if (context.compiler_launcher != CompilerLauncher::none && plan.dialect == ArchDialect::extension)
                 std::cout << "# " << launcher_program(context.compiler_launcher)
                           << " reaches cpp_extension's compiles through shims under " << context.cache.root().string()

@@ -101,6 +101,9 @@ class Portable(unittest.TestCase):
         shown = run("cache", "show", key[:12], "--cache-dir", str(self.cache), env=self.env)
         self.assertEqual(shown.returncode, 0, shown.stderr)
         self.assertIn(f"repair     bundled libzstd.so.1; tagged {repair['platform_tag']}", shown.stdout)
+        # the plan says it will repair
+        plan = run("plan", "fixture", "--arch", "9.0", "--cache-dir", str(self.cache), "--portable", env=self.env)
+        self.assertIn("# portable: after the build, auditwheel repair (auditwheel==6.8.2", plan.stdout)
         # the repair's tools are a key input
         self.assertTrue(report["plan"]["key_inputs"]["portable"].startswith("auditwheel==6.8.2"), report["plan"])
         # pip installs it from the cache's index, as a node would
