@@ -12,6 +12,7 @@
 #include "core/data_dir.h"
 #include "core/error.h"
 #include "core/regular_file.h"
+#include "core/secrets.h"
 #include "core/strings.h"
 #include "process/layered_venv.h"
 #include "process/run_process.h"
@@ -175,8 +176,14 @@ BuildRequirementsEnv ensure_build_requirements(const std::string& python, const 
       auto installed = run_process(argv);
       if (!installed.succeeded()) {
         auto lines = split_any(installed.err, "\n");
+        const std::string last = lines.empty() ? installed.describe_status() : lines.back();
+        // No index reachable (an air-gapped builder): say how to give pip the wheels.
+        const bool not_found = last.find("No matching distribution") != std::string::npos;
         fail_environment("pip could not install the build requirements " + join(wanted, ", ") + " into " +
-                         env_dir.string() + ": " + (lines.empty() ? installed.describe_status() : lines.back()));
+                         env_dir.string() + ": " + secrets::scrub(last) +
+                         (not_found ? " (without an index: put their wheels in a directory and set "
+                                      "PIP_FIND_LINKS=DIR PIP_NO_INDEX=1, or install them into the interpreter)"
+                                    : ""));
       }
       write_file_atomically(stamp_path, stamp);
       env.installed_now = wanted;

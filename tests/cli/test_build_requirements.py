@@ -125,6 +125,17 @@ wheel_env = {{ EXTRA_REQUIREMENTS = "{{requirement}}" }}
         self.assertEqual(result.returncode, 2, result.stderr)
         self.assertIn("build requirements: not a requirement (PEP 508): 'archbuild probe >= 2'", result.stderr)
 
+    def test_a_requirement_no_index_has_says_how_to_give_it(self):
+        recipe = self.data / "recipes" / "fixture.toml"
+        saved = recipe.read_text()
+        self.addCleanup(recipe.write_text, saved)
+        recipe.write_text(saved.replace('"archbuild-probe-helper>=2.0"', '"archbuild-probe-nowhere>=1"'))
+        result = self.build()
+        self.assertEqual(result.returncode, 3, result.stderr)
+        self.assertIn("No matching distribution found for archbuild-probe-nowhere>=1", result.stderr)
+        self.assertIn("without an index: put their wheels in a directory and set PIP_FIND_LINKS=DIR PIP_NO_INDEX=1",
+                      result.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
