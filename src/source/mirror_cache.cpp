@@ -237,6 +237,22 @@ MirrorResult MirrorCache::ensure(const MirrorRequest& request) const {
                    result.ref_kind, result.commit.substr(0, 12), request.offline ? " (offline)" : "");
       return result;
     }
+  if (request.seed && request.commit) {
+    // Its HEAD too: a checked-out submodule is a detached HEAD no branch need reach.
+    const std::vector<std::string> seed_specs = {"+HEAD:refs/archbuild/seed/HEAD",
+                                                 "+refs/heads/*:refs/archbuild/seed/heads/*",
+                                                 "+refs/tags/*:refs/archbuild/seed/tags/*"};
+    ProgressPayload quiet{nullptr, repository_short_name(request.url)};
+    std::string seed_error;
+    if (!fetch(repo.get(), request.seed->string(), seed_specs, quiet, seed_error))
+      log::verbose("mirror {}: nothing copied from {}: {}", request.url, request.seed->string(), seed_error);
+    if (auto found = resolve(repo.get(), request)) {
+      log::verbose("mirror {}: {} copied from {}: no fetch", request.url, wanted, request.seed->string());
+      result.commit = found->first;
+      result.ref_kind = found->second;
+      return result;
+    }
+  }
   if (request.offline)
     fail_environment(wanted + " is not in the mirror of " + request.url + " (" + result.path.string() +
                      ") and --offline forbids fetching");

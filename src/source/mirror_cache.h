@@ -21,6 +21,11 @@ struct MirrorRequest {
   std::optional<std::string> commit;  // an exact commit (submodules)
   bool offline = false;               // never fetch
   bool refresh = false;               // fetch even when the ref is present
+  // A repository on this machine that may hold the commit (a local clone's
+  // checked-out submodule): copied from before the URL is fetched, offline
+  // too, into refs of its own (refs/archbuild/seed/...), never over the
+  // mirror's branches and tags.
+  std::optional<std::filesystem::path> seed;
 };
 
 struct MirrorResult {

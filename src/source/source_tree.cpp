@@ -220,6 +220,19 @@ int collect(git_submodule* sm, const char* name, void* payload) {
   return 0;
 }
 
+// The user's own checkout of a submodule in the clone at `root`: a real
+// directory (no symlink on the way) holding a repository; nullopt if not.
+std::optional<std::filesystem::path> checked_out_submodule(const std::string& root, const std::string& path) {
+  std::filesystem::path at = root;
+  std::error_code ec;
+  for (const auto& part : std::filesystem::path(path)) {
+    at /= part;
+    if (!std::filesystem::is_directory(std::filesystem::symlink_status(at, ec))) return std::nullopt;
+  }
+  if (!std::filesystem::exists(std::filesystem::symlink_status(at / ".git", ec))) return std::nullopt;
+  return at;
+}
+
 // Only a checkout (a directory holding .git) reached without a symlink is
 // removed; the paths were checked to be inside the tree when read back.
 void remove_stale_submodules(const SourceTree& previous, const std::vector<std::string>& current_paths,
@@ -374,6 +387,14 @@ SourceTree checkout_into(SourceTree tree, const std::optional<SourceTree>& previ
   checkout_commit(repo.get(), tree.commit, tree.dir.string(), archbuilds_own_commit);
 
   if (request.submodules) {
+    // A repository on this machine (a local clone, built as it is or at a --ref): its submodule checkouts.
+    std::error_code ec;
+    const std::string local_clone = request.snapshot && request.snapshot->kind == LocalSnapshot::Kind::working_tree
+                                        ? request.snapshot->path
+                                    : !request.url.empty() && request.url.front() == '/' &&
+                                            std::filesystem::is_directory(request.url, ec)
+                                        ? request.url
+                                        : std::string();
     std::vector<Parent> level = {{tree.dir, "", request.url}};
     std::vector<std::string> all_paths;
     std::mutex fetched_mutex;
@@ -420,7 +441,10 @@ SourceTree checkout_into(SourceTree tree, const std::optional<SourceTree>& previ
           if (!blocked.empty())
             fail_bad_input("submodule " + sub.path + ": '" + blocked + "' in the work tree " + tree.dir.string() +
                            " is not a directory (a symlink or a file); archbuild never checks out through a symlink");
-          auto mirror = mirrors.ensure({sub.fetch_url, std::nullopt, sub.commit, request.offline, false});
+          MirrorRequest wanted{sub.fetch_url, std::nullopt, sub.commit, request.offline, false, std::nullopt};
+          // A local clone's own checkout of the submodule holds the commit: no fetch, offline too.
+          if (!local_clone.empty()) wanted.seed = checked_out_submodule(local_clone, sub.path);
+          auto mirror = mirrors.ensure(wanted);
           Repository sub_repo = open_or_init_worktree(sub.dir, mirror.path, sub.url);
           checkout_commit(sub_repo.get(), sub.commit, "submodule " + sub.path);
           {

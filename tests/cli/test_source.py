@@ -9,7 +9,7 @@ import subprocess
 import time
 import unittest
 
-from gitrepos import Forest, commit_files, git, make_repo
+from gitrepos import Forest, add_submodule, commit_files, git, make_repo
 from harness import BIN, SOURCE_DIR, run, scratch_dir
 from waiting import scaled, wait_until
 
@@ -264,6 +264,27 @@ class LocalPath(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(report["commit"], local)
         self.assertIn("branch feature", result.stderr)
+
+    def test_the_clones_own_submodule_checkout_serves_offline(self):
+        origin = make_repo(self.dir / "origin-sub", {"lib.h": "int x;\n"})
+        commit = git(origin, "rev-parse", "HEAD")
+        git(self.repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", f"file://{origin}",
+            "third_party/sub")
+        git(self.repo, "commit", "-q", "-m", "add sub")
+        # the submodule's origin is gone (a machine without the network): the clone's checkout has the commit
+        shutil.rmtree(origin)
+        result, report = self.source("--offline", "-v")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual([(s["path"], s["commit"]) for s in report["submodules"]], [("third_party/sub", commit)])
+        self.assertEqual(pathlib.Path(report["dir"], "third_party/sub/lib.h").read_text(), "int x;\n")
+        self.assertIn(f"copied from {self.repo / 'third_party' / 'sub'}: no fetch", result.stderr)
+        # a submodule the clone has not checked out still needs its URL: offline, that is said
+        shutil.rmtree(self.repo / "third_party" / "sub")
+        (self.repo / "third_party" / "sub").mkdir()
+        self.cache = self.dir / "other-cache"
+        result, _ = self.source("--offline")
+        self.assertEqual(result.returncode, 3, result.stderr)
+        self.assertIn(f"commit {commit} is not in the mirror of file://{origin}", result.stderr)
 
     def test_a_working_tree_is_built_as_it_is_on_disk(self):
         (self.repo / ".gitignore").write_text("*.o\n")
