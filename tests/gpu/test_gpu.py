@@ -380,6 +380,23 @@ class DeviceValidation(unittest.TestCase):
         self.assertTrue(from_ptx["ok"], from_ptx)
         print("  kernel test from PTX:", from_ptx["detail"][:120])
 
+    def test_a_portable_build_runs_its_kernel_test_in_the_clean_room(self):
+        from extension_project import make_extension_repo
+        repo = make_extension_repo(self.work / "portable")
+        result = self.build(str(repo), "native", "--use-installed-torch", "--portable")
+        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        report = json.loads(result.stdout)
+        (validation,) = report["validation"]
+        room = validation["clean_room"]
+        print(f"\n  --portable: {report['repair'][0]['summary']}; clean room {room['seconds']:.1f} s: {room['summary']}")
+        self.assertEqual(report["repair"][0]["bundled"], [])  # torch's, CUDA's and the driver's stay theirs
+        self.assertTrue(report["wheels"][0]["file"].endswith("_x86_64.whl") and
+                        "manylinux_" in report["wheels"][0]["file"], report["wheels"])
+        # only what a node has, the driver's libraries and /dev/nvidia* added: its kernels launched there
+        self.assertTrue(room["ok"], room)
+        self.assertTrue(room["kernel_test_ran"], room)
+        self.assertTrue(validation["device"]["ok"], validation["device"])
+
     def test_dual_library_package_and_its_project_tests(self):
         # PyG's layout (a CPU and a CUDA build of one op library, both
         # registering the operator): validation imports the package the way
