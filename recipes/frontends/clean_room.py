@@ -19,12 +19,15 @@
       the run inside names in LD_LIBRARY_PATH: nothing of the builder's
       /usr/lib, /usr/local or /opt is there unless listed above.
 
-  python clean_room.py probe DIST [--import MODULE]...
+  python clean_room.py probe DIST --result RESULT [--import MODULE]...
       Run inside. Imports torch where it is installed (its libraries then
-      satisfy the wheel's needs, as on a node), loads every ELF file of the
-      installed distribution DIST and imports each MODULE. Prints
-      {"torch": VERSION|null, "loaded": [FILE], "failed": [[FILE, ERROR]],
-       "imported": [MODULE], "import_failed": [[MODULE, ERROR]]}.
+      satisfy the wheel's needs, as on a node), loads every shared object of
+      the installed distribution DIST built for this CPU and imports each
+      MODULE. Writes to RESULT (its stdout goes to stderr, so nothing the
+      wheel prints can pass for the answer)
+      {"torch": VERSION|null, "torch_error": TEXT|null, "loaded": [FILE],
+       "failed": [[FILE, ERROR]], "imported": [MODULE],
+       "import_failed": [[MODULE, ERROR]]}.
 """
 import argparse
 import ctypes
@@ -52,12 +55,20 @@ def link_chain(path):
     return chain
 
 
-def is_elf(path):
+def elf_header(path):
+    """(e_type, e_machine) of an ELF file, None for anything else."""
     try:
         with open(path, "rb") as handle:
-            return handle.read(4) == b"\x7fELF"
+            head = handle.read(20)
     except OSError:
-        return False
+        return None
+    if len(head) < 20 or head[:4] != b"\x7fELF":
+        return None
+    order = "little" if head[5] == 1 else "big"
+    return int.from_bytes(head[16:18], order), int.from_bytes(head[18:20], order)
+
+
+ET_DYN = 3
 
 
 def layout(args):
@@ -67,18 +78,17 @@ def layout(args):
     tooling = {os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p}
     tooling.add(os.path.dirname(os.path.abspath(__file__)))
     node_path = [p for p in sys.path if p and os.path.abspath(p) not in tooling]
-    dirs = []
     base = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix})
-    for entry in [sys.prefix, base["stdlib"], base["platstdlib"]] + node_path:
-        if entry and os.path.isdir(entry):
-            dirs.append(os.path.realpath(entry) if not os.path.islink(entry) else entry)
-    # A directory inside another bound one comes with it.
+    dirs = [entry for entry in [sys.prefix, base["stdlib"], base["platstdlib"]] + node_path
+            if entry and os.path.isdir(entry)]
+    # Each where the interpreter looks for it (a path through a symlinked ~/.cache too), from its real
+    # place; a directory inside another bound one comes with it.
     dirs = sorted(set(os.path.abspath(d) for d in dirs))
     kept = []
     for directory in dirs:
         if not any(directory == parent or directory.startswith(parent + os.sep) for parent in kept):
             kept.append(directory)
-    binds = [[d, d] for d in kept]
+    binds = [[os.path.realpath(d), d] for d in kept]
 
     def inside_bound(path):
         return any(path == d or path.startswith(d + os.sep) for d in kept)
@@ -168,18 +178,30 @@ def layout(args):
 
 
 def probe(args):
-    result = {"torch": None, "loaded": [], "failed": [], "imported": [], "import_failed": []}
-    try:
-        import torch
-        result["torch"] = torch.__version__
-    except ImportError:
-        pass
-    except Exception as error:  # noqa: BLE001 - torch itself failing here is what a node would see
-        result["import_failed"].append(["torch", f"{type(error).__name__}: {error}"])
+    # What the wheel's code prints (a library's printf, an atexit handler) goes to stderr: the answer is
+    # the result file alone.
+    os.dup2(2, 1)
+    result = {"torch": None, "torch_error": None, "loaded": [], "failed": [], "imported": [], "import_failed": []}
+
+    def answer():
+        with open(args.result, "w") as handle:
+            json.dump(result, handle)
+
+    if importlib.util.find_spec("torch") is not None:
+        try:
+            import torch
+            result["torch"] = torch.__version__
+        except Exception as error:  # noqa: BLE001 - this machine's torch, not the wheel, fails here
+            result["torch_error"] = f"{type(error).__name__}: {error}"
+            answer()
+            return
+    host = elf_header(os.path.realpath(sys.executable))
     distribution = importlib.metadata.distribution(args.dist)
     for file in distribution.files or []:
         path = str(file.locate())
-        if path.endswith(".py") or not is_elf(path):
+        header = elf_header(path)
+        # Shared objects for this machine's CPU: not object files, cubins (ELF for the GPU) or programs.
+        if header is None or header[0] != ET_DYN or host is None or header[1] != host[1]:
             continue
         try:
             ctypes.CDLL(path)
@@ -192,7 +214,7 @@ def probe(args):
             result["imported"].append(module)
         except Exception as error:  # noqa: BLE001
             result["import_failed"].append([module, f"{type(error).__name__}: {error}"])
-    print(json.dumps(result))
+    answer()
 
 
 def main():
@@ -206,6 +228,7 @@ def main():
     tried = commands.add_parser("probe")
     tried.add_argument("dist")
     tried.add_argument("--import", dest="imports", action="append", default=[])
+    tried.add_argument("--result", required=True)
     tried.set_defaults(run=probe)
     args = parser.parse_args()
     args.run(args)

@@ -44,9 +44,16 @@ from auditwheel.wheel_abi import analyze_wheel_abi
 LOADER = re.compile(r"^ld-linux(-[\w-]+)?\.so\.\d+$|^ld64\.so\.\d+$")
 DRIVER = re.compile(r"^libcuda\.so(\.\d+)*$|^libnvidia-ml\.so(\.\d+)*$")
 # What the nvidia-* wheels torch depends on install (and a CUDA toolkit has).
-CUDA = re.compile(r"^lib(cudart|cublas|cublasLt|cufft|cufftw|curand|cusolver|cusolverMg|cusparse|cusparseLt|nvrtc"
-                  r"|nvrtc-builtins|nvJitLink|cudnn\w*|nccl|nvToolsExt|nvtx3interop|cupti|cufile|cufile_rdma"
-                  r"|nvshmem_host|nvperf_host|nvblas)\.so(\.[\d.]+)*$")
+CUDA_NAMES = ["cudart", "cublas", "cublasLt", "cufft", "cufftw", "curand", "cusolver", "cusolverMg", "cusparse",
+              "cusparseLt", "nvrtc", "nvrtc-builtins", "nvJitLink", "cudnn*", "nccl", "nvToolsExt", "nvtx3interop",
+              "cupti", "cufile", "cufile_rdma", "nvshmem_host", "nvperf_host", "nvblas"]
+CUDA = re.compile(r"^lib(" + "|".join(n.replace("*", r"\w*") for n in CUDA_NAMES) + r")\.so(\.[\d.]+)*$")
+# torch's own libraries by name, for an interpreter without torch (a CI machine validating a wheel)
+TORCH = re.compile(r"^lib(c10|c10_cuda|torch|torch_cpu|torch_cuda|torch_python|torch_global_deps|shm)\.so$")
+# What `auditwheel repair --exclude` leaves to their own wheels, matched against each soname and real path
+# at every depth of the tree: a bundled library's own need of the driver or CUDA is left out too.
+EXCLUDE_PATTERNS = (["libcuda.so*", "libnvidia-*.so*"] + [f"lib{n}.so*" for n in CUDA_NAMES]
+                    + ["*/torch/lib/*", "*/nvidia/*/lib/*"])
 
 
 def is_elf(path):
@@ -69,6 +76,7 @@ def main():
     parser.add_argument("wheel", type=Path)
     args = parser.parse_args()
     torch_libs = torch_libraries()
+    by_name = not torch_libs  # no torch here: its libraries are known by their names
 
     with tempfile.TemporaryDirectory(prefix="archbuild-audit-") as scratch:
         root = Path(scratch) / "files"
@@ -97,7 +105,7 @@ def main():
         elves = sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink() and is_elf(p))
         if not elves:  # nothing a node has to provide
             print(json.dumps({"auditwheel": importlib.metadata.version("auditwheel"), "platform_tag": "",
-                              "symbol_tag": "", "policy": "", "files": []}))
+                              "symbol_tag": "", "policy": "", "exclude_patterns": EXCLUDE_PATTERNS, "files": []}))
             return
         own = {p.name for p in elves}
         needs_by_file, provided = [], set()
@@ -108,7 +116,8 @@ def main():
                 library = tree.libraries.get(soname)
                 found = library.realpath if library is not None and library.realpath is not None else None
                 needs.append({"soname": soname, "path": str(found) if found else ""})
-                if DRIVER.match(soname) or CUDA.match(soname) or soname in torch_libs:
+                if DRIVER.match(soname) or CUDA.match(soname) or soname in torch_libs or \
+                        (by_name and TORCH.match(soname)):
                     provided.add(soname)
             needs_by_file.append((str(path.relative_to(root)), needs))
         try:
@@ -129,7 +138,7 @@ def main():
                 need["from"] = "system"
             elif DRIVER.match(soname):
                 need["from"] = "driver"
-            elif soname in torch_libs:
+            elif soname in torch_libs or (by_name and TORCH.match(soname)):
                 need["from"] = "torch"
             elif CUDA.match(soname):
                 need["from"] = "cuda"
@@ -140,7 +149,8 @@ def main():
         files.append({"file": member, "needs": needs})
     print(json.dumps({"auditwheel": importlib.metadata.version("auditwheel"),
                       "platform_tag": info.overall_policy.name, "symbol_tag": info.sym_policy.name,
-                      "policy": policy.name, "system_libraries": sorted(system), "files": files}))
+                      "policy": policy.name, "system_libraries": sorted(system),
+                      "exclude_patterns": EXCLUDE_PATTERNS, "files": files}))
 
 
 if __name__ == "__main__":

@@ -141,7 +141,9 @@ std::string cpu_only_build_hint(std::string_view setup_py, const ExtensionGates&
   if (switches.empty())
     return hint +
            "; many projects build their CUDA code only when told to (FORCE_CUDA=1 for PyG-style packages): "
-           "find the switch in its setup.py and pass it with --env NAME=1 or the recipe's [build.env]";
+           "find the switch in its setup.py and pass it with --env NAME=1 or the recipe's [build.env]; one "
+           "that asks only whether torch sees a GPU gets no from the build step, which sees none: on a GPU "
+           "machine, --env CUDA_VISIBLE_DEVICES=0 shows it one";
   return hint + "; its setup.py reads " + join(switches, ", ") + ": build with " + env_settings(switches) +
          " (or set it in the recipe's [build.env])";
 }

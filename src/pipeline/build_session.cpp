@@ -437,7 +437,8 @@ class BuildSession {
   // quarantines nothing: the wheel was not judged.
   Finish finish_wheels(const CacheKey& key, const DependencyEnv& deps) {
     auto& report = outcome_.report;
-    if (context_.settings.portable() && !repair_wheels(key)) return Finish::invalid;
+    if (context_.settings.portable())
+      if (const auto stopped = repair_wheels(key)) return *stopped;
     const auto labelled = label(key);
     const auto verdict = validate(labelled.wheels);
     report.wheels = reported(labelled.wheels);
@@ -478,13 +479,14 @@ class BuildSession {
   // met only here bundled, tagged manylinux) before it is labelled, so the
   // label, the variants, validation and the index all see the repaired one.
   // False when one could not be repaired: it is kept, with its report, in
-  // the quarantine.
-  bool repair_wheels(const CacheKey& key) {
+  // the quarantine: invalid, or not proven when only this machine stopped it
+  // (no auditwheel offline).
+  std::optional<Finish> repair_wheels(const CacheKey& key) {
     auto& report = outcome_.report;
     auto& built = outcome_.result.wheels;
     const auto tool = services_.audit_tool(outcome_.plan.python, context_.cache.root() / "tools",
                                            context_.settings.offline());
-    bool repaired_all = true;
+    bool repaired_all = true, environment_only = true;
     for (auto& wheel : built) {
       const std::filesystem::path original = wheel;
       auto repair = services_.repair_wheel(outcome_.plan.python, tool, original,
@@ -493,27 +495,42 @@ class BuildSession {
       if (!repair.ok()) {
         events_.stage("repair", original.filename().string() + ": " + repair.summary(), Tone::failure);
         repaired_all = false;
+        environment_only = environment_only && repair.environment;
         continue;
       }
       events_.stage("repair", original.filename().string() + ": " + repair.summary());
       log::verbose("repaired {} into {} (left to their own wheels: {})", original.string(), repair.wheel.string(),
                    repair.excluded.empty() ? std::string("none") : join(repair.excluded, ", "));
-      // The repaired wheel takes the built one's place in the wheel dir.
+      if (repair.wheel == original) continue;  // nothing to repair: it stays as it is
+      // The repaired wheel takes the built one's place in the wheel dir: moved
+      // in first, the built one removed after, never over another wheel.
       const auto placed = original.parent_path() / repair.wheel.filename();
       std::error_code ec;
-      std::filesystem::remove(original, ec);
-      std::filesystem::rename(repair.wheel, placed);
+      if (placed != original && std::filesystem::exists(std::filesystem::symlink_status(placed, ec))) {
+        events_.stage("repair", placed.string() + " is there already: the repaired wheel would replace it",
+                      Tone::failure);
+        repaired_all = environment_only = false;
+        continue;
+      }
+      std::filesystem::rename(repair.wheel, placed, ec);
+      if (ec) {
+        events_.stage("repair", "cannot move " + repair.wheel.string() + " to " + placed.string() + ": " +
+                                    ec.message(), Tone::failure);
+        repaired_all = environment_only = false;
+        continue;
+      }
+      if (placed != original) std::filesystem::remove(original, ec);
       wheel = placed.string();
     }
-    if (!repaired_all) {
-      std::vector<std::filesystem::path> kept(built.begin(), built.end());
-      report.quarantine = WheelStore(context_.cache.root()).quarantine(key, kept, json_text(report.to_json()));
-      events_.stage("repair",
-                    "FAILED (--portable): not published; the wheel and its report are in " +
-                        report.quarantine->string(),
-                    Tone::failure);
-    }
-    return repaired_all;
+    if (repaired_all) return std::nullopt;
+    std::vector<std::filesystem::path> kept(built.begin(), built.end());
+    report.quarantine = WheelStore(context_.cache.root()).quarantine(key, kept, json_text(report.to_json()));
+    events_.stage("repair",
+                  std::string(environment_only ? "NOT PROVEN (--portable: this machine could not repair it)"
+                                               : "FAILED (--portable)") +
+                      ": not published; the wheel and its report are in " + report.quarantine->string(),
+                  Tone::failure);
+    return environment_only ? Finish::untestable_here : Finish::invalid;
   }
 
   // The key's inputs as they travel inside the wheel and its provenance.

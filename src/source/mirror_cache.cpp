@@ -237,7 +237,14 @@ MirrorResult MirrorCache::ensure(const MirrorRequest& request) const {
                    result.ref_kind, result.commit.substr(0, 12), request.offline ? " (offline)" : "");
       return result;
     }
-  if (request.seed && request.commit) {
+  // A shallow clone's commits lack their parents: a mirror must not take them.
+  const auto usable_seed = [&] {
+    git_repository* seed = nullptr;
+    if (git_repository_open(&seed, request.seed->c_str()) != 0) return false;
+    Repository held(seed);
+    return git_repository_is_shallow(seed) == 0;
+  };
+  if (request.seed && request.commit && usable_seed()) {
     // Its HEAD too: a checked-out submodule is a detached HEAD no branch need reach.
     const std::vector<std::string> seed_specs = {"+HEAD:refs/archbuild/seed/HEAD",
                                                  "+refs/heads/*:refs/archbuild/seed/heads/*",

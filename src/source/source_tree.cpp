@@ -229,7 +229,9 @@ std::optional<std::filesystem::path> checked_out_submodule(const std::string& ro
     at /= part;
     if (!std::filesystem::is_directory(std::filesystem::symlink_status(at, ec))) return std::nullopt;
   }
-  if (!std::filesystem::exists(std::filesystem::symlink_status(at / ".git", ec))) return std::nullopt;
+  // Its .git a directory or git's gitdir file, not a symlink to elsewhere.
+  const auto git = std::filesystem::symlink_status(at / ".git", ec);
+  if (!std::filesystem::is_directory(git) && !std::filesystem::is_regular_file(git)) return std::nullopt;
   return at;
 }
 

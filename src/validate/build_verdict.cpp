@@ -17,9 +17,10 @@ ValidatedWheel reported_validation(const std::filesystem::path& wheel, const Whe
 }
 
 void VerdictTally::add(const std::filesystem::path& wheel, const WheelValidation& validation) {
+  // Not proven only while every failed wheel failed for this machine's reasons alone.
   failed_ = failed_ || !validation.ok();
-  untestable_ = untestable_ || validation.device.failed_by_environment();
-  verdict_.verdict = !failed_ ? Verdict::valid : untestable_ ? Verdict::untestable_here : Verdict::invalid;
+  invalid_ = invalid_ || (!validation.ok() && !validation.failed_by_environment());
+  verdict_.verdict = !failed_ ? Verdict::valid : invalid_ ? Verdict::invalid : Verdict::untestable_here;
   verdict_.findings.push_back(reported_validation(wheel, validation));
   verdict_.scope = validation.scope();
   if (!validation.device.ran) verdict_.device_ran = false;

@@ -38,7 +38,7 @@ class VerdictTally {
 
  private:
   bool failed_ = false;
-  bool untestable_ = false;
+  bool invalid_ = false;  // a wheel failed for a reason of its own
   BuildVerdict verdict_;
 };
 

@@ -77,6 +77,8 @@ std::vector<std::string> bubblewrap_argv(const std::filesystem::path& bwrap, con
   argv.insert(argv.end(), {"--tmpfs", "/", "--tmpfs", "/tmp"});
   for (const auto& [source, dest] : layout.binds)
     argv.insert(argv.end(), {"--ro-bind", source.string(), dest.string()});
+  for (const auto& [source, dest] : layout.writable)
+    argv.insert(argv.end(), {"--bind", source.string(), dest.string()});
   argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev"});
   if (!layout.devices.empty()) argv.insert(argv.end(), {"--ro-bind", "/sys", "/sys"});
   for (const auto& device : layout.devices) argv.insert(argv.end(), {"--dev-bind", device.string(), device.string()});
@@ -96,6 +98,7 @@ std::string CleanRoom::summary() const {
 
 nlohmann::json CleanRoom::to_json() const {
   return {{"ran", ran},
+          {"environment", environment},
           {"ok", ok()},
           {"skipped_reason", skipped_reason},
           {"failures", failures},
@@ -132,6 +135,12 @@ CleanRoom run_clean_room(const CleanRoomRequest& request) {
   const auto dir = request.work_dir / "clean-room";
   room.log = dir / "clean-room.log";
   std::string log_text;
+  // Past here it was tried: whatever stops it is a failure, not a skip.
+  const auto not_set_up = [&](const std::string& why) {
+    room.ran = true;
+    room.environment = true;
+    room.failures.push_back("the clean room could not be set up: " + why);
+  };
   try {
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
@@ -165,14 +174,21 @@ CleanRoom run_clean_room(const CleanRoomRequest& request) {
     layout_options.timeout = std::chrono::minutes(5);
     const auto made = run_process(layout_argv, layout_options);
     if (!made.succeeded()) {
-      room.skipped_reason = "its layout could not be read: " + last_words(made);
+      not_set_up("its layout could not be read: " + last_words(made));
       return finish();
     }
     auto layout = CleanRoomLayout::from_json(made.out);
     layout.binds.emplace_back(frontend.parent_path(), frontend.parent_path());
-    const std::vector<std::pair<std::string, std::string>> env = {{"PYTHONDONTWRITEBYTECODE", "1"},
-                                                                  {"PYTHONNOUSERSITE", "1"}};
-    std::vector<std::string> probe = {layout.python, frontend.string(), "probe", name->name};
+    // The probe's answer comes back through a file of its own, never its output.
+    const auto answer_dir = dir / "answer";
+    std::filesystem::create_directories(answer_dir);
+    const std::filesystem::path inside_answer = "/run/archbuild-node/answer";
+    layout.writable.emplace_back(answer_dir, inside_answer);
+    std::vector<std::pair<std::string, std::string>> env = {{"PYTHONDONTWRITEBYTECODE", "1"},
+                                                            {"PYTHONNOUSERSITE", "1"}};
+    if (!request.visible_devices.empty()) env.emplace_back("CUDA_VISIBLE_DEVICES", request.visible_devices);
+    std::vector<std::string> probe = {layout.python, frontend.string(), "probe", name->name,
+                                      "--result", (inside_answer / "probe.json").string()};
     for (const auto& module : request.modules) probe.insert(probe.end(), {"--import", module});
     ProcessOptions inside;
     inside.timeout = std::chrono::minutes(5);
@@ -185,16 +201,24 @@ CleanRoom run_clean_room(const CleanRoomRequest& request) {
       return finish();
     }
     room.ran = true;
-    nlohmann::json answer;
-    try {
-      answer = nlohmann::json::parse(last_lines(tried.out, 1, ""));
-    } catch (const nlohmann::json::exception&) {
-      room.failures.push_back("the probe did not answer: " + last_words(tried));
+    std::string answer_text;
+    (void)read_regular_file(answer_dir / "probe.json", 16 << 20, answer_text);
+    const auto answer = nlohmann::json::parse(answer_text, nullptr, /*allow_exceptions=*/false);
+    if (!answer.is_object() || !answer.contains("loaded") || !answer["loaded"].is_array()) {
+      // It died before it answered: while loading the wheel's code (a crash), or before.
+      room.failures.push_back("the probe gave no answer (" + tried.describe_status() + "): " + last_words(tried));
       write_file_atomically(room.log, log_text);
       return finish();
     }
-    room.torch = answer.value("torch", nlohmann::json()).is_string() ? answer["torch"].get<std::string>() : "";
-    room.loaded = answer.value("loaded", nlohmann::json::array()).size();
+    if (answer.contains("torch_error") && answer["torch_error"].is_string()) {
+      room.environment = true;  // this machine's torch does not import there: the wheel was not tried
+      room.failures.push_back("torch itself does not import with only what a node has: " +
+                              answer["torch_error"].get<std::string>());
+      write_file_atomically(room.log, log_text);
+      return finish();
+    }
+    room.torch = answer.contains("torch") && answer["torch"].is_string() ? answer["torch"].get<std::string>() : "";
+    room.loaded = answer["loaded"].size();
     room.imported = string_list(answer, "imported");
     for (const auto& key : {"failed", "import_failed"})
       for (const auto& item : answer.value(key, nlohmann::json::array()))
@@ -213,8 +237,7 @@ CleanRoom run_clean_room(const CleanRoomRequest& request) {
     }
     write_file_atomically(room.log, log_text);
   } catch (const std::exception& error) {  // UserError (a venv, a process), filesystem_error
-    room.ran = false;
-    room.skipped_reason = secrets::scrub(error.what());
+    not_set_up(secrets::scrub(error.what()));
   }
   return finish();
 }

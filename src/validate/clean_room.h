@@ -18,6 +18,7 @@ struct CleanRoomLayout {
   std::string python;                                                          // the venv's interpreter
   std::filesystem::path lib_dir;                                               // LD_LIBRARY_PATH inside
   std::vector<std::pair<std::filesystem::path, std::filesystem::path>> binds;  // source, where it appears
+  std::vector<std::pair<std::filesystem::path, std::filesystem::path>> writable;  // the probe's answer
   std::vector<std::filesystem::path> devices;                                  // /dev/nvidia*, with a GPU
   std::vector<std::string> missing_system;  // policy libraries this machine lacks (a node may have them)
   // Throws UserError(environment) naming what is wrong with the frontend's answer.
@@ -39,6 +40,7 @@ struct CleanRoomRequest {
   std::vector<std::string> modules;   // the wheel's top-level modules to import
   std::filesystem::path work_dir;     // its venv and logs
   bool gpu = false;                   // the driver and the GPU's devices too; the kernel test runs inside
+  std::string visible_devices;        // CUDA_VISIBLE_DEVICES inside: the GPUs the targets serve ("" all)
   std::filesystem::path kernel_test;  // the recipe's, run with `modules` as its arguments
 };
 
@@ -48,6 +50,7 @@ struct CleanRoom {
   bool ran = false;
   std::string skipped_reason;         // why not, when !ran (no bubblewrap, no user namespaces)
   std::vector<std::string> failures;  // "demo/libdemo.so: libzstd.so.1: cannot open shared object file ..."
+  bool environment = false;           // the failures are this machine's (its torch, a venv), not the wheel's
   size_t loaded = 0;                  // ELF files that loaded
   std::vector<std::string> imported;  // modules that imported
   std::string torch;                  // the torch version inside ("" when none)
@@ -60,8 +63,10 @@ struct CleanRoom {
   nlohmann::json to_json() const;
 };
 
-// Never throws: what stops it from running is a skip saying why; what
-// fails inside is a failure naming the file and the loader's message.
+// Never throws. Skipped, saying why, only where bubblewrap is missing or
+// cannot make a sandbox here; anything else that goes wrong is a failure
+// (`environment` when it is this machine's), and what fails inside names
+// the file and the loader's message.
 CleanRoom run_clean_room(const CleanRoomRequest& request);
 
 }  // namespace archbuild

@@ -99,9 +99,11 @@ WheelAudit WheelAudit::from_frontend_json(const std::string& output) {
   audit.auditwheel_version = text(json, "auditwheel");
   audit.platform_tag = text(json, "platform_tag");
   audit.symbol_tag = text(json, "symbol_tag");
-  if (json.contains("system_libraries") && json["system_libraries"].is_array())
-    for (const auto& soname : json["system_libraries"])
-      if (soname.is_string()) audit.system_libraries.push_back(soname.get<std::string>());
+  for (const auto& [key, list] : {std::pair{"system_libraries", &audit.system_libraries},
+                                  std::pair{"exclude_patterns", &audit.exclude_patterns}})
+    if (json.contains(key) && json[key].is_array())
+      for (const auto& item : json[key])
+        if (item.is_string()) list->push_back(item.get<std::string>());
   for (const auto& file : json["files"]) {
     if (!file.is_object()) fail_environment("the wheel audit's answer lists a file that is not an object");
     AuditedFile audited{text(file, "file"), {}};

@@ -44,6 +44,9 @@ struct WheelAudit {
   // libstdc++ symbol versions allow.
   std::string platform_tag, symbol_tag;
   std::vector<std::string> system_libraries;  // the policy's: what every node has (the clean room's root)
+  // `auditwheel repair --exclude` patterns (fnmatch, against each soname and
+  // real path at every depth): the driver's, CUDA's and torch's families.
+  std::vector<std::string> exclude_patterns;
   std::vector<AuditedFile> files;
 
   // The needs met only on this machine or nowhere, one per soname.

@@ -1,7 +1,11 @@
 #include "validate/wheel_repair.h"
 
+#include <fnmatch.h>
+#include <zip.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <regex>
 #include <set>
 
 #include "core/error.h"
@@ -12,9 +16,22 @@
 
 namespace archbuild {
 
+namespace {
+// auditwheel's unique name without its hash: libzstd-6bb594bb.so.1.5.4 -> libzstd.so.1.5.4.
+std::string unmangled(const std::string& file) {
+  static const std::regex hashed(R"(^(.+)-[0-9a-f]{8}(\.so.*)$)");
+  std::smatch match;
+  return std::regex_match(file, match, hashed) ? match[1].str() + match[2].str() : file;
+}
+
+}  // namespace
+
 std::string WheelRepair::summary() const {
   if (!ok()) return "not repaired: " + error;
-  return (bundled.empty() ? std::string("nothing to bundle") : "bundled " + join(bundled, ", ")) + "; tagged " +
+  if (platform_tag.empty()) return "nothing to repair: the wheel holds no ELF file";
+  std::vector<std::string> names;
+  for (const auto& file : bundled) names.push_back(unmangled(file));
+  return (bundled.empty() ? std::string("nothing to bundle") : "bundled " + join(names, ", ")) + "; tagged " +
          platform_tag;
 }
 
@@ -30,8 +47,32 @@ std::vector<std::string> repair_exclusions(const WheelAudit& audit) {
     for (const auto& need : file.needs)
       if (need.from == LibrarySource::torch || need.from == LibrarySource::cuda || need.from == LibrarySource::driver)
         sonames.insert(need.soname);
-  return {sonames.begin(), sonames.end()};
+  // The families too: a bundled library's own need of the driver or CUDA stays theirs.
+  std::vector<std::string> excluded(sonames.begin(), sonames.end());
+  for (const auto& pattern : audit.exclude_patterns)
+    if (!sonames.count(pattern)) excluded.push_back(pattern);
+  return excluded;
 }
+
+namespace {
+// The libraries auditwheel copied in: the members of a top-level `*.libs/` directory.
+std::vector<std::string> bundled_members(const std::filesystem::path& wheel) {
+  std::vector<std::string> found;
+  auto archive = open_wheel_for_reading(wheel);
+  const auto count = zip_get_num_entries(archive.get(), 0);
+  for (zip_int64_t index = 0; index < count; ++index) {
+    const char* name = zip_get_name(archive.get(), static_cast<zip_uint64_t>(index), 0);
+    if (!name) continue;
+    const std::string member = name;
+    const auto slash = member.find('/');
+    if (slash != std::string::npos && slash > 5 && member.compare(slash - 5, 5, ".libs") == 0 &&
+        slash + 1 < member.size() && member.find('/', slash + 1) == std::string::npos)
+      found.push_back(member.substr(slash + 1));
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+}  // namespace
 
 std::vector<std::string> repair_command(const std::string& python, const WheelAudit& audit,
                                         const std::filesystem::path& wheel, const std::filesystem::path& out_dir) {
@@ -55,19 +96,20 @@ WheelRepair repair_wheel(const std::string& python, const AuditTool& tool, const
   repair.excluded = repair_exclusions(audit);
   if (!tool.ready()) {
     repair.error = tool.unavailable;
+    repair.environment = true;
     return repair;
   }
   if (!audit.ran) {
     repair.error = "the wheel was not audited: " + audit.skipped_reason;
+    repair.environment = true;
     return repair;
   }
-  for (const auto& need : audit.not_portable()) {
+  if (audit.files.empty()) return repair;  // no ELF file: nothing to repair, the wheel stays as it is
+  for (const auto& need : audit.not_portable())
     if (need.from == LibrarySource::missing) {
       repair.error = need.soname + " is found nowhere on this machine: there is nothing to bundle";
       return repair;
     }
-    repair.bundled.push_back(need.soname);
-  }
   try {
     std::error_code ec;
     std::filesystem::remove_all(out_dir, ec);
@@ -100,6 +142,14 @@ WheelRepair repair_wheel(const std::string& python, const AuditTool& tool, const
     }
     repair.wheel = made.front();
     repair.platform_tag = name->platform;
+    // What is in it now, not what the audit expected: a bundled library's own needs come along.
+    repair.bundled = bundled_members(repair.wheel);
+    for (const auto& file : repair.bundled)
+      for (const auto& pattern : audit.exclude_patterns)
+        if (::fnmatch(pattern.c_str(), unmangled(file).c_str(), 0) == 0) {
+          repair.error = "auditwheel bundled " + file + ", which is the driver's, CUDA's or torch's to give";
+          return repair;
+        }
   } catch (const std::exception& error) {  // UserError (not started), filesystem_error
     repair.error = secrets::scrub(error.what());
   }

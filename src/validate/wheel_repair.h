@@ -23,6 +23,7 @@ struct WheelRepair {
   std::vector<std::string> excluded;  // sonames left to torch, CUDA and the driver
   std::string platform_tag;           // "manylinux_2_34_x86_64"
   std::string error;                  // why it was not repaired ("" when it was)
+  bool environment = false;           // ... for this machine's reasons (no auditwheel), not the wheel's
   bool ok() const { return error.empty(); }
   // "bundled libzstd.so.1; tagged manylinux_2_34_x86_64", "nothing to bundle; ...", "not repaired: ..."
   std::string summary() const;

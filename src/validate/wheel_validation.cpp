@@ -66,6 +66,14 @@ std::string WheelValidation::scope() const {
   return "static only: device check skipped, " + device.skipped_reason;
 }
 
+bool WheelValidation::failed_by_environment() const {
+  if (ok() || !static_checks.ok()) return false;
+  const bool audit_environment = audit_ok() || (!audit.ran && portable_required);
+  const bool room_environment = !clean_room.ran || clean_room.ok() || clean_room.environment;
+  const bool device_environment = !device.ran || device.ok() || device.failed_by_environment();
+  return audit_environment && room_environment && device_environment;
+}
+
 nlohmann::json WheelValidation::to_json() const {
   auto json = static_checks.to_json();
   json["ok"] = ok();
@@ -126,15 +134,6 @@ WheelValidation validate_wheel(const WheelValidationRequest& request) {
   for (const auto& name : top_level)
     if (std::find(device.packages.begin(), device.packages.end(), name) == device.packages.end())
       device.extension_packages.push_back(name);
-  if (request.portable && validation.audit.ran) {
-    // The audit proven: the wheel loaded where only what a node has is.
-    CleanRoomRequest room{request.wheel,   request.python,   request.audit_tool.path,       &validation.audit,
-                          device.packages, request.work_dir, !request.gpus.devices.empty(), device.kernel_test};
-    validation.clean_room = run_clean_room(room);
-  } else {
-    validation.clean_room.skipped_reason = request.portable ? "the wheel was not audited"
-                                                            : "only with the portable setting (--portable)";
-  }
   device.tests = request.tests;
   device.tests_origin = request.tests_origin;
   device.source_dir = request.source_dir;
@@ -170,6 +169,24 @@ WheelValidation validate_wheel(const WheelValidationRequest& request) {
     for (const auto& gpu : device.gpus.devices) ordinals.push_back(gpu.index);
     const char* user = std::getenv("CUDA_VISIBLE_DEVICES");
     device.visible_devices = visible_devices_for(ordinals, user ? user : "");
+  }
+  if (request.portable && validation.audit.ran) {
+    // The audit proven: the wheel loaded where only what a node has is.
+    // On the GPUs the targets serve, as the device checks: an 8.0 wheel's kernel test cannot run on an H200.
+    CleanRoomRequest room;
+    room.wheel = request.wheel;
+    room.python = request.python;
+    room.tool_path = request.audit_tool.path;
+    room.audit = &validation.audit;
+    room.modules = device.packages;
+    room.work_dir = request.work_dir;
+    room.gpu = !device.gpus.devices.empty();
+    room.visible_devices = device.visible_devices;
+    room.kernel_test = device.kernel_test;
+    validation.clean_room = run_clean_room(room);
+  } else {
+    validation.clean_room.skipped_reason = request.portable ? "the wheel was not audited"
+                                                            : "only with the portable setting (--portable)";
   }
   device.work_dir = request.work_dir;
   device.require_kernel_launch = request.require_kernel_launch;

@@ -53,6 +53,10 @@ struct WheelValidation {
   bool ok() const {
     return static_checks.ok() && audit_ok() && (!clean_room.ran || clean_room.ok()) && (!device.ran || device.ok());
   }
+  // Failed, and only for this machine's reasons (no auditwheel for --portable,
+  // its torch in the clean room, the device checks' environment): not proven,
+  // nothing says the wheel is wrong.
+  bool failed_by_environment() const;
   // "static + device: launched 3 of 4 kernels of this wheel, on 1 GPU",
   // "static + loaded: ...", "static only: device check skipped, no GPU (...)"
   std::string scope() const;

@@ -72,9 +72,11 @@ class Portable(unittest.TestCase):
         report = self.report("repaired")
         (repair,) = report["repair"]
         self.assertTrue(repair["repaired"], repair)
-        self.assertEqual(repair["bundled"], ["libzstd.so.1"])
+        # what is in the wheel now, under auditwheel's unique name
+        (bundled_file,) = repair["bundled"]
+        self.assertRegex(bundled_file, r"^libzstd-[0-9a-f]{8}\.so\.1[.\d]*$")
         self.assertRegex(repair["platform_tag"], r"^manylinux_2_\d+_x86_64$")
-        self.assertIn(f"bundled libzstd.so.1; tagged {repair['platform_tag']}", result.stderr)
+        self.assertRegex(result.stderr, rf"bundled libzstd\.so\.1[.\d]*; tagged {repair['platform_tag']}")
         # the label follows the repaired wheel: its name, the store, the index
         (wheel,) = [w["file"] for w in report["wheels"]]
         self.assertTrue(wheel.startswith("fixture-1.0+cu130.sm90-"), wheel)
@@ -100,7 +102,7 @@ class Portable(unittest.TestCase):
         key = report["key"]
         shown = run("cache", "show", key[:12], "--cache-dir", str(self.cache), env=self.env)
         self.assertEqual(shown.returncode, 0, shown.stderr)
-        self.assertIn(f"repair     bundled libzstd.so.1; tagged {repair['platform_tag']}", shown.stdout)
+        self.assertRegex(shown.stdout, rf"repair     bundled libzstd\.so\.1[.\d]*; tagged {repair['platform_tag']}")
         # the plan says it will repair
         plan = run("plan", "fixture", "--arch", "9.0", "--cache-dir", str(self.cache), "--portable", env=self.env)
         self.assertIn("# portable: after the build, auditwheel repair (auditwheel==6.8.2", plan.stdout)

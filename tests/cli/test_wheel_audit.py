@@ -91,6 +91,31 @@ class WheelAudit(unittest.TestCase):
         self.assertTrue((self.cache / "tools" / "auditwheel-6.8.2" / ".archbuild-complete").is_file())
         self.assertEqual(audit["auditwheel"], "6.8.2")
 
+    def test_the_clean_room_reads_its_answer_not_what_the_wheel_prints(self):
+        # a library that prints a JSON line when it loads, an object file and a cubin-like ELF for the GPU
+        # beside it (neither can be dlopen'ed): the clean room loads the shared object alone and is not fooled
+        root = scratch_dir(self)
+        source = root / "noisy.cu"
+        source.write_text(KERNEL + '#include <stdio.h>\n__attribute__((constructor)) static void hello(void) '
+                          '{ printf("{\\"loaded\\": []}\\n"); }\n')
+        library, objfile = root / "libnoisy.so", root / "noisy.o"
+        subprocess.run([str(SYSTEM_NVCC), "-shared", "-Xcompiler", "-fPIC", "-arch=sm_90", "-o", str(library),
+                        str(source), "-cudart", "shared"], check=True)
+        subprocess.run([str(SYSTEM_NVCC), "-c", "-Xcompiler", "-fPIC", "-arch=sm_90", "-o", str(objfile),
+                        str(source)], check=True)
+        wheel = platform_wheel(root, "noisy", {"noisy/__init__.py": b"", "noisy/libnoisy.so": library.read_bytes(),
+                                               "noisy/noisy.o": objfile.read_bytes()})
+        # its work dir reached through a symlink, as a ~/.cache linked to a scratch disk
+        real = root / "real-work"
+        real.mkdir()
+        (root / "work").symlink_to(real)
+        result = run("validate", str(wheel), "--arch", "9.0", "--portable", "--json", "--work-dir",
+                     str(root / "work"), env=self.env)
+        room = json.loads(result.stdout)["clean_room"]
+        self.assertTrue(room["ran"], room)
+        self.assertEqual(room["failures"], [], room)
+        self.assertEqual(room["loaded"], 1, room)  # the shared object, not the .o
+
     def test_a_wheel_whose_record_does_not_match_is_not_unpacked(self):
         tampered = scratch_dir(self) / self.zstd_wheel.name
         with zipfile.ZipFile(self.zstd_wheel) as source, zipfile.ZipFile(tampered, "w") as copy:

@@ -119,6 +119,7 @@ class FakeServices : public SessionServices {
     repair.wheel = wheel;
     if (!repair_error.empty()) {
       repair.error = repair_error;
+      repair.environment = repair_environment;
       return repair;
     }
     auto name = wheel.filename().string();
@@ -132,6 +133,7 @@ class FakeServices : public SessionServices {
   }
   std::vector<std::filesystem::path> repaired;
   std::string repair_error;
+  bool repair_environment = false;
   WheelValidation validate(const WheelValidationRequest& request) override {
     validated.push_back(request.wheel);
     WheelValidation validation;
@@ -329,6 +331,18 @@ TEST_F(BuildSessionTest, AWheelPortableCannotRepairIsQuarantined) {
       std::filesystem::exists(*outcome.report.quarantine / "wheels" / "fixture-1.0-cp311-cp311-linux_x86_64.whl"));
   EXPECT_TRUE(events_.said("not repaired: libfoo.so.1 is found nowhere"));
   EXPECT_FALSE(WheelStore(dir_.path / "cache").find(CacheKey::compute(outcome.plan.key_inputs())));
+}
+
+TEST_F(BuildSessionTest, AWheelThisMachineCouldNotRepairIsNotProvenWrong) {
+  services_.repair_error = "auditwheel is not installed and --offline installs nothing";
+  services_.repair_environment = true;
+  auto asked = request("fixture");
+  asked.setting_flags["portable"] = "true";
+  auto outcome = build(asked);
+  EXPECT_EQ(outcome.exit, ExitCode::environment);  // exit 3: nothing says the wheel is wrong
+  EXPECT_FALSE(outcome.report.published);
+  EXPECT_TRUE(outcome.report.quarantine);
+  EXPECT_TRUE(events_.said("NOT PROVEN (--portable: this machine could not repair it)"));
 }
 
 TEST_F(BuildSessionTest, AHitBuildsNothing) {

@@ -30,6 +30,23 @@ TEST(WheelRepair, LeavesTorchCudaAndTheDriverToTheirOwnWheels) {
                                       "--exclude", "libcudart.so.13", "/w/pkg-1.0-cp312-cp312-linux_x86_64.whl"}));
 }
 
+TEST(WheelRepair, LeavesTheFamiliesOutAtEveryDepth) {
+  auto audit = audit_with({{"libzstd.so.1", LibrarySource::machine, "/usr/lib/libzstd.so.1"}});
+  audit.exclude_patterns = {"libcuda.so*", "*/torch/lib/*"};
+  // a bundled library's own need of the driver is matched by the pattern, not by a name the wheel links
+  EXPECT_EQ(repair_exclusions(audit), (std::vector<std::string>{"libcuda.so*", "*/torch/lib/*"}));
+}
+
+TEST(WheelRepair, AWheelWithoutElfFilesStaysAsItIs) {
+  WheelAudit audit;
+  audit.ran = true;  // audited: no ELF file in it
+  const auto repair = repair_wheel("/nonexistent/python", AuditTool{"/tools", ""}, audit, "/w/a-1.0-py3-none-any.whl",
+                                   "/out");
+  EXPECT_TRUE(repair.ok());
+  EXPECT_EQ(repair.wheel, "/w/a-1.0-py3-none-any.whl");
+  EXPECT_EQ(repair.summary(), "nothing to repair: the wheel holds no ELF file");
+}
+
 TEST(WheelRepair, RefusesWhatItCannotBundleBeforeRunningAnything) {
   AuditTool tool{"/tools/auditwheel-6.8.2", ""};
   const auto missing = repair_wheel("/nonexistent/python", tool,
