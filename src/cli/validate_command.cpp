@@ -141,7 +141,7 @@ Command validate_command() {
                           << result.scope() << ")\n";
               }
               if (result.ok()) return ExitCode::success;
-              return result.device.failed_by_environment() ? ExitCode::environment : ExitCode::work_failed;
+              return result.failed_by_environment() ? ExitCode::environment : ExitCode::work_failed;
             };
           }};
 }
