@@ -514,8 +514,8 @@ class BuildSession {
       }
       std::filesystem::rename(repair.wheel, placed, ec);
       if (ec) {
-        events_.stage("repair", "cannot move " + repair.wheel.string() + " to " + placed.string() + ": " +
-                                    ec.message(), Tone::failure);
+        events_.stage("repair", "cannot move " + repair.wheel.string() + " to " + placed.string() + ": " + ec.message(),
+                      Tone::failure);
         repaired_all = environment_only = false;
         continue;
       }

@@ -187,8 +187,8 @@ CleanRoom run_clean_room(const CleanRoomRequest& request) {
     std::vector<std::pair<std::string, std::string>> env = {{"PYTHONDONTWRITEBYTECODE", "1"},
                                                             {"PYTHONNOUSERSITE", "1"}};
     if (!request.visible_devices.empty()) env.emplace_back("CUDA_VISIBLE_DEVICES", request.visible_devices);
-    std::vector<std::string> probe = {layout.python, frontend.string(), "probe", name->name,
-                                      "--result", (inside_answer / "probe.json").string()};
+    std::vector<std::string> probe = {layout.python, frontend.string(), "probe",
+                                      name->name,    "--result",        (inside_answer / "probe.json").string()};
     for (const auto& module : request.modules) probe.insert(probe.end(), {"--import", module});
     ProcessOptions inside;
     inside.timeout = std::chrono::minutes(5);

@@ -15,11 +15,11 @@ namespace archbuild {
 // `layout` says what goes in): read-only binds, the one directory every
 // library is found in, and the GPU's device nodes.
 struct CleanRoomLayout {
-  std::string python;                                                          // the venv's interpreter
-  std::filesystem::path lib_dir;                                               // LD_LIBRARY_PATH inside
-  std::vector<std::pair<std::filesystem::path, std::filesystem::path>> binds;  // source, where it appears
+  std::string python;                                                             // the venv's interpreter
+  std::filesystem::path lib_dir;                                                  // LD_LIBRARY_PATH inside
+  std::vector<std::pair<std::filesystem::path, std::filesystem::path>> binds;     // source, where it appears
   std::vector<std::pair<std::filesystem::path, std::filesystem::path>> writable;  // the probe's answer
-  std::vector<std::filesystem::path> devices;                                  // /dev/nvidia*, with a GPU
+  std::vector<std::filesystem::path> devices;                                     // /dev/nvidia*, with a GPU
   std::vector<std::string> missing_system;  // policy libraries this machine lacks (a node may have them)
   // Throws UserError(environment) naming what is wrong with the frontend's answer.
   static CleanRoomLayout from_json(const std::string& text);

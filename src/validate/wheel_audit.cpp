@@ -99,8 +99,8 @@ WheelAudit WheelAudit::from_frontend_json(const std::string& output) {
   audit.auditwheel_version = text(json, "auditwheel");
   audit.platform_tag = text(json, "platform_tag");
   audit.symbol_tag = text(json, "symbol_tag");
-  for (const auto& [key, list] : {std::pair{"system_libraries", &audit.system_libraries},
-                                  std::pair{"exclude_patterns", &audit.exclude_patterns}})
+  for (const auto& [key, list] :
+       {std::pair{"system_libraries", &audit.system_libraries}, std::pair{"exclude_patterns", &audit.exclude_patterns}})
     if (json.contains(key) && json[key].is_array())
       for (const auto& item : json[key])
         if (item.is_string()) list->push_back(item.get<std::string>());

@@ -1,12 +1,12 @@
 #include "validate/wheel_repair.h"
 
-#include <fnmatch.h>
-#include <zip.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <regex>
 #include <set>
+
+#include <fnmatch.h>
+#include <zip.h>
 
 #include "core/error.h"
 #include "core/secrets.h"
