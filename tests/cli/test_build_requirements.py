@@ -116,21 +116,21 @@ wheel_env = {{ EXTRA_REQUIREMENTS = "{{requirement}}" }}
         offline_again = self.build("--rebuild", "--offline")
         self.assertEqual(offline_again.returncode, 0, offline_again.stderr)
 
-    def test_a_malformed_requirement_is_named(self):
+    def build_requiring(self, requirement):
+        """A build whose recipe asks `requirement` instead of archbuild-probe-helper (restored after the test)."""
         recipe = self.data / "recipes" / "fixture.toml"
         saved = recipe.read_text()
         self.addCleanup(recipe.write_text, saved)
-        recipe.write_text(saved.replace('"archbuild-probe-helper>=2.0"', '"archbuild probe >= 2"'))
-        result = self.build()
+        recipe.write_text(saved.replace('"archbuild-probe-helper>=2.0"', f'"{requirement}"'))
+        return self.build()
+
+    def test_a_malformed_requirement_is_named(self):
+        result = self.build_requiring("archbuild probe >= 2")
         self.assertEqual(result.returncode, 2, result.stderr)
         self.assertIn("build requirements: not a requirement (PEP 508): 'archbuild probe >= 2'", result.stderr)
 
     def test_a_requirement_no_index_has_says_how_to_give_it(self):
-        recipe = self.data / "recipes" / "fixture.toml"
-        saved = recipe.read_text()
-        self.addCleanup(recipe.write_text, saved)
-        recipe.write_text(saved.replace('"archbuild-probe-helper>=2.0"', '"archbuild-probe-nowhere>=1"'))
-        result = self.build()
+        result = self.build_requiring("archbuild-probe-nowhere>=1")
         self.assertEqual(result.returncode, 3, result.stderr)
         self.assertIn("No matching distribution found for archbuild-probe-nowhere>=1", result.stderr)
         self.assertIn("without an index: put their wheels in a directory and set PIP_FIND_LINKS=DIR PIP_NO_INDEX=1",

