@@ -347,13 +347,27 @@ class TargetResolution {
       if (version.empty())
         version = !ref_option_.empty() ? ref_option_ : recipe_repository_ ? target_.recipe->default_ref : "";
       if (!version.empty()) check_pypi_version(version, what_);
-      sdist = sdists_->prepare({pypi_->name, version}, mirrors_);
+      try {
+        sdist = sdists_->prepare({pypi_->name, version}, mirrors_);
+      } catch (const UserError& error) {
+        throw UserError(error.code(), error.what() + catalogued_elsewhere_hint());
+      }
     }
     target_.url = sdist.repository;
     target_.ref = sdist.ref;
     target_.sdist = sdist.origin;
     target_.submodules = false;  // an sdist holds its files, no submodule commits
     target_.notes.insert(target_.notes.end(), sdist.notes.begin(), sdist.notes.end());
+  }
+
+  // A project the catalog builds from git (not from PyPI, where an sdist may be missing or stale):
+  // the way to build it, for the error of a pypi: spec that found nothing to build.
+  std::string catalogued_elsewhere_hint() const {
+    if (recipe_repository_) return "";
+    const Recipe* recipe = book_.find(pypi_->name);
+    if (!recipe || is_pypi_repository(recipe->repository)) return "";
+    return "; archbuild's recipe " + recipe->name + " builds it from " + recipe->repository + ": archbuild build " +
+           recipe->name;
   }
 
   void from_ref_option() {

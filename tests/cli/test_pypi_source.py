@@ -156,6 +156,9 @@ class PypiSource(unittest.TestCase):
         cases = [
             ("pypi:demo-pkg==9.9", [], 2, "versions with an sdist there: 1.0"),
             ("pypi:no-such-project==1.0", [], 2, "no sdist of no-such-project"),
+            # a catalogued project that is built from git: the error says how
+            ("pypi:fused-ssim", [], 2, "archbuild's recipe fused-ssim builds it from "
+             "https://github.com/rahul-goel/fused-ssim.git: archbuild build fused-ssim"),
             ("pypi:demo-pkg>=1.0", [], 2, "only an exact version"),
             ("pypi:", [], 2, "no project name"),
             ("pypi:demo-pkg==1.0", ["--ref", "2.0"], 2, "--ref does not go with pypi:demo-pkg==1.0"),
