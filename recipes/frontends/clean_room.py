@@ -69,6 +69,22 @@ def elf_header(path):
 
 
 ET_DYN = 3
+RTLD_DI_ORIGIN = 6  # <dlfcn.h>: the directory an opened object was loaded from
+
+
+def loader_finds(soname):
+    """The file the dynamic loader opens for `soname` in this process (its cache, LD_LIBRARY_PATH,
+    the container runtime's mounts: wherever torch's dlopen will find it), or None."""
+    try:
+        handle = ctypes.CDLL(soname)._handle
+        libdl = ctypes.CDLL(None)
+        origin = ctypes.create_string_buffer(4096)
+        if libdl.dlinfo(ctypes.c_void_p(handle), RTLD_DI_ORIGIN, origin) != 0:
+            return None
+    except (OSError, AttributeError):
+        return None
+    path = os.path.join(origin.value.decode(), soname)
+    return path if os.path.exists(path) else None
 
 
 def layout(args):
@@ -158,15 +174,19 @@ def layout(args):
 
     devices = []
     if args.gpu:
-        driver = libraries.get("libcuda.so.1")
+        # The driver torch will load (it opens libcuda.so.1 at run time, linking none of it).
+        driver = loader_finds("libcuda.so.1") or libraries.get("libcuda.so.1")
         if driver is None:
             real, _ = find_lib(tree.platform, "libcuda.so.1", search)
             driver = str(real) if real else None
         if driver:
-            # libcuda opens its companions (the PTX JIT, NVVM) by name at run time.
-            for path in glob.glob(os.path.join(os.path.dirname(driver), "libnvidia-*.so*")) + \
-                    glob.glob(os.path.join(os.path.dirname(driver), "libcuda*.so*")):
-                libraries.setdefault(os.path.basename(path), os.path.realpath(path))
+            libraries["libcuda.so.1"] = os.path.realpath(driver)
+            # libcuda opens its companions (the PTX JIT, NVVM) by name at run time, from its own dir
+            # (where the loader found it, and where the file is).
+            for directory in sorted({os.path.dirname(driver), os.path.dirname(os.path.realpath(driver))}):
+                for path in glob.glob(os.path.join(directory, "libnvidia-*.so*")) + \
+                        glob.glob(os.path.join(directory, "libcuda*.so*")):
+                    libraries.setdefault(os.path.basename(path), os.path.realpath(path))
         devices = sorted(glob.glob("/dev/nvidia*"))
 
     for soname, real in sorted(libraries.items()):

@@ -16,7 +16,7 @@ import unittest
 import zipfile
 
 from fixture_project import data_dir_with_recipe, make_cuda_project
-from harness import SYSTEM_NVCC, run, scratch_dir
+from harness import SOURCE_DIR, SYSTEM_NVCC, run, scratch_dir
 
 
 @unittest.skipUnless(SYSTEM_NVCC.exists(), "needs nvcc 13 at /usr/local/cuda")
@@ -126,6 +126,33 @@ class Portable(unittest.TestCase):
         (wheel,) = [w["file"] for w in self.report("cuda-only")["wheels"]]
         with zipfile.ZipFile(next((self.dir / "cuda-cache" / "store").rglob(wheel))) as archive:
             self.assertFalse([n for n in archive.namelist() if ".libs/" in n])
+
+    def test_on_a_gpu_the_room_holds_the_driver_the_loader_finds(self):
+        # A driver found through LD_LIBRARY_PATH (older CUDA containers, site modules), not the
+        # loader's cache: the room binds that libcuda.so.1 and its companions from the same dir.
+        driver = self.dir / "driver"
+        driver.mkdir()
+        source = driver / "cuda.c"
+        source.write_text("int cuInit(unsigned flags) { return (int)flags; }\n")
+        for soname in ("libcuda.so.1", "libnvidia-ptxjitcompiler.so.1"):
+            subprocess.run(["gcc", "-shared", "-fPIC", f"-Wl,-soname,{soname}", "-o", str(driver / (soname + "99")),
+                            str(source)], check=True)
+            (driver / soname).symlink_to(soname + "99")
+        tools = self.cache / "tools" / "auditwheel-6.8.2"  # installed by the --portable build
+        env = dict(os.environ, LD_LIBRARY_PATH=str(driver), PYTHONPATH=str(tools))
+        layout = subprocess.run([sys.executable, str(SOURCE_DIR / "recipes/frontends/clean_room.py"), "layout", "--gpu"],
+                                env=env, capture_output=True, text=True, timeout=300)
+        self.assertEqual(layout.returncode, 0, layout.stderr)
+        binds = {dest: source for source, dest in json.loads(layout.stdout)["binds"]}
+        lib_dir = "/run/archbuild-node/lib/"
+        self.assertEqual(binds.get(lib_dir + "libcuda.so.1"), str(driver / "libcuda.so.199"))
+        self.assertEqual(binds.get(lib_dir + "libnvidia-ptxjitcompiler.so.1"),
+                         str(driver / "libnvidia-ptxjitcompiler.so.199"))
+        # without --gpu the room holds no driver
+        plain = subprocess.run([sys.executable, str(SOURCE_DIR / "recipes/frontends/clean_room.py"), "layout"],
+                               env=env, capture_output=True, text=True, timeout=300)
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        self.assertNotIn(str(driver), plain.stdout)
 
 
 if __name__ == "__main__":
