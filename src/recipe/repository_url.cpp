@@ -99,8 +99,14 @@ std::string repository_identity(const std::string& text) {
 }
 
 bool same_repository(const std::string& a, const std::string& b) {
-  auto left = repository_identity(a);
-  return !left.empty() && left == repository_identity(b);
+  const auto left = repository_identity(a);
+  const auto right = repository_identity(b);
+  if (left.empty()) return false;
+  if (left == right) return true;
+  // GitHub and GitLab find a repository whatever the case of its owner and name.
+  for (std::string_view host : {"github.com/", "gitlab.com/"})
+    if (left.starts_with(host) && right.starts_with(host)) return to_lower(left) == to_lower(right);
+  return false;
 }
 
 }  // namespace archbuild

@@ -23,6 +23,9 @@ inline bool is_pypi_repository(std::string_view text) { return text.substr(0, kP
 // case-sensitive. file:// URLs keep "file://" and their path; "pypi:NAME"
 // gives "pypi:" and the canonical name. "" for text that is no URL.
 std::string repository_identity(const std::string& url);
+// One identity, or (on github.com and gitlab.com, which look owner and name
+// up in any case) one identity but for case. The identity itself keeps the
+// case: it is part of cache keys.
 bool same_repository(const std::string& a, const std::string& b);
 
 }  // namespace archbuild

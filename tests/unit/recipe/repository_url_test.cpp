@@ -22,8 +22,14 @@ TEST(RepositoryUrl, SpellingsOfOneGithubRepositoryAreOneIdentity) {
 TEST(RepositoryUrl, DifferentRepositoriesStayApart) {
   EXPECT_FALSE(same_repository("https://github.com/pytorch/vision", "https://github.com/pytorch/audio"));
   EXPECT_FALSE(same_repository("https://github.com/pytorch/vision", "https://gitlab.com/pytorch/vision"));
-  // Paths are case-sensitive (only the host is not).
-  EXPECT_FALSE(same_repository("https://github.com/pytorch/vision", "https://github.com/PyTorch/Vision"));
+  // Paths are case-sensitive, but on GitHub and GitLab, which find owner and name in any case
+  // (a clone's origin spelled https://github.com/ist-daslab/Marlin is the recipe's repository).
+  EXPECT_FALSE(same_repository("https://git.example/o/r", "https://git.example/O/R"));
+  EXPECT_FALSE(same_repository("https://git.example/o/r", "https://git.example/o/R.git"));
+  EXPECT_TRUE(same_repository("https://github.com/pytorch/vision", "git@github.com:PyTorch/Vision.git"));
+  EXPECT_TRUE(same_repository("https://gitlab.com/o/r", "https://GitLab.com/O/R"));
+  EXPECT_FALSE(same_repository("https://github.com/pytorch/vision", "https://github.com/PyTorch/Visions"));
+  EXPECT_EQ(repository_identity("https://github.com/PyTorch/Vision"), "github.com/PyTorch/Vision");  // keys keep it
   EXPECT_FALSE(same_repository("https://git.example/o/r", "https://git.example:8443/o/r"));
   // Text that is no URL matches nothing, not even itself.
   EXPECT_EQ(repository_identity("torchvision"), "");
