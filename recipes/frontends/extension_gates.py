@@ -64,12 +64,16 @@ class Analysis:
         for parent in ast.walk(tree):
             for child in ast.iter_child_nodes(parent):
                 self.parents[child] = parent
-        self.derived = {}  # variable -> the expression it was assigned
+        self.derived = {}  # variable -> the expression it was first assigned
+        self.assignments = {}  # variable -> every assignment of it, in source order
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         self.derived.setdefault(target.id, node.value)
+                        self.assignments.setdefault(target.id, []).append(node)
+        for found in self.assignments.values():
+            found.sort(key=lambda node: (node.lineno, node.col_offset))
 
     def lookups(self, expression, positive=True, seen=None):
         """[(env name, value that turns it on or None, positive)] that `expression` reads; positive is False
@@ -90,11 +94,34 @@ class Analysis:
             return [(name, self.compared_value(expression), positive)]
         if isinstance(expression, ast.Name) and expression.id in self.derived and expression.id not in seen:
             seen.add(expression.id)
-            return self.lookups(self.derived[expression.id], positive, seen)
+            return self.lookups(self.derived[expression.id], positive, seen) + \
+                self.flag_switches(expression.id, positive, seen)
         found = []
         for child in ast.iter_child_nodes(expression):  # calls around a lookup: .lower(), int(...)
             found += self.lookups(child, positive, seen)
         return found
+
+    def flag_switches(self, name, positive, seen):
+        """A flag set to a constant inside env-gated branches after its first value
+        (`WITH_CUDA = torch.cuda.is_available()`, then `if os.getenv("FORCE_CUDA") == "1": WITH_CUDA = True`):
+        the first branch that turns it the way the condition needs, and every branch that turns it the other
+        way, to stay off. A branch that also turns another flag off (`FORCE_ONLY_CUDA`: WITH_CPU = False)
+        is taken only when no other does the job."""
+        wanted, avoided = [], []
+        for assign in self.assignments.get(name, [])[1:]:
+            if not isinstance(assign.value, ast.Constant) or not isinstance(assign.value.value, bool):
+                continue
+            branch = self.parents.get(assign)
+            if not isinstance(branch, ast.If) or assign not in branch.body:
+                continue
+            if bool(assign.value.value) == positive:
+                side_effect = any(isinstance(other, ast.Assign) and isinstance(other.value, ast.Constant)
+                                  and other.value.value is False for other in branch.body if other is not assign)
+                wanted.append((side_effect, branch.test))
+            else:
+                avoided += self.lookups(branch.test, False, set(seen))
+        chosen = sorted(wanted, key=lambda item: item[0])[:1]  # stable: the first without side effects
+        return [found for _, test in chosen for found in self.lookups(test, True, set(seen))] + avoided
 
     def compared_value(self, lookup):
         parent = self.parents.get(lookup)
@@ -153,15 +180,22 @@ def cuda_sources(call, analysis, seen=None):
     return found
 
 
-def cuda_constructs(call, analysis):
-    """The nodes whose running builds CUDA code: a CUDAExtension call, or the .cu sources of an
-    Extension (each gated where it is written, and where the call is)."""
-    name = called_name(call)
+def cuda_constructs(node, analysis):
+    """The nodes whose running builds CUDA code: a CUDAExtension call, the .cu sources of an
+    Extension (each gated where it is written, and where the call is), or a name bound to
+    CUDAExtension (`extension = CUDAExtension` in a branch, `extension(...)` later)."""
+    if isinstance(node, ast.Assign):
+        value = node.value
+        bound = value.id if isinstance(value, ast.Name) else value.attr if isinstance(value, ast.Attribute) else ""
+        return [node] if bound in CUDA_CONSTRUCTORS else []
+    if not isinstance(node, ast.Call):
+        return []
+    name = called_name(node)
     if name in CUDA_CONSTRUCTORS:
-        return [call]
+        return [node]
     if name == "Extension":
-        sources = cuda_sources(call, analysis)
-        return sources + [call] if sources else []
+        sources = cuda_sources(node, analysis)
+        return sources + [node] if sources else []
     return []
 
 
@@ -177,7 +211,7 @@ def main():
     analysis = Analysis(tree)
     gates, count = [], 0
     for node in ast.walk(tree):
-        constructs = cuda_constructs(node, analysis) if isinstance(node, ast.Call) else []
+        constructs = cuda_constructs(node, analysis)
         if constructs:
             count += 1
         for construct in constructs:

@@ -59,6 +59,46 @@ setup(ext_modules=exts())
 ''')
         self.assertEqual(answer["gates"], [{"name": "WITH_CUDA", "value": "1", "unset": False}])
 
+    def test_a_constructor_bound_to_a_name_in_a_branch(self):
+        # chamferdist's and many FAIR projects' form: extension = CppExtension, CUDAExtension when gated
+        answer = gates_of('''import os, torch
+from torch.utils.cpp_extension import CUDA_HOME, CppExtension, CUDAExtension
+def get_extensions():
+    sources = ["ext.cpp"]
+    extension = CppExtension
+    force_cuda = os.getenv("FORCE_CUDA", "0") == "1"
+    if (torch.cuda.is_available() and CUDA_HOME is not None) or force_cuda:
+        extension = CUDAExtension
+        sources += ["knn.cu"]
+    return [extension("chamferdist._C", sources)]
+setup(ext_modules=get_extensions())
+''')
+        self.assertEqual(answer["extensions"], 1)
+        self.assertEqual(answer["gates"], [{"name": "FORCE_CUDA", "value": "1", "unset": False}])
+
+    def test_a_flag_switched_on_and_off_by_later_branches(self):
+        # torch-points-kernels' form: the flag starts as "is there a GPU", env branches change it; the one
+        # that also drops the CPU extension is not the one named, the one that turns CUDA off stays unset
+        answer = gates_of('''import os, torch
+from torch.utils.cpp_extension import CUDA_HOME, CUDAExtension, CppExtension
+WITH_CUDA = torch.cuda.is_available() and CUDA_HOME is not None
+WITH_CPU = True
+if os.getenv("FORCE_ONLY_CUDA", "0") == "1":
+    WITH_CUDA = True
+    WITH_CPU = False
+if os.getenv("FORCE_CUDA", "0") == "1":
+    WITH_CUDA = True
+if os.getenv("FORCE_ONLY_CPU", "0") == "1":
+    WITH_CUDA = False
+ext_modules = []
+if WITH_CUDA:
+    ext_modules.append(CUDAExtension("k.points_cuda", ["cuda/a.cu"]))
+if WITH_CPU:
+    ext_modules.append(CppExtension("k.points_cpu", ["cpu/a.cpp"]))
+''')
+        self.assertEqual([(g["name"], g["value"], g["unset"]) for g in answer["gates"]],
+                         [("FORCE_CUDA", "1", False), ("FORCE_ONLY_CPU", None, True)])
+
     def test_nothing_to_tell(self):
         self.assertEqual(gates_of("from setuptools import setup\nsetup(name='pure')\n"),
                          {"gates": [], "extensions": 0})
