@@ -150,7 +150,8 @@ class Analysis:
                 chain.append((parent.test, not in_else))
             body = getattr(parent, "body", None)
             if isinstance(body, list) and child in body:
-                for earlier in body[:body.index(child)]:  # if not X: return / raise / sys.exit()
+                # if not X: return / raise / sys.exit(), the last first (the chain is reversed at the end)
+                for earlier in reversed(body[:body.index(child)]):
                     if isinstance(earlier, ast.If) and any(
                             isinstance(s, (ast.Return, ast.Raise)) or
                             (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)

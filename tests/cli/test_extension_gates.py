@@ -59,6 +59,22 @@ setup(ext_modules=exts())
 ''')
         self.assertEqual(answer["gates"], [{"name": "WITH_CUDA", "value": "1", "unset": False}])
 
+    def test_early_exits_in_the_order_they_are_written(self):
+        # torch-linear-assignment 0.1.0: an opt-in switch returns early, then FORCE_CUDA raises
+        answer = gates_of('''import os
+def get_build_ext_modules():
+    if os.environ.get("TLA_BUILD_LEGACY_CUDA") != "1":
+        return []
+    import torch.utils.cpp_extension as torch_cpp_ext
+    can_build_cuda = torch.backends.cuda.is_built() and (
+        os.environ.get("FORCE_CUDA") == "1" or torch.cuda.is_available())
+    if not can_build_cuda:
+        raise RuntimeError("TLA_BUILD_LEGACY_CUDA=1 requires CUDA")
+    return [torch_cpp_ext.CUDAExtension("tla._backend", ["src/kernel.cu"])]
+setup(ext_modules=get_build_ext_modules())
+''')
+        self.assertEqual([g["name"] for g in answer["gates"]], ["TLA_BUILD_LEGACY_CUDA", "FORCE_CUDA"])
+
     def test_a_constructor_bound_to_a_name_in_a_branch(self):
         # chamferdist's and many FAIR projects' form: extension = CppExtension, CUDAExtension when gated
         answer = gates_of('''import os, torch
