@@ -57,6 +57,29 @@ def env_lookup(node):
     return None
 
 
+OFF_VALUES = ("", "0", "false", "no", "off", "none")
+
+
+def off_value(node):
+    """Whether a compared constant (or a tuple's first) reads as "off": "", "0", "false", None."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and node.elts:
+        node = node.elts[0]
+    if isinstance(node, ast.Constant) and node.value is None:
+        return True
+    value = string_value(node)
+    return value is not None and value.strip().lower() in OFF_VALUES
+
+
+def names_rocm(expression):
+    """Whether a condition asks for ROCm (torch.version.hip, ROCM_HOME, IS_HIP_EXTENSION): the branch
+    builds the HIP variant, which a CUDA build never takes."""
+    for node in ast.walk(expression):
+        word = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+        if word.lower() in ("hip", "rocm_home", "is_hip_extension", "use_rocm", "is_rocm"):
+            return True
+    return False
+
+
 class Analysis:
     def __init__(self, tree):
         self.tree = tree
@@ -85,6 +108,10 @@ class Analysis:
             return [found for value in expression.values for found in self.lookups(value, positive, seen)]
         if isinstance(expression, ast.Compare) and expression.comparators:
             negated = isinstance(expression.ops[0], (ast.NotEq, ast.NotIn, ast.IsNot))
+            # against an "off" value the sense turns: `X != ""` and `X not in ("0", "")` ask for it set,
+            # `X == "0"` for it off
+            if off_value(expression.comparators[0]):
+                negated = not negated
             found = []
             for side in [expression.left] + expression.comparators:
                 found += self.lookups(side, positive != negated, seen)
@@ -134,7 +161,7 @@ class Analysis:
             value = string_value(other)
             # The value that turns it on: a compared string, unless it reads as "off"
             # (`!= "0"` asks for anything else; `not in ("1", "true")` before a return asks for "1").
-            if value is not None and value.strip().lower() not in ("", "0", "false", "no", "off", "none"):
+            if value is not None and value.strip().lower() not in OFF_VALUES:
                 return value
         return None
 
@@ -212,11 +239,13 @@ def main():
     analysis = Analysis(tree)
     gates, count = [], 0
     for node in ast.walk(tree):
-        constructs = cuda_constructs(node, analysis)
-        if constructs:
+        chains = [analysis.gates(construct) for construct in cuda_constructs(node, analysis)]
+        # (a HIP variant's branch is none of a CUDA build's business)
+        chains = [chain for chain in chains if not any(holds and names_rocm(test) for test, holds in chain)]
+        if chains:
             count += 1
-        for construct in constructs:
-            for test, holds in analysis.gates(construct):
+        for chain in chains:
+            for test, holds in chain:
                 for name, value, positive in analysis.lookups(test, holds):
                     if all(gate["name"] != name for gate in gates):
                         gates.append({"name": name, "value": value if positive else None, "unset": not positive})

@@ -99,16 +99,22 @@ std::string network_failure_hint(std::string_view log_text, std::string_view set
   return hint;
 }
 
-std::vector<EnvSwitch> settable_cuda_switches(const ExtensionGates& gates) {
+CudaSwitches settable_cuda_switches(const ExtensionGates& gates) {
   if (!gates.read || gates.extensions == 0) return {};
-  std::vector<EnvSwitch> switches;
+  // What the build environment always holds (the arch list, the toolkit): set already, never a switch.
+  static const std::vector<std::string_view> set_by_archbuild = {
+      "TORCH_CUDA_ARCH_LIST", "CUDA_HOME", "CUDA_PATH", "CUDACXX", "CUDAARCHS", "MAX_JOBS", "CMAKE_CUDA_COMPILER"};
+  CudaSwitches switches;
   for (const auto& gate : gates.gates) {
+    if (std::find(set_by_archbuild.begin(), set_by_archbuild.end(), gate.name) != set_by_archbuild.end()) continue;
     const auto name = to_lower(gate.name);
     const bool turns_cuda_off = name.find("no_cuda") != std::string::npos ||
                                 name.find("disable") != std::string::npos || name.find("cpu") != std::string::npos ||
                                 name.find("without") != std::string::npos;
-    if (gate.unset || turns_cuda_off) return {};
-    switches.push_back({gate.name, gate.value.empty() ? "1" : gate.value});
+    if (gate.unset || turns_cuda_off)
+      switches.kept_off.push_back(gate.name);
+    else
+      switches.set.push_back({gate.name, gate.value.empty() ? "1" : gate.value});
   }
   return switches;
 }

@@ -48,12 +48,19 @@ struct EnvSwitch {
   bool operator==(const EnvSwitch&) const = default;
 };
 
-// The gates archbuild may set to make the project build its CUDA code,
-// outermost first: each that asks for a variable to be set (to its value,
-// or "1"). None when one of them needs a variable unset, or one reads as
-// turning CUDA off (NO_CUDA, DISABLE_CUDA, CPU_ONLY, ...): those are left
-// to the user.
-std::vector<EnvSwitch> settable_cuda_switches(const ExtensionGates& gates);
+// What archbuild may do about a CPU-only result: `set`, the gates to set,
+// outermost first (each that asks for a variable to be set, to its value or
+// "1"); `kept_off`, those never set: the condition needs them off (`if not
+// BUILD_NO_CUDA`), or their name reads as turning CUDA off (NO_CUDA,
+// DISABLE, CPU, WITHOUT). A build that has one of those set asked for the
+// CPU variant. Variables archbuild sets itself for every build
+// (TORCH_CUDA_ARCH_LIST, CUDA_HOME, ...) are neither: they hold already.
+struct CudaSwitches {
+  std::vector<EnvSwitch> set;
+  std::vector<std::string> kept_off;
+  bool operator==(const CudaSwitches&) const = default;
+};
+CudaSwitches settable_cuda_switches(const ExtensionGates& gates);
 
 // For a wheel with no CUDA code although CUDA targets were asked: the
 // project most likely built its CPU-only variant because no GPU was visible

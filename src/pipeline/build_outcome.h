@@ -17,8 +17,9 @@ struct BuildOutcome {
   BuildPlan plan;
   BuildResult result;  // attempts, first error, slowest steps (empty on a cache hit)
   // A wheel came out without CUDA code, and its setup.py builds that only
-  // with these set (outermost first): what a second build may set.
-  std::vector<EnvSwitch> cuda_switches_found;
+  // with these set (outermost first) and those others unset: what a second
+  // build may set.
+  CudaSwitches cuda_switches_found;
 };
 
 }  // namespace archbuild

@@ -1,6 +1,7 @@
 #include "pipeline/build_session.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 
@@ -604,7 +605,7 @@ class BuildSession {
       auto validation = services_.validate(checks);
       events_.validation(validation);
       tally.add(wheel, validation);
-      if (validation.static_checks.libraries.empty() && outcome_.cuda_switches_found.empty())
+      if (validation.static_checks.libraries.empty() && outcome_.cuda_switches_found.set.empty())
         outcome_.cuda_switches_found = validation.static_checks.cuda_switches;
     }
     const auto& verdict = tally.verdict();
@@ -660,16 +661,22 @@ PlannedBuild plan_build(const BuildRequest& request) {
 namespace {
 
 // The switches a CPU-only result asks for, when archbuild may set them: the
-// user did not turn this off, and they are not set to these values already
-// (a second build that still has no CUDA code is not tried again).
+// user did not turn this off, did not set one that turns CUDA off (with
+// --env or in the environment the build inherits: then the CPU variant is
+// what was asked), and they are not set to these values already (a second
+// build that still has no CUDA code is not tried again).
 std::vector<EnvSwitch> switches_to_set(const BuildOutcome& outcome, const BuildContext& context) {
   if (outcome.exit != ExitCode::work_failed || !context.intent.set_cuda_switches) return {};
   const auto& found = outcome.cuda_switches_found;
-  const bool all_set = std::all_of(found.begin(), found.end(), [&](const EnvSwitch& item) {
+  for (const auto& name : found.kept_off) {
+    const char* inherited = std::getenv(name.c_str());
+    if (context.extra_env.contains(name) || (inherited && *inherited)) return {};
+  }
+  const bool all_set = std::all_of(found.set.begin(), found.set.end(), [&](const EnvSwitch& item) {
     auto set = context.extra_env.find(item.name);
     return set != context.extra_env.end() && set->second == item.value;
   });
-  return all_set ? std::vector<EnvSwitch>{} : found;
+  return all_set ? std::vector<EnvSwitch>{} : found.set;
 }
 
 std::string spelled(const std::vector<EnvSwitch>& switches) {

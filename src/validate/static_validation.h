@@ -33,8 +33,8 @@ struct StaticValidation {
   // Set when the wheel has no CUDA code at all: why it probably has none and
   // what to set (the switch the project's setup.py reads, when known).
   std::string no_cuda_hint;
-  // And the gates a build may set to get it (settable_cuda_switches), outermost first.
-  std::vector<EnvSwitch> cuda_switches;
+  // And the gates a build may set to get it, and those it must not (settable_cuda_switches).
+  CudaSwitches cuda_switches;
   bool ok() const { return record.ok() && gaps.empty() && extras.empty() && unreadable.empty() && !libraries.empty(); }
   nlohmann::json to_json() const;
 };

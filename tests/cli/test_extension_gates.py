@@ -115,6 +115,26 @@ if WITH_CPU:
         self.assertEqual([(g["name"], g["value"], g["unset"]) for g in answer["gates"]],
                          [("FORCE_CUDA", "1", False), ("FORCE_ONLY_CPU", None, True)])
 
+    def test_compared_to_an_off_value_and_a_rocm_branch(self):
+        # xformers' form: `X != ""` asks for X set; `X == "0"` before a return for X not "0"; the branch
+        # that builds the HIP variant (torch.version.hip) is no CUDA build's business
+        answer = gates_of('''import os, torch
+from torch.utils.cpp_extension import CUDAExtension, CppExtension
+def get_extensions():
+    if os.getenv("DEMO_WITH_OPS", "1") == "0":
+        return []
+    extension = CppExtension
+    if torch.cuda.is_available() or os.getenv("DEMO_FORCE", "") != "":
+        extension = CUDAExtension
+    if torch.version.hip and os.getenv("DEMO_CK", "1") == "1":
+        extension = CUDAExtension
+    return [extension("demo._C", ["a.cpp"])]
+setup(ext_modules=get_extensions())
+''')
+        self.assertEqual([(g["name"], g["value"], g["unset"]) for g in answer["gates"]],
+                         [("DEMO_WITH_OPS", None, False), ("DEMO_FORCE", None, False)])
+        self.assertEqual(answer["extensions"], 1)
+
     def test_nothing_to_tell(self):
         self.assertEqual(gates_of("from setuptools import setup\nsetup(name='pure')\n"),
                          {"gates": [], "extensions": 0})

@@ -71,15 +71,20 @@ TEST(ProjectSwitches, TheCpuOnlyHintNamesTheGatesOfTheExtensionOutermostFirst) {
 
 TEST(ProjectSwitches, OnlyGatesThatTurnCudaOnAreSettable) {
   ExtensionGates nested{true, 1, {{"TLA_BUILD_LEGACY_CUDA", "1", false}, {"FORCE_CUDA", "", false}}};
-  EXPECT_EQ(settable_cuda_switches(nested),
+  EXPECT_EQ(settable_cuda_switches(nested).set,
             (std::vector<EnvSwitch>{{"TLA_BUILD_LEGACY_CUDA", "1"}, {"FORCE_CUDA", "1"}}));  // outermost first
-  EXPECT_EQ(settable_cuda_switches({true, 1, {{"WITH_CUDA", "ON", false}}}),
+  EXPECT_EQ(settable_cuda_switches({true, 1, {{"WITH_CUDA", "ON", false}}}).set,
             (std::vector<EnvSwitch>{{"WITH_CUDA", "ON"}}));
-  // one that must stay unset, or reads as turning CUDA off: nothing is set at all
-  EXPECT_TRUE(settable_cuda_switches({true, 1, {{"FORCE_CUDA", "", false}, {"BUILD_NO_CUDA", "", true}}}).empty());
-  EXPECT_TRUE(settable_cuda_switches({true, 1, {{"DEMO_CPU_ONLY", "0", false}}}).empty());
-  EXPECT_TRUE(settable_cuda_switches({true, 1, {{"DISABLE_CUDA_EXT", "1", false}}}).empty());
+  // one that must stay unset, or reads as turning CUDA off: never set, kept off
+  EXPECT_EQ(settable_cuda_switches({true, 1, {{"FORCE_CUDA", "", false}, {"BUILD_NO_CUDA", "", true}}}),
+            (CudaSwitches{{{"FORCE_CUDA", "1"}}, {"BUILD_NO_CUDA"}}));
+  EXPECT_EQ(settable_cuda_switches({true, 1, {{"DEMO_CPU_ONLY", "0", false}}}), (CudaSwitches{{}, {"DEMO_CPU_ONLY"}}));
+  EXPECT_EQ(settable_cuda_switches({true, 1, {{"DISABLE_CUDA_EXT", "1", false}}}).kept_off,
+            (std::vector<std::string>{"DISABLE_CUDA_EXT"}));
+  // what archbuild sets for every build holds already (xformers: `... or TORCH_CUDA_ARCH_LIST != ""`)
+  EXPECT_EQ(settable_cuda_switches({true, 1, {{"FORCE_CUDA", "1", false}, {"TORCH_CUDA_ARCH_LIST", "", false}}}),
+            (CudaSwitches{{{"FORCE_CUDA", "1"}}, {}}));
   // unread, or no CUDA extension seen: nothing is known
-  EXPECT_TRUE(settable_cuda_switches({false, 1, {{"FORCE_CUDA", "", false}}}).empty());
-  EXPECT_TRUE(settable_cuda_switches({true, 0, {}}).empty());
+  EXPECT_EQ(settable_cuda_switches({false, 1, {{"FORCE_CUDA", "", false}}}), CudaSwitches{});
+  EXPECT_EQ(settable_cuda_switches({true, 0, {}}), CudaSwitches{});
 }

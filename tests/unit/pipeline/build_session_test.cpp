@@ -139,7 +139,7 @@ class FakeServices : public SessionServices {
     WheelValidation validation;
     // A project that builds its CUDA code only with FORCE_CUDA=1 in its environment.
     if (cpu_only_without_switch && !step.runs.empty() && step.runs.back().env.count("FORCE_CUDA") == 0) {
-      validation.static_checks.cuda_switches = {{"FORCE_CUDA", "1"}};
+      validation.static_checks.cuda_switches = {{{"FORCE_CUDA", "1"}}, {"FORCE_ONLY_CPU"}};
       return validation;  // no CUDA code: the static checks fail
     }
     validation.static_checks.libraries.emplace_back();  // "CUDA code found": static checks pass
@@ -259,6 +259,16 @@ TEST_F(BuildSessionTest, NoCudaSwitchesKeepsTheCpuOnlyResultRefused) {
   EXPECT_EQ(outcome.exit, ExitCode::work_failed);
   EXPECT_EQ(services_.step.runs.size(), 1u);
   EXPECT_FALSE(outcome.report.published);
+  EXPECT_TRUE(outcome.report.cuda_switches_set.empty());
+}
+
+TEST_F(BuildSessionTest, ASwitchThatTurnsCudaOffSetByTheUserKeepsTheCpuOnlyResult) {
+  services_.cpu_only_without_switch = true;
+  auto asked = request("fixture");
+  asked.env = {{"FORCE_ONLY_CPU", "1"}};  // the CPU variant, asked for
+  auto outcome = build(asked);
+  EXPECT_EQ(outcome.exit, ExitCode::work_failed);
+  EXPECT_EQ(services_.step.runs.size(), 1u);
   EXPECT_TRUE(outcome.report.cuda_switches_set.empty());
 }
 
