@@ -10,7 +10,9 @@ extensions that do not simply honour TORCH_CUDA_ARCH_LIST:
 - `path-nvcc`: setup.py calls plain `nvcc` from PATH with its own
   `-gencode` list (built with a CMake-dialect recipe, no cpp_extension);
 - `gated`: the CUDA code only behind DEMO_BUILD_LEGACY_CUDA=1, FORCE_CUDA
-  mattering only inside it.
+  mattering only inside it;
+- `flagged`: a WITH_CUDA flag that starts as "is there a GPU" and that later
+  env branches switch: FORCE_CUDA=1 on, FORCE_ONLY_CPU=1 off.
 
 Each builds a wheel with setuptools (no torch needed)."""
 import pathlib
@@ -131,6 +133,16 @@ PATTERNS = {
                                          '"-gencode=arch=compute_86,code=sm_86"', name="path-nvcc-demo",
                                          module="path_nvcc_demo", nvcc='"nvcc"'),
         "module.c": MODULE_C.replace("NAME", "path_nvcc_demo"),
+        "kernel.cu": KERNEL_CU,
+    },
+    "flagged": {
+        # torch-points-kernels' form: env branches switch the flag after its first value
+        "setup.py": NVCC_SETUP_PY.format(
+            with_cuda='os.path.exists("/dev/nvidiactl")\n'
+            'if os.getenv("FORCE_CUDA", "0") == "1":\n    WITH_CUDA = True\n'
+            'if os.getenv("FORCE_ONLY_CPU", "0") == "1":\n    WITH_CUDA = False',
+            flags='"-arch=sm_80"', name="flagged-demo", module="flagged_demo", nvcc=CUDA_HOME_NVCC),
+        "module.c": MODULE_C.replace("NAME", "flagged_demo"),
         "kernel.cu": KERNEL_CU,
     },
     "gated": {

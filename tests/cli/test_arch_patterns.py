@@ -106,6 +106,19 @@ class ArchPatterns(unittest.TestCase):
                                                        {"name": "FORCE_CUDA", "value": "1"}])
         self.assertEqual(self.wheel_code(report), (["sm_90"], []))
 
+    def test_a_switch_that_turns_cuda_off_stays_off_and_the_user_may_set_it(self):
+        repo = make_pattern_repo(self.root, "flagged")
+        # FORCE_ONLY_CPU, which turns the flag off, is left alone; FORCE_CUDA is set
+        result, report = self.build(repo, "--arch", "9.0")
+        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        self.assertEqual(report["cuda_switches_set"], [{"name": "FORCE_CUDA", "value": "1"}])
+        self.assertEqual(self.wheel_code(report), (["sm_90"], []))
+        # the user asked for the CPU variant: nothing is set, the CPU-only wheel is refused as before
+        result, report = self.build(repo, "--arch", "9.0", "--env", "FORCE_ONLY_CPU=1")
+        self.assertEqual(result.returncode, 1, result.stderr[-3000:])
+        self.assertEqual(report.get("cuda_switches_set", []), [])
+        self.assertIn("FORCE_ONLY_CPU is not set", report["validation"][0]["no_cuda_hint"])
+
     def test_nvcc_from_path_in_a_recipe_of_the_cmake_dialect_is_enforced(self):
         # CUDA_HOME and PATH lead to the launcher toolkit in every dialect: plain `nvcc` is rewritten too
         repo = make_pattern_repo(self.root, "path-nvcc")
