@@ -52,8 +52,20 @@ def env_lookup(node):
         if name == "get" and node.args and isinstance(target, (ast.Attribute, ast.Name)) and \
                 getattr(target, "attr", getattr(target, "id", "")) == "environ":
             return string_value(node.args[0])
-    if isinstance(node, ast.Subscript) and getattr(node.value, "attr", getattr(node.value, "id", "")) == "environ":
+    if isinstance(node, ast.Subscript) and is_environ(node.value):
         return string_value(node.slice)
+    return None
+
+
+def is_environ(node):
+    return isinstance(node, (ast.Attribute, ast.Name)) and getattr(node, "attr", getattr(node, "id", "")) == "environ"
+
+
+def environ_membership(node):
+    """("X", negated) for `"X" in os.environ` / `"X" not in os.environ`, else None."""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
+            and is_environ(node.comparators[0]) and string_value(node.left):
+        return string_value(node.left), isinstance(node.ops[0], ast.NotIn)
     return None
 
 
@@ -106,6 +118,9 @@ class Analysis:
             return self.lookups(expression.operand, not positive, seen)
         if isinstance(expression, ast.BoolOp):
             return [found for value in expression.values for found in self.lookups(value, positive, seen)]
+        membership = environ_membership(expression)
+        if membership:
+            return [(membership[0], None, positive != membership[1])]
         if isinstance(expression, ast.Compare) and expression.comparators:
             negated = isinstance(expression.ops[0], (ast.NotEq, ast.NotIn, ast.IsNot))
             # against an "off" value the sense turns: `X != ""` and `X not in ("0", "")` ask for it set,
@@ -121,8 +136,13 @@ class Analysis:
             return [(name, self.compared_value(expression), positive)]
         if isinstance(expression, ast.Name) and expression.id in self.derived and expression.id not in seen:
             seen.add(expression.id)
-            return self.lookups(self.derived[expression.id], positive, seen) + \
-                self.flag_switches(expression.id, positive, seen)
+            # every value it is given (`BUILD_CUDA = False`, later `BUILD_CUDA = FORCE or ...`); constants
+            # set in env branches through flag_switches
+            found = []
+            for assign in self.assignments[expression.id]:
+                if not isinstance(assign.value, ast.Constant):
+                    found += self.lookups(assign.value, positive, seen)
+            return found + self.flag_switches(expression.id, positive, seen)
         found = []
         for child in ast.iter_child_nodes(expression):  # calls around a lookup: .lower(), int(...)
             found += self.lookups(child, positive, seen)
@@ -150,6 +170,27 @@ class Analysis:
         chosen = sorted(wanted, key=lambda item: item[0])[:1]  # stable: the first without side effects
         return [found for _, test in chosen for found in self.lookups(test, True, set(seen))] + avoided
 
+    def resets(self, node):
+        """(condition, False) for each env branch that empties the list `node` was put in
+        (`ext = [CUDAExtension(...)]`, later `if os.getenv("SKIP_EXT") == "1": ext = []`)."""
+        holder = self.parents.get(node)
+        while holder is not None and not isinstance(holder, (ast.Assign, ast.FunctionDef, ast.Module)):
+            holder = self.parents.get(holder)
+        if not isinstance(holder, ast.Assign) or len(holder.targets) != 1 or \
+                not isinstance(holder.targets[0], ast.Name):
+            return []
+        found = []
+        for later in self.assignments.get(holder.targets[0].id, []):
+            emptied = isinstance(later.value, (ast.List, ast.Tuple)) and not later.value.elts or \
+                isinstance(later.value, ast.Constant) and later.value.value is None
+            branch = self.parents.get(later)
+            if later.lineno > holder.lineno and emptied and isinstance(branch, ast.If) and later in branch.body:
+                found.append((branch.test, False))
+        return found
+
+    def referenced(self, name):
+        return any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(self.tree))
+
     def compared_value(self, lookup):
         parent = self.parents.get(lookup)
         while isinstance(parent, (ast.Call, ast.Attribute)):  # .lower(), .strip() around the lookup
@@ -167,7 +208,8 @@ class Analysis:
 
     def gates(self, node, depth=0):
         """(condition, positive) pairs that must hold for `node` to run, outermost first; a function's
-        gates include those around its calls (two levels deep)."""
+        gates include those around its calls (two levels deep). None when it never runs (in a top-level
+        function nothing calls)."""
         chain = []
         child, parent = node, self.parents.get(node)
         while parent is not None:
@@ -185,9 +227,16 @@ class Analysis:
                              and called_name(s.value) == "exit") for s in earlier.body):
                         chain.append((earlier.test, False))
             if isinstance(parent, ast.FunctionDef) and depth < 2:
+                if self.parents.get(parent) is self.tree and not self.referenced(parent.name):
+                    return None  # defined, never called nor passed on: what it makes is never built
                 callers = [call for call in ast.walk(self.tree)
                            if isinstance(call, ast.Call) and called_name(call) == parent.name]
-                outer = [gate for call in callers[:1] for gate in self.gates(call, depth + 1)]
+                outer = []
+                for call in callers[:1]:
+                    above = self.gates(call, depth + 1)
+                    if above is None:
+                        return None
+                    outer += above
                 return outer + list(reversed(chain))
             child, parent = parent, self.parents.get(parent)
         return list(reversed(chain))
@@ -221,7 +270,7 @@ def cuda_constructs(node, analysis):
     name = called_name(node)
     if name in CUDA_CONSTRUCTORS:
         return [node]
-    if name == "Extension":
+    if name in ("Extension", "CppExtension"):  # BuildExtension compiles .cu sources of either with nvcc
         sources = cuda_sources(node, analysis)
         return sources + [node] if sources else []
     return []
@@ -240,8 +289,10 @@ def main():
     gates, count = [], 0
     for node in ast.walk(tree):
         chains = [analysis.gates(construct) for construct in cuda_constructs(node, analysis)]
+        chains = [chain + analysis.resets(node) if chain is not None else None for chain in chains]
         # (a HIP variant's branch is none of a CUDA build's business)
-        chains = [chain for chain in chains if not any(holds and names_rocm(test) for test, holds in chain)]
+        chains = [chain for chain in chains
+                  if chain is not None and not any(holds and names_rocm(test) for test, holds in chain)]
         if chains:
             count += 1
         for chain in chains:

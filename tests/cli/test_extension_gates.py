@@ -135,6 +135,43 @@ setup(ext_modules=get_extensions())
                          [("DEMO_WITH_OPS", None, False), ("DEMO_FORCE", None, False)])
         self.assertEqual(answer["extensions"], 1)
 
+    def test_forms_real_sdists_use(self):
+        # each from a public sdist: fairseq, torch-harmonics, mmdet3d, and a later reset of the list
+        cases = {
+            "membership": ('''import os
+from torch.utils.cpp_extension import CppExtension
+ext = []
+if "DEMO_WITH_CUDA" in os.environ:
+    ext.append(CppExtension("m", ["a.cpp", "k.cu"]))  # BuildExtension compiles .cu with nvcc
+''', 1, [("DEMO_WITH_CUDA", None, False)]),
+            "a flag given a constant, then an expression": ('''import os, torch
+FORCE = os.getenv("FORCE_CUDA_EXTENSION", "0") == "1"
+BUILD_CUDA = False
+try:
+    BUILD_CUDA = FORCE or torch.cuda.is_available()
+except ImportError:
+    pass
+if BUILD_CUDA:
+    ext = [CUDAExtension("m", ["k.cu"])]
+''', 1, [("FORCE_CUDA_EXTENSION", "1", False)]),
+            "a function nothing calls": ('''import os
+def make_cuda_ext():
+    if os.getenv("FORCE_CUDA", "0") == "1":
+        return CUDAExtension("m", ["k.cu"])
+setup(ext_modules=[])
+''', 0, []),
+            "a list emptied later": ('''import os
+ext = [CUDAExtension("m", ["k.cu"])]
+if os.getenv("SKIP_EXT") == "1":
+    ext = []
+setup(ext_modules=ext)
+''', 1, [("SKIP_EXT", None, True)]),
+        }
+        for what, (text, extensions, gates) in cases.items():
+            answer = gates_of(text)
+            self.assertEqual(answer["extensions"], extensions, what)
+            self.assertEqual([(g["name"], g["value"], g["unset"]) for g in answer["gates"]], gates, what)
+
     def test_nothing_to_tell(self):
         self.assertEqual(gates_of("from setuptools import setup\nsetup(name='pure')\n"),
                          {"gates": [], "extensions": 0})
