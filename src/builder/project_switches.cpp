@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/secrets.h"
 #include "core/strings.h"
 
 namespace archbuild {
@@ -89,6 +90,15 @@ std::string network_failure_hint(std::string_view log_text, std::string_view set
   std::string hint = "the build tried to reach the network (its log says \"" + std::string(sign) +
                      "\"), and archbuild builds offline by design: a wheel it labels must be compiled here, not "
                      "downloaded. The project probably fetches a prebuilt binary or a dependency";
+  // CMake's ExternalProject and FetchContent say what they could not download: "error: downloading 'URL' failed".
+  constexpr std::string_view cmake_download = "error: downloading '";
+  if (auto at = log_text.find(cmake_download); at != std::string_view::npos) {
+    const auto start = at + cmake_download.size();
+    const auto end = log_text.find('\'', start);
+    if (end != std::string_view::npos && end - start < 2048)
+      hint += " (its CMake build downloads " + secrets::scrub(log_text.substr(start, end - start)) +
+              " with ExternalProject or FetchContent)";
+  }
   auto switches = force_build_switches(setup_py);
   if (!switches.empty()) {
     hint += "; its setup.py reads " + join(switches, ", ") + ": build with " + env_settings(switches) +

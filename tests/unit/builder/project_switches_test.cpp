@@ -17,6 +17,20 @@ TEST(ProjectSwitches, FindsTheProjectsForceBuildSwitches) {
   EXPECT_TRUE(force_build_switches("").empty());
 }
 
+TEST(ProjectSwitches, ACmakeDownloadIsNamedWithoutItsCredentials) {
+  // torch-kdtree 1.0: ExternalProject fetches Eigen while the build runs
+  const auto hint = network_failure_hint(
+      "-- Retry after 60 seconds (attempt #5) ...\n"
+      "    error: downloading 'https://user:s3cret@gitlab.com/libeigen/eigen/-/archive/3.4.0/eigen-3.4.0.tar.bz2' "
+      "failed\n          status_string: \"Couldn't resolve host name\"\n  Could not resolve host: gitlab.com\n",
+      "");
+  EXPECT_NE(hint.find("its CMake build downloads https://"), std::string::npos) << hint;
+  EXPECT_NE(hint.find("gitlab.com/libeigen/eigen/-/archive/3.4.0/eigen-3.4.0.tar.bz2 with ExternalProject"),
+            std::string::npos)
+      << hint;
+  EXPECT_EQ(hint.find("s3cret"), std::string::npos) << hint;
+}
+
 TEST(ProjectSwitches, SpeaksOnlyWhenTheLogShowsANetworkFailure) {
   EXPECT_EQ(network_failure_hint("error: nvcc failed\n", "X_FORCE_BUILD"), "");
   auto hint =
