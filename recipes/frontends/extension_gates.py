@@ -17,16 +17,18 @@ comparison asks for.
 
 Usage: extension_gates.py SETUP_PY
 Prints one JSON object: {"gates": [{"name": "TLA_BUILD_LEGACY_CUDA", "value": "1",
-"unset": false}, ...], "extensions": N}; "unset" marks a switch the
-condition needs off (`if not BUILD_NO_CUDA`); gates is empty when nothing
-gates them, extensions 0 when no CUDA extension was found (then nothing
-can be told).
+"unset": false}, ...], "extensions": N, "gpu_query": BOOL}; "unset" marks a
+switch the condition needs off (`if not BUILD_NO_CUDA`); gates is empty
+when nothing gates them, extensions 0 when no CUDA extension was found
+(then nothing can be told); gpu_query says whether a condition asks torch
+for a GPU (`torch.cuda.is_available()`), which a build step never sees.
 """
 import ast
 import json
 import sys
 
 CUDA_CONSTRUCTORS = {"CUDAExtension", "CUDAExtensionWithNvcc"}
+GPU_QUERIES = {"is_available", "device_count", "get_device_capability", "get_device_properties"}
 
 
 def called_name(call):
@@ -188,6 +190,19 @@ class Analysis:
                 found.append((branch.test, False))
         return found
 
+    def asks_for_a_gpu(self, expression, seen=None):
+        """Whether a condition asks torch whether there is a GPU (torch.cuda.is_available(),
+        device_count(), get_device_capability()), directly or through a variable assigned from one."""
+        seen = set() if seen is None else seen
+        for node in ast.walk(expression):
+            if isinstance(node, ast.Call) and called_name(node) in GPU_QUERIES:
+                return True
+            if isinstance(node, ast.Name) and node.id in self.assignments and node.id not in seen:
+                seen.add(node.id)
+                if any(self.asks_for_a_gpu(assign.value, seen) for assign in self.assignments[node.id]):
+                    return True
+        return False
+
     def referenced(self, name):
         return any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(self.tree))
 
@@ -278,7 +293,7 @@ def cuda_constructs(node, analysis):
 
 def main():
     if len(sys.argv) != 2:
-        sys.exit(__doc__.strip().splitlines()[-5])
+        sys.exit(next(line for line in __doc__.splitlines() if line.startswith("Usage:")))
     try:
         with open(sys.argv[1], "rb") as handle:
             tree = ast.parse(handle.read(4 << 20))
@@ -286,7 +301,7 @@ def main():
         print(json.dumps({"gates": [], "extensions": 0, "error": str(error)}))
         return 0
     analysis = Analysis(tree)
-    gates, count = [], 0
+    gates, count, gpu_query = [], 0, False
     for node in ast.walk(tree):
         chains = [analysis.gates(construct) for construct in cuda_constructs(node, analysis)]
         chains = [chain + analysis.resets(node) if chain is not None else None for chain in chains]
@@ -296,11 +311,12 @@ def main():
         if chains:
             count += 1
         for chain in chains:
+            gpu_query = gpu_query or any(holds and analysis.asks_for_a_gpu(test) for test, holds in chain)
             for test, holds in chain:
                 for name, value, positive in analysis.lookups(test, holds):
                     if all(gate["name"] != name for gate in gates):
                         gates.append({"name": name, "value": value if positive else None, "unset": not positive})
-    print(json.dumps({"gates": gates, "extensions": count}))
+    print(json.dumps({"gates": gates, "extensions": count, "gpu_query": gpu_query}))
     return 0
 
 

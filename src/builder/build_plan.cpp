@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "builder/project_switches.h"
+#include "core/data_dir.h"
 #include "core/secrets.h"
 #include "core/strings.h"
 
@@ -60,6 +62,12 @@ std::map<std::string, std::string> base_environment(const PlanInputs& in, const 
   // asks torch for them (torch.cuda.device_count(), is_available()) gets
   // the answer a GPU-less builder gets. A recipe or --env may set its own.
   if (!before.count("CUDA_VISIBLE_DEVICES")) env["CUDA_VISIBLE_DEVICES"] = "";
+  // ... unless it is to answer as one GPU of a compute capability would (project_switches.h).
+  if (before.count(kStepGpuVariable)) {
+    const auto given_path = before.find("PYTHONPATH");
+    env["PYTHONPATH"] = (data_dir() / "recipes" / "frontends" / "gpu_view").string() +
+                        (given_path != before.end() && !given_path->second.empty() ? ":" + given_path->second : "");
+  }
   auto given = before.find("PATH");  // a recipe's own PATH, which the toolkit's would replace
   std::string path = given != before.end() ? given->second : facts.path;
   if (in.toolchain->installed) {

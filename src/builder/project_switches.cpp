@@ -126,6 +126,7 @@ CudaSwitches settable_cuda_switches(const ExtensionGates& gates) {
     else
       switches.set.push_back({gate.name, gate.value.empty() ? "1" : gate.value});
   }
+  switches.gpu_query = gates.gpu_query;
   return switches;
 }
 
@@ -149,6 +150,13 @@ std::string cpu_only_build_hint(std::string_view setup_py, const ExtensionGates&
     if (settings.empty()) return hint + ": check that the build environment does not set them";
     return hint + ": build with " + join(settings, " ") + " (or set them in the recipe's [build.env])";
   }
+  if (gates.read && gates.extensions > 0 && gates.gpu_query)
+    return hint +
+           "; its setup.py builds its CUDA code only when torch sees a GPU (torch.cuda.is_available()), "
+           "and the build step never sees one: build with --env " +
+           std::string(kStepGpuVariable) +
+           "=M.N, the highest compute capability you build for (torch then answers as one GPU of it "
+           "would), or on a GPU machine with --env CUDA_VISIBLE_DEVICES=0";
   if (gates.read && gates.extensions == 0)
     hint +=
         "; archbuild cannot tell from its setup.py which switch gates its CUDA code (it constructs no "
@@ -158,8 +166,10 @@ std::string cpu_only_build_hint(std::string_view setup_py, const ExtensionGates&
     return hint +
            "; many projects build their CUDA code only when told to (FORCE_CUDA=1 for PyG-style packages): "
            "find the switch in its setup.py and pass it with --env NAME=1 or the recipe's [build.env]; one "
-           "that asks only whether torch sees a GPU gets no from the build step, which sees none: on a GPU "
-           "machine, --env CUDA_VISIBLE_DEVICES=0 shows it one";
+           "that asks only whether torch sees a GPU gets no from the build step, which sees none: --env " +
+           std::string(kStepGpuVariable) +
+           "=M.N makes torch answer as one GPU of that compute capability would, and on a GPU machine "
+           "--env CUDA_VISIBLE_DEVICES=0 shows it one";
   return hint + "; its setup.py reads " + join(switches, ", ") + ": build with " + env_settings(switches) +
          " (or set it in the recipe's [build.env])";
 }

@@ -39,7 +39,13 @@ struct ExtensionGates {
   bool read = false;      // the script ran and answered
   size_t extensions = 0;  // CUDA extensions found: 0 means nothing can be told
   std::vector<ExtensionGate> gates;
+  bool gpu_query = false;  // a condition asks torch for a GPU (torch.cuda.is_available())
 };
+
+// Set in a build step's environment, torch.cuda answers as one GPU of this
+// compute capability would (recipes/frontends/gpu_view): for a setup.py that
+// builds its CUDA code only when torch sees a GPU.
+inline constexpr const char* kStepGpuVariable = "ARCHBUILD_STEP_GPU_CC";
 
 // One environment variable set to a value ("FORCE_CUDA", "1").
 struct EnvSwitch {
@@ -58,6 +64,7 @@ struct EnvSwitch {
 struct CudaSwitches {
   std::vector<EnvSwitch> set;
   std::vector<std::string> kept_off;
+  bool gpu_query = false;  // no switch may do it, but torch answering as a GPU would (kStepGpuVariable)
   bool operator==(const CudaSwitches&) const = default;
 };
 CudaSwitches settable_cuda_switches(const ExtensionGates& gates);

@@ -672,11 +672,15 @@ std::vector<EnvSwitch> switches_to_set(const BuildOutcome& outcome, const BuildC
     const char* inherited = std::getenv(name.c_str());
     if (context.extra_env.contains(name) || (inherited && *inherited)) return {};
   }
-  const bool all_set = std::all_of(found.set.begin(), found.set.end(), [&](const EnvSwitch& item) {
+  auto wanted = found.set;
+  // No switch, but the condition asks torch for a GPU: torch answers as one of the highest asked CC would.
+  if (wanted.empty() && found.gpu_query && !context.archs.list.empty())
+    wanted.push_back({kStepGpuVariable, context.archs.list.targets().back().cc.dotted()});
+  const bool all_set = std::all_of(wanted.begin(), wanted.end(), [&](const EnvSwitch& item) {
     auto set = context.extra_env.find(item.name);
     return set != context.extra_env.end() && set->second == item.value;
   });
-  return all_set ? std::vector<EnvSwitch>{} : found.set;
+  return all_set ? std::vector<EnvSwitch>{} : wanted;
 }
 
 std::string spelled(const std::vector<EnvSwitch>& switches) {
@@ -700,9 +704,14 @@ BuildOutcome run_build(const BuildRequest& request, PipelineEvents& events, Sess
   // CUDA archs were asked, and the project built its CPU-only variant: its
   // setup.py names the switches that build the CUDA code. Set, they are --env
   // values like any other (in the key, in the report).
+  const bool gpu_view = switches.front().name == kStepGpuVariable;
   events.stage("build",
-               "no CUDA code in the wheel: its setup.py builds it only with " + spelled(switches) +
-                   "; building again with them set (--no-cuda-switches: do not)",
+               gpu_view ? "no CUDA code in the wheel: its setup.py builds it only when torch sees a GPU, which the "
+                          "build step never does; building again with torch answering as one GPU of compute "
+                          "capability " +
+                              switches.front().value + " would (" + spelled(switches) + "; --no-cuda-switches: do not)"
+                        : "no CUDA code in the wheel: its setup.py builds it only with " + spelled(switches) +
+                              "; building again with them set (--no-cuda-switches: do not)",
                Tone::warning);
   for (const auto& item : switches) context.extra_env[item.name] = item.value;
   context.cuda_switches_set = switches;

@@ -44,6 +44,7 @@ ExtensionGates read_extension_gates(const std::string& python, const std::filesy
   try {
     auto answer = nlohmann::json::parse(result.out);
     gates.extensions = answer.value("extensions", size_t{0});
+    gates.gpu_query = answer.value("gpu_query", false);
     for (const auto& gate : answer.value("gates", nlohmann::json::array()))
       if (gate.contains("name") && gate["name"].is_string())
         gates.gates.push_back(

@@ -88,6 +88,27 @@ def make_nvcc_setuptools_repo(root):
     return repo
 
 
+def make_gpu_asking_repo(root):
+    """DCNv2's form on the nvcc project: the CUDA source only when torch sees a GPU, no switch to say so;
+    it prints what torch answered."""
+    repo = pathlib.Path(root) / "gpu-asking"
+    repo.mkdir(parents=True)
+    setup_py = NVCC_SETUP_PY.replace('CUDA = os.environ.get("CUDA_HOME", "/usr/local/cuda")\n', '''CUDA = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+import torch
+if torch.cuda.is_available():
+    print("torch sees a GPU of capability", torch.cuda.get_device_capability())
+''').replace('ext_modules=[Extension("nvcc_setuptools_demo", ["module.c", "kernel.cu"],',
+              'ext_modules=[Extension("nvcc_setuptools_demo", ["module.c"] + (["kernel.cu"] if '
+              'torch.cuda.is_available() else []),').replace("nvcc-setuptools-demo", "gpu-asking-demo")
+    assert "kernel.cu\"] if torch.cuda.is_available()" in setup_py
+    for name, text in (("setup.py", setup_py), ("module.c", NVCC_MODULE_C), ("kernel.cu", NVCC_KERNEL_CU)):
+        (repo / name).write_text(text)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a project asking torch for a GPU")
+    return repo
+
+
 MULTI_SETUP_PY = '''\
 """Three extension modules of one CUDA and one C file each, built the way
 torch.utils.cpp_extension builds without ninja: its build_ext swaps the

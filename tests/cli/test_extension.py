@@ -13,7 +13,7 @@ import unittest
 import zipfile
 
 from extension_project import (make_downloading_repo, make_dual_library_repo, make_extension_repo,
-                               make_multi_extension_repo, make_nvcc_setuptools_repo)
+                               make_gpu_asking_repo, make_multi_extension_repo, make_nvcc_setuptools_repo)
 from harness import SYSTEM_NVCC, run, scratch_dir, torch_build_python, torch_wheel
 
 
@@ -197,6 +197,26 @@ class ExtensionProjectNeeds(ExtensionCase):
         self.assertTrue(report["plan"]["network"].startswith("off"), report["plan"]["network"])
         _, sass, _ = self.library_archs(report["wheels"][0]["path"])
         self.assertEqual(sorted(sass), ["sm_90"])
+
+    def test_a_project_that_builds_cuda_only_when_torch_sees_a_gpu(self):
+        # no switch to set: the second build's torch answers as one GPU of the asked CC would
+        repo = make_gpu_asking_repo(self.root)
+        common = ["build", str(repo), "--cache-dir", str(self.cache), "--python", self.python, "--arch", "8.0;9.0",
+                  "--use-installed-torch", "--json"]
+        refused = run(*common, "--no-cuda-switches", env=self.env, timeout=600)
+        self.assertEqual(refused.returncode, 1, refused.stderr[-3000:])
+        hint = json.loads(refused.stdout)["validation"][0]["no_cuda_hint"]
+        self.assertIn("only when torch sees a GPU (torch.cuda.is_available())", hint)
+        self.assertIn("--env ARCHBUILD_STEP_GPU_CC=M.N", hint)
+        result = run(*common, env=self.env, timeout=600)
+        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        report = json.loads(result.stdout)
+        self.assertEqual(report["cuda_switches_set"], [{"name": "ARCHBUILD_STEP_GPU_CC", "value": "9.0"}])
+        self.assertEqual(report["plan"]["key_inputs"]["env.ARCHBUILD_STEP_GPU_CC"], "9.0")
+        _, sass, _ = self.library_archs(report["wheels"][0]["path"])
+        self.assertEqual(sorted(sass), ["sm_80", "sm_90"])
+        log = pathlib.Path(report["build"]["log"]).read_text()
+        self.assertIn("torch sees a GPU of capability (9, 0)", log)
 
     def test_a_cpu_and_a_cuda_build_of_one_op_library(self):
         # PyG's layout: both libraries register the operator, so a process may

@@ -172,9 +172,26 @@ setup(ext_modules=ext)
             self.assertEqual(answer["extensions"], extensions, what)
             self.assertEqual([(g["name"], g["value"], g["unset"]) for g in answer["gates"]], gates, what)
 
+    def test_a_gpu_query_is_said(self):
+        # DCNv2's form: CUDA only when torch sees a GPU, no switch; the build step never sees one
+        answer = gates_of('''import torch
+from torch.utils.cpp_extension import CUDA_HOME, CppExtension, CUDAExtension
+extension = CppExtension
+HAVE_GPU = torch.cuda.is_available()
+if HAVE_GPU and CUDA_HOME is not None:
+    extension = CUDAExtension
+setup(ext_modules=[extension("dcn._ext", ["a.cpp"])])
+''')
+        self.assertEqual(answer, {"gates": [], "extensions": 1, "gpu_query": True})
+        self.assertFalse(gates_of('''import shutil
+from torch.utils.cpp_extension import CUDAExtension
+if shutil.which("nvcc"):
+    ext = [CUDAExtension("m", ["k.cu"])]
+''')["gpu_query"])
+
     def test_nothing_to_tell(self):
         self.assertEqual(gates_of("from setuptools import setup\nsetup(name='pure')\n"),
-                         {"gates": [], "extensions": 0})
+                         {"gates": [], "extensions": 0, "gpu_query": False})
         self.assertEqual(gates_of("this is not python (")["extensions"], 0)
 
 
