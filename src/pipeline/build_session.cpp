@@ -7,6 +7,7 @@
 
 #include "builder/build_history.h"
 #include "builder/build_requirements.h"
+#include "builder/known_build_failures.h"
 #include "builder/launcher_shims.h"
 #include "builder/progress.h"
 #include "builder/project_switches.h"
@@ -327,7 +328,7 @@ class BuildSession {
     if (plan.forecast.seconds) report.build["predicted_seconds"] = *plan.forecast.seconds;
     report_cluster_compiles();
     if (result.ok) record_build_time();
-    if (!result.ok && !result.interrupted) explain_network_failure();
+    if (!result.ok && !result.interrupted) explain_failure();
   }
 
   // Where the compiles ran (sccache's counts of archbuild's own server).
@@ -377,15 +378,21 @@ class BuildSession {
     }
   }
 
-  // An offline build that failed because it tried the network says so, and
-  // names the project's force-build switch when its setup.py has one.
-  void explain_network_failure() {
+  // A failed build whose log shows a cause archbuild knows (an API the
+  // toolkit or torch removed) says so; an offline one that tried the network
+  // says that, naming the project's force-build switch when its setup.py has one.
+  void explain_failure() {
     const auto& plan = outcome_.plan;
+    const auto log_text = file_tail(plan.log_path, 4 << 20);
+    if (auto cause = known_build_failure_hint(log_text); !cause.empty()) {
+      events_.stage("build", cause, Tone::failure);
+      outcome_.report.build["known_cause"] = cause;
+    }
     if (!plan.network.offline) return;
     std::string setup_py;
     if (std::filesystem::is_regular_file(plan.source_dir / "setup.py"))
       setup_py = file_tail(plan.source_dir / "setup.py", 1 << 20);
-    auto hint = network_failure_hint(file_tail(plan.log_path, 4 << 20), setup_py);
+    auto hint = network_failure_hint(log_text, setup_py);
     if (hint.empty()) return;
     events_.stage("build", hint, Tone::failure);
     outcome_.report.build["network_hint"] = hint;
