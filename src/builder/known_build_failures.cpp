@@ -18,11 +18,13 @@ constexpr std::array<KnownFailure, 3> kKnown = {{
     {{"namespace \"cub\" has no member \"Max\"", "namespace \"cub\" has no member \"Min\"",
       "namespace \"cub\" has no member \"Sum\""},
      "the project uses cub::Max, cub::Min or cub::Sum, which CCCL 3 (CUDA 13) removed: build it with a "
-     "CUDA 12 toolkit (--cuda 12.9, with that toolkit installed) or patch them to cuda::maximum<>{}, cuda::minimum<>{} and cuda::std::plus<>{} "
+     "CUDA 12 toolkit (--cuda 12.9, with that toolkit installed) or patch them to cuda::maximum<>{}, cuda::minimum<>{} "
+     "and cuda::std::plus<>{} "
      "(a recipe's patches/)"},
     {{"\"cudaDeviceProp\" has no member", "'struct cudaDeviceProp' has no member named", ""},
      "the project reads cudaDeviceProp fields CUDA 13 removed (clockRate, memoryClockRate, "
-     "kernelExecTimeoutEnabled, computeMode, ...): build it with a CUDA 12 toolkit (--cuda 12.9, with that toolkit installed) or patch "
+     "kernelExecTimeoutEnabled, computeMode, ...): build it with a CUDA 12 toolkit (--cuda 12.9, with that toolkit "
+     "installed) or patch "
      "them to cudaDeviceGetAttribute (a recipe's patches/)"},
     {{"THC/THC.h: No such file or directory", "THC/THC.h: No such file", ""},
      "the project includes THC, which torch removed in 1.11: it predates every torch that CUDA 13 builds "

@@ -118,6 +118,8 @@ CudaSwitches settable_cuda_switches(const ExtensionGates& gates) {
   for (const auto& gate : gates.gates) {
     if (std::find(set_by_archbuild.begin(), set_by_archbuild.end(), gate.name) != set_by_archbuild.end()) continue;
     const auto name = to_lower(gate.name);
+    // A project's own arch list (NATTEN_CUDA_ARCH, GPU_ARCH) names targets in its own spelling: "1" is none.
+    if (name.find("arch") != std::string::npos && gate.value.empty()) continue;
     const bool turns_cuda_off = name.find("no_cuda") != std::string::npos ||
                                 name.find("disable") != std::string::npos || name.find("cpu") != std::string::npos ||
                                 name.find("without") != std::string::npos;

@@ -60,7 +60,9 @@ struct EnvSwitch {
 // BUILD_NO_CUDA`), or their name reads as turning CUDA off (NO_CUDA,
 // DISABLE, CPU, WITHOUT). A build that has one of those set asked for the
 // CPU variant. Variables archbuild sets itself for every build
-// (TORCH_CUDA_ARCH_LIST, CUDA_HOME, ...) are neither: they hold already.
+// (TORCH_CUDA_ARCH_LIST, CUDA_HOME, ...) are neither: they hold already;
+// nor is a project's own arch variable (NATTEN_CUDA_ARCH) that a condition
+// only asks to be set: its value would be an arch list in its own spelling.
 struct CudaSwitches {
   std::vector<EnvSwitch> set;
   std::vector<std::string> kept_off;

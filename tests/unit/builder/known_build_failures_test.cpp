@@ -16,16 +16,18 @@ TEST(KnownBuildFailures, NamesTheRemovedApiAndTheWayOn) {
   EXPECT_NE(cub.find("cuda::maximum<>{}"), std::string::npos) << cub;
 
   const auto thc = known_build_failure_hint(
-      "src/cuda/dcn_v2_cuda.cu:7:10: fatal error: THC/THC.h: No such file or directory\n    7 | #include <THC/THC.h>\n");
+      "src/cuda/dcn_v2_cuda.cu:7:10: fatal error: THC/THC.h: No such file or directory\n    7 | #include "
+      "<THC/THC.h>\n");
   EXPECT_NE(thc.find("torch removed in 1.11"), std::string::npos) << thc;
 
-  const auto prop =
-      known_build_failure_hint("csrc/info.cpp:12:18: error: 'struct cudaDeviceProp' has no member named 'clockRate'\n");
+  const auto prop = known_build_failure_hint(
+      "csrc/info.cpp:12:18: error: 'struct cudaDeviceProp' has no member named 'clockRate'\n");
   EXPECT_NE(prop.find("cudaDeviceProp fields CUDA 13 removed"), std::string::npos) << prop;
 }
 
 TEST(KnownBuildFailures, SaysNothingOfOtherFailures) {
-  EXPECT_EQ(known_build_failure_hint("cpu/src/neighbors.cpp:47:10: error: 'unique_ptr' is not a member of 'std'\n"), "");
+  EXPECT_EQ(known_build_failure_hint("cpu/src/neighbors.cpp:47:10: error: 'unique_ptr' is not a member of 'std'\n"),
+            "");
   EXPECT_EQ(known_build_failure_hint(""), "");
   // a mention that is no error of the compiler's: "cub" and "Max" apart
   EXPECT_EQ(known_build_failure_hint("using cub::DeviceReduce::Max from CCCL\n"), "");

@@ -98,6 +98,8 @@ TEST(ProjectSwitches, OnlyGatesThatTurnCudaOnAreSettable) {
   // what archbuild sets for every build holds already (xformers: `... or TORCH_CUDA_ARCH_LIST != ""`)
   EXPECT_EQ(settable_cuda_switches({true, 1, {{"FORCE_CUDA", "1", false}, {"TORCH_CUDA_ARCH_LIST", "", false}}}),
             (CudaSwitches{{{"FORCE_CUDA", "1"}}, {}}));
+  // a project's own arch variable asked only to be set is no on-switch ("1" is no arch list)
+  EXPECT_EQ(settable_cuda_switches({true, 1, {{"NATTEN_CUDA_ARCH", "", false}}}), CudaSwitches{});
   // unread, or no CUDA extension seen: nothing is known
   EXPECT_EQ(settable_cuda_switches({false, 1, {{"FORCE_CUDA", "", false}}}), CudaSwitches{});
   EXPECT_EQ(settable_cuda_switches({true, 0, {}}), CudaSwitches{});
