@@ -83,7 +83,7 @@ def loader_finds(soname):
             return None
     except (OSError, AttributeError):
         return None
-    path = os.path.join(origin.value.decode(), soname)
+    path = os.path.join(os.fsdecode(origin.value), soname)
     return path if os.path.exists(path) else None
 
 

@@ -75,18 +75,31 @@ OFF_VALUES = ("", "0", "false", "no", "off", "none")
 
 
 def off_value(node):
-    """Whether a compared constant (or a tuple's first) reads as "off": "", "0", "false", None."""
+    """Whether a compared constant (or a tuple's first) reads as "off": "", "0", "false", None, 0, False."""
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and node.elts:
         node = node.elts[0]
-    if isinstance(node, ast.Constant) and node.value is None:
+    if isinstance(node, ast.Constant) and not isinstance(node.value, str) and not node.value:
         return True
     value = string_value(node)
     return value is not None and value.strip().lower() in OFF_VALUES
 
 
+ROCM_WORDS = ("hip", "rocm")
+
+
+def rocm_variable(name):
+    """An environment variable of the ROCm build (USE_ROCM, ROCM_VERSION, HIP_ARCHITECTURES)."""
+    return any(word in name.lower().replace("-", "_").split("_") for word in ROCM_WORDS)
+
+
 def names_rocm(expression):
     """Whether a condition asks for ROCm (torch.version.hip, ROCM_HOME, IS_HIP_EXTENSION): the branch
-    builds the HIP variant, which a CUDA build never takes."""
+    builds the HIP variant, which a CUDA build never takes. Not when ROCm is one alternative of an `or`."""
+    if isinstance(expression, ast.BoolOp):
+        found = [names_rocm(value) for value in expression.values]
+        return all(found) if isinstance(expression.op, ast.Or) else any(found)
+    if isinstance(expression, ast.UnaryOp) and isinstance(expression.op, ast.Not):
+        return False
     for node in ast.walk(expression):
         word = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
         if word.lower() in ("hip", "rocm_home", "is_hip_extension", "use_rocm", "is_rocm"):
@@ -168,9 +181,9 @@ class Analysis:
                                   and other.value.value is False for other in branch.body if other is not assign)
                 wanted.append((side_effect, branch.test))
             else:
-                avoided += self.lookups(branch.test, False, set(seen))
+                avoided += self.lookups(branch.test, False, seen)
         chosen = sorted(wanted, key=lambda item: item[0])[:1]  # stable: the first without side effects
-        return [found for _, test in chosen for found in self.lookups(test, True, set(seen))] + avoided
+        return [found for _, test in chosen for found in self.lookups(test, True, seen)] + avoided
 
     def resets(self, node):
         """(condition, False) for each env branch that empties the list `node` was put in
@@ -297,7 +310,7 @@ def main():
     try:
         with open(sys.argv[1], "rb") as handle:
             tree = ast.parse(handle.read(4 << 20))
-    except (OSError, SyntaxError, ValueError) as error:
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as error:
         print(json.dumps({"gates": [], "extensions": 0, "error": str(error)}))
         return 0
     analysis = Analysis(tree)
@@ -305,17 +318,22 @@ def main():
     for node in ast.walk(tree):
         chains = [analysis.gates(construct) for construct in cuda_constructs(node, analysis)]
         chains = [chain + analysis.resets(node) if chain is not None else None for chain in chains]
-        # (a HIP variant's branch is none of a CUDA build's business)
-        chains = [chain for chain in chains
-                  if chain is not None and not any(holds and names_rocm(test) for test, holds in chain)]
+        # (a HIP variant's branch is none of a CUDA build's business: torch.version.hip, USE_ROCM=1)
+        chains = [chain for chain in chains if chain is not None and not any(
+            holds and names_rocm(test) for test, holds in chain) and not any(
+            positive and rocm_variable(name) for test, holds in chain
+            for name, _, positive in analysis.lookups(test, holds))]
         if chains:
             count += 1
         for chain in chains:
-            gpu_query = gpu_query or any(holds and analysis.asks_for_a_gpu(test) for test, holds in chain)
+            gpu_query = gpu_query or any(analysis.asks_for_a_gpu(test) for test, _ in chain)
             for test, holds in chain:
                 for name, value, positive in analysis.lookups(test, holds):
-                    if all(gate["name"] != name for gate in gates):
+                    known = next((gate for gate in gates if gate["name"] == name), None)
+                    if known is None:
                         gates.append({"name": name, "value": value if positive else None, "unset": not positive})
+                    elif known["unset"] != (not positive):  # wanted on and off: kept off
+                        known.update(value=None, unset=True)
     print(json.dumps({"gates": gates, "extensions": count, "gpu_query": gpu_query}))
     return 0
 

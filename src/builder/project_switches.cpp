@@ -95,9 +95,11 @@ std::string network_failure_hint(std::string_view log_text, std::string_view set
   if (auto at = log_text.find(cmake_download); at != std::string_view::npos) {
     const auto start = at + cmake_download.size();
     const auto end = log_text.find('\'', start);
-    if (end != std::string_view::npos && end - start < 2048)
-      hint += " (its CMake build downloads " + secrets::scrub(log_text.substr(start, end - start)) +
-              " with ExternalProject or FetchContent)";
+    if (end != std::string_view::npos && end - start < 2048) {
+      auto url = log_text.substr(start, end - start);
+      url = url.substr(0, url.find_first_of("?#"));  // a query may carry a token (?private_token=...)
+      hint += " (its CMake build downloads " + secrets::scrub(url) + " with ExternalProject or FetchContent)";
+    }
   }
   auto switches = force_build_switches(setup_py);
   if (!switches.empty()) {
@@ -120,9 +122,20 @@ CudaSwitches settable_cuda_switches(const ExtensionGates& gates) {
     const auto name = to_lower(gate.name);
     // A project's own arch list (NATTEN_CUDA_ARCH, GPU_ARCH) names targets in its own spelling: "1" is none.
     if (name.find("arch") != std::string::npos && gate.value.empty()) continue;
-    const bool turns_cuda_off = name.find("no_cuda") != std::string::npos ||
-                                name.find("disable") != std::string::npos || name.find("cpu") != std::string::npos ||
-                                name.find("without") != std::string::npos;
+    // A place, a version or a tool (CUDNN_ROOT, CUDA_VERSION, NVCC): a value no switch gives.
+    static const std::vector<std::string_view> valued_suffixes = {"_root",   "_home",    "_path", "_dir",
+                                                                  "_prefix", "_version", "_lib",  "_include"};
+    static const std::vector<std::string_view> valued_names = {"nvcc",     "cc",
+                                                               "cxx",      "cuda_visible_devices",
+                                                               "num_gpus", "ld_library_path",
+                                                               "path"};
+    if (std::find(valued_names.begin(), valued_names.end(), name) != valued_names.end() ||
+        std::any_of(valued_suffixes.begin(), valued_suffixes.end(),
+                    [&](std::string_view suffix) { return name.ends_with(suffix); }))
+      continue;
+    bool turns_cuda_off = false;
+    for (std::string_view word : {"no_cuda", "nocuda", "no_gpu", "disable", "cpu", "without", "skip"})
+      turns_cuda_off = turns_cuda_off || name.find(word) != std::string::npos;
     if (gate.unset || turns_cuda_off)
       switches.kept_off.push_back(gate.name);
     else

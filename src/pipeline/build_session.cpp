@@ -683,10 +683,12 @@ std::vector<EnvSwitch> switches_to_set(const BuildOutcome& outcome, const BuildC
   // No switch, but the condition asks torch for a GPU: torch answers as one of the highest asked CC would.
   if (wanted.empty() && found.gpu_query && !context.archs.list.empty())
     wanted.push_back({kStepGpuVariable, context.archs.list.targets().back().cc.dotted()});
-  const bool all_set = std::all_of(wanted.begin(), wanted.end(), [&](const EnvSwitch& item) {
-    auto set = context.extra_env.find(item.name);
-    return set != context.extra_env.end() && set->second == item.value;
-  });
+  // One the user set to another value (FORCE_CUDA=0, ARCHBUILD_STEP_GPU_CC=8.0) is theirs: not overridden.
+  for (const auto& item : wanted)
+    if (auto set = context.extra_env.find(item.name); set != context.extra_env.end() && set->second != item.value)
+      return {};
+  const bool all_set = std::all_of(wanted.begin(), wanted.end(),
+                                   [&](const EnvSwitch& item) { return context.extra_env.contains(item.name); });
   return all_set ? std::vector<EnvSwitch>{} : wanted;
 }
 

@@ -14,7 +14,7 @@ import zipfile
 
 from extension_project import (make_downloading_repo, make_dual_library_repo, make_extension_repo,
                                make_gpu_asking_repo, make_multi_extension_repo, make_nvcc_setuptools_repo)
-from harness import SYSTEM_NVCC, run, scratch_dir, torch_build_python, torch_wheel
+from harness import SOURCE_DIR, SYSTEM_NVCC, run, scratch_dir, torch_build_python, torch_wheel
 
 
 @unittest.skipUnless(SYSTEM_NVCC.exists(), "needs nvcc 13 at /usr/local/cuda")
@@ -217,6 +217,28 @@ class ExtensionProjectNeeds(ExtensionCase):
         self.assertEqual(sorted(sass), ["sm_80", "sm_90"])
         log = pathlib.Path(report["build"]["log"]).read_text()
         self.assertIn("torch sees a GPU of capability (9, 0)", log)
+
+    def test_the_gpu_view_installs_once_and_keeps_the_interpreters_sitecustomize(self):
+        # reached twice (a second path to it, a reload) it answers as before; the next sitecustomize still runs
+        other = self.root / "other-site"
+        other.mkdir(exist_ok=True)
+        (other / "sitecustomize.py").write_text("import builtins\nbuiltins.OTHER_SITECUSTOMIZE_RAN = True\n")
+        view = SOURCE_DIR / "recipes" / "frontends" / "gpu_view"
+        twice = self.root / "gpu-view-link"
+        if not twice.exists():
+            twice.symlink_to(view)
+        env = dict(os.environ, ARCHBUILD_STEP_GPU_CC="9.0", CUDA_VISIBLE_DEVICES="",
+                   PYTHONPATH=os.pathsep.join([str(view), str(twice), str(other)]))
+        probe = ("import builtins, importlib, sitecustomize; importlib.reload(sitecustomize); import torch; "
+                 "print(torch.cuda.is_available(), torch.cuda.device_count(), torch.cuda.get_device_capability(), "
+                 "getattr(builtins, 'OTHER_SITECUSTOMIZE_RAN', False))")
+        seen = subprocess.run([self.python, "-c", probe], capture_output=True, text=True, env=env, timeout=300)
+        self.assertEqual(seen.stdout.split(), ["True", "1", "(9,", "0)", "True"], seen.stderr[-2000:])
+        # without the variable nothing changes
+        env.pop("ARCHBUILD_STEP_GPU_CC")
+        plain = subprocess.run([self.python, "-c", "import torch; print(torch.cuda.is_available())"],
+                               capture_output=True, text=True, env=env, timeout=300)
+        self.assertEqual(plain.stdout.strip(), "False", plain.stderr[-2000:])
 
     def test_a_cpu_and_a_cuda_build_of_one_op_library(self):
         # PyG's layout: both libraries register the operator, so a process may

@@ -189,6 +189,25 @@ if shutil.which("nvcc"):
     ext = [CUDAExtension("m", ["k.cu"])]
 ''')["gpu_query"])
 
+    def test_switches_that_turn_cuda_off_in_other_words(self):
+        # `int(X) == 0` wants X off, a ROCm branch read from the environment is not the CUDA one, and a
+        # variable one extension wants set and another unset stays unset
+        answer = gates_of('''import os, torch
+from torch.utils.cpp_extension import CUDAExtension
+ext = []
+if int(os.getenv("DEMO_SKIP_CUDA_BUILD", 0)) == 0 and torch.cuda.is_available():
+    ext.append(CUDAExtension("a", ["a.cu"]))
+if os.getenv("USE_ROCM") == "1":
+    ext.append(CUDAExtension("a_hip", ["a.hip.cu"]))
+if os.getenv("DEMO_FAST") == "1":
+    ext.append(CUDAExtension("fast", ["f.cu"]))
+if os.getenv("DEMO_FAST") != "1":
+    ext.append(CUDAExtension("slow", ["s.cu"]))
+''')
+        self.assertEqual([(g["name"], g["unset"]) for g in answer["gates"]],
+                         [("DEMO_SKIP_CUDA_BUILD", True), ("DEMO_FAST", True)])
+        self.assertEqual(answer["extensions"], 3)
+
     def test_nothing_to_tell(self):
         self.assertEqual(gates_of("from setuptools import setup\nsetup(name='pure')\n"),
                          {"gates": [], "extensions": 0, "gpu_query": False})

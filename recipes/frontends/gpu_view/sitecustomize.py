@@ -47,7 +47,8 @@ class _AfterTorchCuda(importlib.abc.MetaPathFinder):
         if fullname != "torch.cuda":
             return None
         for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
+            # (another copy of this module, reached through a second path to it, is passed over too)
+            if type(finder).__name__ == type(self).__name__ or not hasattr(finder, "find_spec"):
                 continue
             spec = finder.find_spec(fullname, path, target)
             if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
@@ -65,12 +66,12 @@ class _AfterTorchCuda(importlib.abc.MetaPathFinder):
 
 def _chain_to_the_next_sitecustomize():
     # The interpreter's own sitecustomize (a distribution's, a venv's) still runs.
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.realpath(__file__)
     for entry in sys.path:
-        if os.path.abspath(entry or os.curdir) == here:
+        if not isinstance(entry, str):
             continue
         candidate = os.path.join(entry or os.curdir, "sitecustomize.py")
-        if os.path.isfile(candidate):
+        if os.path.isfile(candidate) and os.path.realpath(candidate) != here:
             with open(candidate, "rb") as handle:
                 code = compile(handle.read(), candidate, "exec")
             exec(code, {"__name__": "sitecustomize", "__file__": candidate})
@@ -78,7 +79,8 @@ def _chain_to_the_next_sitecustomize():
 
 
 _wanted = _capability()
-if _wanted is not None:
+if _wanted is not None and not getattr(sys, "_archbuild_gpu_view", False):
+    sys._archbuild_gpu_view = True  # once per interpreter, however often this file runs
     if "torch.cuda" in sys.modules:
         _answer_as_one_gpu(sys.modules["torch.cuda"], _wanted)
     else:

@@ -21,7 +21,8 @@ TEST(ProjectSwitches, ACmakeDownloadIsNamedWithoutItsCredentials) {
   // torch-kdtree 1.0: ExternalProject fetches Eigen while the build runs
   const auto hint = network_failure_hint(
       "-- Retry after 60 seconds (attempt #5) ...\n"
-      "    error: downloading 'https://user:s3cret@gitlab.com/libeigen/eigen/-/archive/3.4.0/eigen-3.4.0.tar.bz2' "
+      "    error: downloading 'https://user:s3cret@gitlab.com/libeigen/eigen/-/archive/3.4.0/eigen-3.4.0.tar.bz2"
+      "?private_token=glpat-t0ken' "
       "failed\n          status_string: \"Couldn't resolve host name\"\n  Could not resolve host: gitlab.com\n",
       "");
   EXPECT_NE(hint.find("its CMake build downloads https://"), std::string::npos) << hint;
@@ -29,6 +30,7 @@ TEST(ProjectSwitches, ACmakeDownloadIsNamedWithoutItsCredentials) {
             std::string::npos)
       << hint;
   EXPECT_EQ(hint.find("s3cret"), std::string::npos) << hint;
+  EXPECT_EQ(hint.find("glpat"), std::string::npos) << hint;
 }
 
 TEST(ProjectSwitches, SpeaksOnlyWhenTheLogShowsANetworkFailure) {
@@ -98,6 +100,12 @@ TEST(ProjectSwitches, OnlyGatesThatTurnCudaOnAreSettable) {
   // what archbuild sets for every build holds already (xformers: `... or TORCH_CUDA_ARCH_LIST != ""`)
   EXPECT_EQ(settable_cuda_switches({true, 1, {{"FORCE_CUDA", "1", false}, {"TORCH_CUDA_ARCH_LIST", "", false}}}),
             (CudaSwitches{{{"FORCE_CUDA", "1"}}, {}}));
+  // one that skips or names a place, a version or a tool is never set to "1"
+  EXPECT_EQ(settable_cuda_switches({true, 1, {{"SKIP_CUDA_BUILD", "", false}}}),
+            (CudaSwitches{{}, {"SKIP_CUDA_BUILD"}}));
+  EXPECT_EQ(settable_cuda_switches(
+                {true, 1, {{"CUDNN_ROOT", "", false}, {"CUDA_VERSION", "11.0", false}, {"NVCC", "", false}}}),
+            CudaSwitches{});
   // a project's own arch variable asked only to be set is no on-switch ("1" is no arch list)
   EXPECT_EQ(settable_cuda_switches({true, 1, {{"NATTEN_CUDA_ARCH", "", false}}}), CudaSwitches{});
   // unread, or no CUDA extension seen: nothing is known

@@ -272,6 +272,15 @@ TEST_F(BuildSessionTest, ASwitchThatTurnsCudaOffSetByTheUserKeepsTheCpuOnlyResul
   EXPECT_TRUE(outcome.report.cuda_switches_set.empty());
 }
 
+TEST_F(BuildSessionTest, ASwitchTheUserSetToAnotherValueIsNotOverridden) {
+  services_.cpu_only_without_switch = true;
+  auto asked = request("fixture");
+  asked.env = {{"FORCE_CUDA", "0"}};
+  auto outcome = build(asked);
+  EXPECT_EQ(outcome.exit, ExitCode::work_failed);
+  EXPECT_EQ(services_.step.runs.size(), 1u);
+}
+
 TEST_F(BuildSessionTest, AMissBuildsValidatesAndPublishes) {
   auto outcome = build(request("fixture"));
   ASSERT_EQ(outcome.exit, ExitCode::success) << outcome.report.to_json().dump(2);
