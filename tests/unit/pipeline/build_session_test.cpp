@@ -138,7 +138,12 @@ class FakeServices : public SessionServices {
     validated.push_back(request.wheel);
     WheelValidation validation;
     // A project that builds its CUDA code only with FORCE_CUDA=1 in its environment.
-    if (cpu_only_without_switch && !step.runs.empty() && step.runs.back().env.count("FORCE_CUDA") == 0) {
+    const auto forced = [&] {
+      if (step.runs.empty()) return false;
+      const auto found = step.runs.back().env.find("FORCE_CUDA");
+      return found != step.runs.back().env.end() && found->second == "1";
+    };
+    if (cpu_only_without_switch && !forced()) {
       validation.static_checks.cuda_switches = {{{"FORCE_CUDA", "1"}}, {"FORCE_ONLY_CPU"}};
       return validation;  // no CUDA code: the static checks fail
     }
