@@ -76,23 +76,26 @@ extern "C" void launch_add_one(float* x, int n) { add_one<<<(n + 255) / 256, 256
 '''
 
 
-def make_nvcc_setuptools_repo(root):
-    """A setuptools project whose build_ext runs nvcc for TORCH_CUDA_ARCH_LIST."""
-    repo = pathlib.Path(root) / "nvcc-setuptools"
+def nvcc_project_repo(root, name, setup_py, message):
+    """The nvcc setuptools project (module.c, kernel.cu) with this setup.py, one commit on main."""
+    repo = pathlib.Path(root) / name
     repo.mkdir(parents=True)
-    for name, text in (("setup.py", NVCC_SETUP_PY), ("module.c", NVCC_MODULE_C), ("kernel.cu", NVCC_KERNEL_CU)):
-        (repo / name).write_text(text)
+    for file, text in (("setup.py", setup_py), ("module.c", NVCC_MODULE_C), ("kernel.cu", NVCC_KERNEL_CU)):
+        (repo / file).write_text(text)
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "nvcc setuptools project")
+    git(repo, "commit", "-q", "-m", message)
     return repo
+
+
+def make_nvcc_setuptools_repo(root):
+    """A setuptools project whose build_ext runs nvcc for TORCH_CUDA_ARCH_LIST."""
+    return nvcc_project_repo(root, "nvcc-setuptools", NVCC_SETUP_PY, "nvcc setuptools project")
 
 
 def make_gpu_asking_repo(root):
     """DCNv2's form on the nvcc project: the CUDA source only when torch sees a GPU, no switch to say so;
     it prints what torch answered."""
-    repo = pathlib.Path(root) / "gpu-asking"
-    repo.mkdir(parents=True)
     setup_py = NVCC_SETUP_PY.replace('CUDA = os.environ.get("CUDA_HOME", "/usr/local/cuda")\n', '''CUDA = os.environ.get("CUDA_HOME", "/usr/local/cuda")
 import torch
 if torch.cuda.is_available():
@@ -101,12 +104,7 @@ if torch.cuda.is_available():
               'ext_modules=[Extension("nvcc_setuptools_demo", ["module.c"] + (["kernel.cu"] if '
               'torch.cuda.is_available() else []),').replace("nvcc-setuptools-demo", "gpu-asking-demo")
     assert "kernel.cu\"] if torch.cuda.is_available()" in setup_py
-    for name, text in (("setup.py", setup_py), ("module.c", NVCC_MODULE_C), ("kernel.cu", NVCC_KERNEL_CU)):
-        (repo / name).write_text(text)
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "a project asking torch for a GPU")
-    return repo
+    return nvcc_project_repo(root, "gpu-asking", setup_py, "a project asking torch for a GPU")
 
 
 MULTI_SETUP_PY = '''\
