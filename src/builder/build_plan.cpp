@@ -1,10 +1,8 @@
 #include "builder/build_plan.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "builder/project_switches.h"
-#include "core/data_dir.h"
 #include "core/secrets.h"
 #include "core/strings.h"
 
@@ -65,11 +63,10 @@ std::map<std::string, std::string> base_environment(const PlanInputs& in, const 
   if (!before.count("CUDA_VISIBLE_DEVICES")) env["CUDA_VISIBLE_DEVICES"] = "";
   // ... unless it is to answer as one GPU of a compute capability would (project_switches.h).
   if (before.count(kStepGpuVariable)) {
-    // after the PYTHONPATH the step would have had: a recipe's or --env's, else the inherited one
+    // after the PYTHONPATH the step would have had: a recipe's or --env's, else the caller's
     const auto given_path = before.find("PYTHONPATH");
-    const char* inherited = std::getenv("PYTHONPATH");
-    const std::string after = given_path != before.end() ? given_path->second : inherited ? inherited : "";
-    env["PYTHONPATH"] = (data_dir() / "recipes" / "frontends" / "gpu_view").string() +
+    const std::string after = given_path != before.end() ? given_path->second : facts.pythonpath;
+    env["PYTHONPATH"] = (facts.data_dir / "recipes" / "frontends" / "gpu_view").string() +
                         (after.empty() ? "" : ":" + after);
   }
   auto given = before.find("PATH");  // a recipe's own PATH, which the toolkit's would replace

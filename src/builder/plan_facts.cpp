@@ -112,6 +112,7 @@ void record_configure_inputs(const std::filesystem::path& source_dir, const std:
 PlanFacts gather_plan_facts(const std::filesystem::path& source_dir, const std::string& python) {
   PlanFacts facts;
   facts.path = environment("PATH");
+  facts.pythonpath = environment("PYTHONPATH");
   facts.cxx = environment("CXX");
   facts.self_executable = self_executable();
   facts.data_dir = data_dir();

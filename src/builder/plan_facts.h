@@ -22,6 +22,7 @@ namespace archbuild {
 // and running the interpreter), so that make_plan is a pure function.
 struct PlanFacts {
   std::string path;                // the caller's $PATH
+  std::string pythonpath;          // the caller's $PYTHONPATH, "" when unset
   std::string cxx;                 // the caller's $CXX, "" when unset
   std::string self_executable;     // archbuild itself: the step launcher
   std::filesystem::path data_dir;  // recipes/frontends/ and the like ({archbuild_data})

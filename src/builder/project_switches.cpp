@@ -1,6 +1,7 @@
 #include "builder/project_switches.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 
 #include "core/secrets.h"
@@ -54,6 +55,33 @@ std::string env_settings(const std::vector<std::string>& switches) {
   std::vector<std::string> settings;
   for (const auto& name : switches) settings.push_back("--env " + name + (name.ends_with("_BUILD") ? "=TRUE" : "=1"));
   return join(settings, " ");
+}
+
+// Words of a name that turns CUDA off (BUILD_NO_CUDA, FORCE_ONLY_CPU, SKIP_CUDA_BUILD).
+constexpr std::array<std::string_view, 7> kTurnsCudaOff = {"no_cuda", "nocuda",  "no_gpu", "disable",
+                                                           "cpu",     "without", "skip"};
+
+bool contains_any(std::string_view name, const auto& words) {
+  return std::any_of(words.begin(), words.end(), [&](std::string_view word) { return name.find(word) != name.npos; });
+}
+
+// A lower-cased gate that no on-switch value fits: what the build environment
+// always holds (the arch list, the toolkit), a project's own arch list asked
+// only to be set (NATTEN_CUDA_ARCH: "1" is no arch list), or a place, a
+// version or a tool (CUDNN_ROOT, CUDA_VERSION, NVCC).
+bool never_a_switch(const std::string& name, const std::string& value) {
+  static constexpr std::array<std::string_view, 7> set_by_archbuild = {
+      "torch_cuda_arch_list", "cuda_home", "cuda_path", "cudacxx", "cudaarchs", "max_jobs", "cmake_cuda_compiler"};
+  static constexpr std::array<std::string_view, 7> valued_names = {"nvcc",     "cc",
+                                                                   "cxx",      "cuda_visible_devices",
+                                                                   "num_gpus", "ld_library_path",
+                                                                   "path"};
+  static constexpr std::array<std::string_view, 8> valued_suffixes = {"_root",   "_home",    "_path", "_dir",
+                                                                      "_prefix", "_version", "_lib",  "_include"};
+  const auto is = [&](const auto& names) { return std::find(names.begin(), names.end(), name) != names.end(); };
+  return is(set_by_archbuild) || is(valued_names) || (name.find("arch") != name.npos && value.empty()) ||
+         std::any_of(valued_suffixes.begin(), valued_suffixes.end(),
+                     [&](std::string_view suffix) { return name.ends_with(suffix); });
 }
 
 }  // namespace
@@ -113,30 +141,11 @@ std::string network_failure_hint(std::string_view log_text, std::string_view set
 
 CudaSwitches settable_cuda_switches(const ExtensionGates& gates) {
   if (!gates.read || gates.extensions == 0) return {};
-  // What the build environment always holds (the arch list, the toolkit): set already, never a switch.
-  static const std::vector<std::string_view> set_by_archbuild = {
-      "TORCH_CUDA_ARCH_LIST", "CUDA_HOME", "CUDA_PATH", "CUDACXX", "CUDAARCHS", "MAX_JOBS", "CMAKE_CUDA_COMPILER"};
   CudaSwitches switches;
   for (const auto& gate : gates.gates) {
-    if (std::find(set_by_archbuild.begin(), set_by_archbuild.end(), gate.name) != set_by_archbuild.end()) continue;
     const auto name = to_lower(gate.name);
-    // A project's own arch list (NATTEN_CUDA_ARCH, GPU_ARCH) names targets in its own spelling: "1" is none.
-    if (name.find("arch") != std::string::npos && gate.value.empty()) continue;
-    // A place, a version or a tool (CUDNN_ROOT, CUDA_VERSION, NVCC): a value no switch gives.
-    static const std::vector<std::string_view> valued_suffixes = {"_root",   "_home",    "_path", "_dir",
-                                                                  "_prefix", "_version", "_lib",  "_include"};
-    static const std::vector<std::string_view> valued_names = {"nvcc",     "cc",
-                                                               "cxx",      "cuda_visible_devices",
-                                                               "num_gpus", "ld_library_path",
-                                                               "path"};
-    if (std::find(valued_names.begin(), valued_names.end(), name) != valued_names.end() ||
-        std::any_of(valued_suffixes.begin(), valued_suffixes.end(),
-                    [&](std::string_view suffix) { return name.ends_with(suffix); }))
-      continue;
-    bool turns_cuda_off = false;
-    for (std::string_view word : {"no_cuda", "nocuda", "no_gpu", "disable", "cpu", "without", "skip"})
-      turns_cuda_off = turns_cuda_off || name.find(word) != std::string::npos;
-    if (gate.unset || turns_cuda_off)
+    if (never_a_switch(name, gate.value)) continue;
+    if (gate.unset || contains_any(name, kTurnsCudaOff))
       switches.kept_off.push_back(gate.name);
     else
       switches.set.push_back({gate.name, gate.value.empty() ? "1" : gate.value});
