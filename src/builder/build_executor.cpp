@@ -12,6 +12,7 @@
 #include "builder/build_log.h"
 #include "builder/progress.h"
 #include "builder/step_launcher.h"
+#include "builder/step_log.h"
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/json_text.h"
@@ -22,61 +23,6 @@
 namespace archbuild {
 
 namespace {
-
-// Reads the step launcher's start events appended since the last call.
-class StepLog {
- public:
-  explicit StepLog(std::filesystem::path path) : path_(std::move(path)) { std::filesystem::remove(path_, ignored_); }
-  const std::filesystem::path& path() const { return path_; }
-  void poll(ProgressState& state) {
-    std::ifstream in(path_);
-    if (!in) return;
-    in.seekg(static_cast<std::streamoff>(offset_));
-    std::string line;
-    auto now_steady = std::chrono::steady_clock::now();
-    long long now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                           std::chrono::system_clock::now().time_since_epoch())
-                           .count();
-    while (std::getline(in, line)) {
-      if (in.eof()) break;  // a partial line: read it next time
-      offset_ += line.size() + 1;
-      // "<ms>\t<pid>\t<output>" (older launchers: "<ms>\t<output>")
-      auto fields = split_fields(line);
-      if (fields.size() < 2 || fields.back().empty()) continue;
-      long long started_ms = std::atoll(fields.front().c_str());
-      const auto& output = fields.back();
-      state.running[output] = now_steady - std::chrono::milliseconds(std::max(0LL, now_ms - started_ms));
-      if (fields.size() == 3) pids_[output] = std::atoi(fields[1].c_str());
-      if (state.phase == BuildPhase::starting || state.phase == BuildPhase::configure)
-        state.phase = BuildPhase::compile;
-    }
-    // A compile whose process has ended is no longer running (setuptools
-    // prints a compile's command before it runs and nothing after).
-    for (auto it = pids_.begin(); it != pids_.end();) {
-      if (it->second > 0 && ::kill(it->second, 0) != 0 && errno == ESRCH) {
-        state.running.erase(it->first);
-        it = pids_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-
- private:
-  static std::vector<std::string> split_fields(const std::string& line) {
-    std::vector<std::string> fields;
-    size_t start = 0;
-    for (size_t tab; fields.size() < 2 && (tab = line.find('\t', start)) != std::string::npos; start = tab + 1)
-      fields.push_back(line.substr(start, tab - start));
-    fields.push_back(line.substr(start));  // the output path may hold anything but a newline
-    return fields;
-  }
-
-  std::filesystem::path path_;
-  std::map<std::string, int> pids_;  // running outputs by compile pid
-  uint64_t offset_ = 0;
-  std::error_code ignored_;
-};
 
 // The build log, appended through core's checked writer and flushed once a
 // tick. A write that fails (a full disk) never throws into the running

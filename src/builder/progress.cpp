@@ -87,6 +87,19 @@ static bool ends_with(std::string_view text, std::string_view part) {
   return text.size() >= part.size() && text.substr(text.size() - part.size()) == part;
 }
 
+// A ninja line is printed when its step ends: "Building CUDA object X"
+// (CMake) ends with the output, a command (cpp_extension's ninja file) holds
+// "-o X" as two words.
+static bool finishes(std::string_view rest, std::string_view output) {
+  if (ends_with(rest, output)) return true;
+  const std::string option = "-o " + std::string(output);
+  for (size_t at = rest.find(option); at != std::string_view::npos; at = rest.find(option, at + 1)) {
+    const size_t after = at + option.size();
+    if ((at == 0 || rest[at - 1] == ' ') && (after == rest.size() || rest[after] == ' ')) return true;
+  }
+  return false;
+}
+
 bool feed_progress(std::string_view line, ProgressState& state, std::chrono::steady_clock::time_point now) {
   ++state.lines;
   // pip -v indents the build's output ("  [1/2] c++ ..."): the same lines.
@@ -100,8 +113,8 @@ bool feed_progress(std::string_view line, ProgressState& state, std::chrono::ste
     state.finished = done;
     state.total = total;
     state.last_target = std::string(rest);
-    for (auto it = state.running.begin(); it != state.running.end();)  // "Building CUDA object X" finishes X
-      it = ends_with(rest, it->first) ? state.running.erase(it) : std::next(it);
+    for (auto it = state.running.begin(); it != state.running.end();)
+      it = finishes(rest, it->first) ? state.running.erase(it) : std::next(it);
     state.phase = contains(rest, "Linking") || ends_with(rest, ".so") ? BuildPhase::link : BuildPhase::compile;
     return true;
   }

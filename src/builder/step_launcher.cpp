@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "builder/arch_enforcement.h"
+#include "process/pid_namespace.h"
 
 namespace archbuild {
 
@@ -49,8 +50,11 @@ int run_step_launcher(int argc, char** argv) {
                         .count();
     char line[4096];
     // The pid stays the compile's own (exec below): the status line counts
-    // the ones alive as running, which setuptools' output never says.
-    int length = std::snprintf(line, sizeof line, "%lld\t%d\t%s\n", now, static_cast<int>(::getpid()), output);
+    // the ones alive as running, which setuptools' output never says. With
+    // its PID namespace: the step supervisor's, where archbuild's pids differ.
+    const auto pid_ns = pid_namespace_inode();
+    int length = std::snprintf(line, sizeof line, "%lld\t%d:%llu\t%s\n", now, static_cast<int>(::getpid()),
+                               static_cast<unsigned long long>(pid_ns.value_or(0)), output);
     int fd = ::open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd >= 0) {
       // One write under PIPE_BUF bytes with O_APPEND: lines never interleave.

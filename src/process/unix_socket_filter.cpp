@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 
 #include <linux/audit.h>
 #include <linux/filter.h>

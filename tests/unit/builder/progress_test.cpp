@@ -100,6 +100,27 @@ TEST(Progress, CompilerLinesWithoutNinja) {
   EXPECT_EQ(state.compiles_started, 2u);
 }
 
+// cpp_extension's ninja file prints the whole command when a step ends: the
+// output after -o finishes that one compile, and no other whose name merely
+// starts the same.
+TEST(Progress, ANinjaCommandLineFinishesItsOutput) {
+  ProgressState state;
+  auto t0 = Clock::now();
+  state.start = t0;
+  state.running["/w/build/a.o"] = t0;
+  state.running["/w/build/a.o.d"] = t0;
+  state.running["/w/build/b.o"] = t0;
+  feed_progress(
+      "[2/11] /c/launcher-cuda/bin/nvcc -MD -MF /w/build/a.o.d -Icsrc -c -c /w/csrc/a.cu -o /w/build/a.o "
+      "-D__CUDA_NO_HALF_OPERATORS__ -gencode=arch=compute_90,code=sm_90",
+      state, t0);
+  EXPECT_EQ(state.running.count("/w/build/a.o"), 0u);
+  EXPECT_EQ(state.running.count("/w/build/a.o.d"), 1u);
+  EXPECT_EQ(state.running.count("/w/build/b.o"), 1u);
+  feed_progress("[3/11] c++ -MMD -MF /w/build/b.o.d -c /w/csrc/b.cpp -o /w/build/b.o", state, t0);
+  EXPECT_EQ(state.running.count("/w/build/b.o"), 0u);
+}
+
 // A forecast gives the ETA from the first second (ninja's own needs a
 // previous .ninja_log), then weighs in the rate as steps finish.
 TEST(Progress, TheForecastGivesAnEtaBeforeAnyStep) {
