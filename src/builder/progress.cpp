@@ -176,7 +176,11 @@ StatusText describe_progress(const ProgressState& state, std::chrono::steady_clo
     if (state.finished > 0 && stepping > 0.5) {
       double rate = state.finished / stepping;
       char buffer[32];
-      std::snprintf(buffer, sizeof buffer, rate >= 10 ? "%.0f/s" : "%.1f/s", rate);
+      // Heavy units (flash-attn's take minutes each) read per minute, not "0.0/s".
+      if (rate >= 0.1)
+        std::snprintf(buffer, sizeof buffer, rate >= 10 ? "%.0f/s" : "%.1f/s", rate);
+      else
+        std::snprintf(buffer, sizeof buffer, "%.1f/min", rate * 60);
       text.rate = buffer;
       if (state.finished < state.total) {
         double by_rate = (state.total - state.finished) / rate;

@@ -36,9 +36,9 @@ void StepLog::poll(ProgressState& state) {
   in.seekg(static_cast<std::streamoff>(offset_));
   std::string line;
   const auto now_steady = std::chrono::steady_clock::now();
-  const long long now_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count();
+  const long long now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
   while (std::getline(in, line)) {
     if (in.eof()) break;  // a partial line: read it next time
     offset_ += line.size() + 1;

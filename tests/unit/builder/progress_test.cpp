@@ -121,6 +121,18 @@ TEST(Progress, ANinjaCommandLineFinishesItsOutput) {
   EXPECT_EQ(state.running.count("/w/build/b.o"), 0u);
 }
 
+// Units that take minutes each: the rate per minute, never "0.0/s".
+TEST(Progress, ASlowRateReadsPerMinute) {
+  ProgressState state;
+  auto t0 = Clock::now();
+  state.start = t0;
+  feed_progress("[1/73] c++ -c flash_api.cpp -o flash_api.o", state, t0);
+  feed_progress("[4/73] nvcc -c flash_bwd.cu -o flash_bwd.o", state, t0 + std::chrono::seconds(360));
+  EXPECT_EQ(describe_progress(state, t0 + std::chrono::seconds(360)).rate, "0.7/min");  // 4 steps in 6 min
+  feed_progress("[40/73] nvcc -c flash_fwd.cu -o flash_fwd.o", state, t0 + std::chrono::seconds(380));
+  EXPECT_EQ(describe_progress(state, t0 + std::chrono::seconds(380)).rate, "0.1/s");
+}
+
 // A forecast gives the ETA from the first second (ninja's own needs a
 // previous .ninja_log), then weighs in the rate as steps finish.
 TEST(Progress, TheForecastGivesAnEtaBeforeAnyStep) {
