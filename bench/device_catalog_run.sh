@@ -8,8 +8,9 @@
 # keeps (results.md).
 #
 # Usage (carry .device and .fetched/src):
-#   bench/device_catalog_run.sh [--parallel] WORK PYTHON NAME...
-# The clones are $ARCHBUILD_CLONES/NAME (default .fetched/src; made from the
+#   bench/device_catalog_run.sh [--parallel] WORK PYTHON NAME[=SOURCE]...
+# SOURCE: what to build (an sdist file, say); else the clone
+# $ARCHBUILD_CLONES/NAME (default .fetched/src; made from the
 # fetched repositories at each recipe's default_ref, origin set to the
 # recipe's repository). By default the
 # projects build one after the other, each with the machine to itself;
@@ -30,14 +31,16 @@ export NO_COLOR=1 ARCHBUILD_DATA_DIR=$PWD PATH="$work/device/bin:$(dirname "$pyt
 proof() {  # NAME... -> $work/$tag/results.json
   local tag=$1; shift
   local sources=()
-  for name in "$@"; do sources+=("$name=$PWD/${ARCHBUILD_CLONES:-.fetched/src}/$name"); done
+  for name in "$@"; do
+    if [[ $name == *=* ]]; then sources+=("$name"); else sources+=("$name=$PWD/${ARCHBUILD_CLONES:-.fetched/src}/$name"); fi
+  done
   mkdir -p "$work/$tag"
   python3 bench/validation_proof.py --archbuild "$bin" --python "$python" --cache "$work/$tag/cache" \
     --out "$work/$tag/results.json" --timeout "${ARCHBUILD_PROJECT_TIMEOUT:-420}" --arg "*:--test-timeout" --arg "*:120" \
     --arg "*:--test-wheelhouse" --arg "*:$work/device/wheelhouse" "${sources[@]}" >"$work/$tag/run.log" 2>&1
 }
 if ((parallel)); then
-  for name in "$@"; do proof "$name" "$name" & done
+  for name in "$@"; do proof "${name%%=*}" "$name" & done
   wait
 else
   proof all "$@"
