@@ -88,12 +88,16 @@ std::vector<std::string> bubblewrap_argv(const std::filesystem::path& bwrap, con
 
 std::string CleanRoom::summary() const {
   if (!ran) return "skipped: " + skipped_reason;
-  if (!failures.empty()) return "FAILED where only what a node has is: " + join(failures, "; ");
+  if (!failures.empty())
+    return std::string(environment ? "NOT PROVEN (this machine's gap, not the wheel's)" : "FAILED") +
+           " where only what a node has is: " + join(failures, "; ");
+  const auto installed = dependencies.summary();
   return "loaded " + std::to_string(loaded) + " ELF file" + (loaded == 1 ? "" : "s") +
          (imported.empty() ? std::string() : " and imported " + join(imported, ", ")) +
          (kernel_test_ran ? ", kernel test passed," : "") + " with only the interpreter, " +
          (torch.empty() ? std::string("its") : "torch " + torch + " and its") +
-         " dependency wheels and the manylinux policy's system libraries";
+         " dependency wheels and the manylinux policy's system libraries" +
+         (installed.empty() ? std::string() : " (" + installed + ")");
 }
 
 nlohmann::json CleanRoom::to_json() const {
@@ -106,6 +110,7 @@ nlohmann::json CleanRoom::to_json() const {
           {"imported", imported},
           {"torch", torch},
           {"kernel_test_ran", kernel_test_ran},
+          {"dependencies", dependencies.to_json()},
           {"seconds", seconds},
           {"log", log.string()},
           {"summary", summary()}};
@@ -156,6 +161,9 @@ CleanRoom run_clean_room(const CleanRoomRequest& request) {
       room.failures.push_back("the wheel does not install: " + last_words(installed));
       return finish();
     }
+    // What pip brings on a node besides the wheel (detectron2's fvcore), from the given sources.
+    room.dependencies = install_wheel_dependencies(python, name->name, request.dependencies, dir / "dependencies.log",
+                                                   dir);
     // What a node has, as this machine has it.
     const auto frontend = data_dir() / "recipes" / "frontends" / "clean_room.py";
     std::vector<std::string> layout_argv = {python, frontend.string(), "layout"};
@@ -220,10 +228,21 @@ CleanRoom run_clean_room(const CleanRoomRequest& request) {
     room.torch = answer.contains("torch") && answer["torch"].is_string() ? answer["torch"].get<std::string>() : "";
     room.loaded = answer["loaded"].size();
     room.imported = string_list(answer, "imported");
+    size_t not_loaded = 0;
     for (const auto& key : {"failed", "import_failed"})
       for (const auto& item : answer.value(key, nlohmann::json::array()))
-        if (item.is_array() && item.size() == 2 && item[0].is_string() && item[1].is_string())
+        if (item.is_array() && item.size() == 2 && item[0].is_string() && item[1].is_string()) {
           room.failures.push_back(item[0].get<std::string>() + ": " + item[1].get<std::string>());
+          not_loaded += std::string_view(key) == "failed";
+        }
+    if (!room.dependencies.ok() && !room.failures.empty() && not_loaded == 0) {
+      // Every ELF file loaded; an import failed with the wheel's own dependencies missing:
+      // this machine's gap, not the wheel's.
+      room.environment = true;
+      room.failures.push_back(room.dependencies.summary());
+      write_file_atomically(room.log, log_text);
+      return finish();
+    }
     if (request.gpu && !request.kernel_test.empty() && room.failures.empty()) {
       layout.binds.emplace_back(request.kernel_test.parent_path(), request.kernel_test.parent_path());
       std::vector<std::string> test = {layout.python, request.kernel_test.string()};

@@ -7,7 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "validate/test_dependencies.h"
 #include "validate/wheel_audit.h"
+#include "validate/wheel_dependencies.h"
 
 namespace archbuild {
 
@@ -42,6 +44,7 @@ struct CleanRoomRequest {
   bool gpu = false;                   // the driver and the GPU's devices too; the kernel test runs inside
   std::string visible_devices;        // CUDA_VISIBLE_DEVICES inside: the GPUs the targets serve ("" all)
   std::filesystem::path kernel_test;  // the recipe's, run with `modules` as its arguments
+  TestDependencySource dependencies;  // where the wheel's own dependencies come from, as on a node
 };
 
 // The wheel installed and tried where only what a node has is: every ELF
@@ -55,6 +58,7 @@ struct CleanRoom {
   std::vector<std::string> imported;  // modules that imported
   std::string torch;                  // the torch version inside ("" when none)
   bool kernel_test_ran = false;
+  WheelDependencies dependencies;  // installed into its venv before it is entered
   double seconds = 0;
   std::filesystem::path log;
   bool ok() const { return ran && failures.empty(); }

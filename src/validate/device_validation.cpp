@@ -17,6 +17,7 @@
 #include "process/layered_venv.h"
 #include "process/run_process.h"
 #include "validate/device_validation_judgement.h"
+#include "wheel/wheel_archive.h"
 
 namespace archbuild {
 
@@ -70,6 +71,7 @@ nlohmann::json DeviceValidation::to_json() const {
                              {"ok", ok()},
                              {"failed_by_environment", failed_by_environment()},
                              {"checks", list}};
+  if (wheel_dependencies) json["wheel_dependencies"] = wheel_dependencies->to_json();
   if (project_tests) json["project_tests"] = project_tests->to_json();
   if (census) json["kernel_census"] = census->to_json();
   if (exercise) json["op_exercise"] = exercise->to_json();
@@ -98,11 +100,13 @@ constexpr const char* kExercisePtxResult = "exercise-ptx.json";
 constexpr const char* kExerciseOutputs = "exercise-outputs.pt";
 constexpr const char* kJitCacheDir = "jit-cache";
 constexpr const char* kTestDependenciesLog = "test-dependencies.log";
-constexpr std::array kOwnNames = {kVenvName,           kLoadNativeLog,     kLoadPtxLog,       kPipLog,
-                                  kKernelNativeLog,    kKernelPtxLog,      kTorchPtxProbeLog, kProjectTestsLog,
-                                  kProjectTestsReport, kLaunchDir,         kExerciseLog,      kExerciseResult,
-                                  kExercisePtxLog,     kExercisePtxResult, kExerciseOutputs,  kJitCacheDir,
-                                  kTestDependenciesLog};
+constexpr const char* kWheelDependenciesLog = "wheel-dependencies.log";
+constexpr std::array kOwnNames = {kVenvName,         kLoadNativeLog,       kLoadPtxLog,
+                                  kPipLog,           kKernelNativeLog,     kKernelPtxLog,
+                                  kTorchPtxProbeLog, kProjectTestsLog,     kProjectTestsReport,
+                                  kLaunchDir,        kExerciseLog,         kExerciseResult,
+                                  kExercisePtxLog,   kExercisePtxResult,   kExerciseOutputs,
+                                  kJitCacheDir,      kTestDependenciesLog, kWheelDependenciesLog};
 
 OwnedDir validation_work_dir(const std::filesystem::path& work_dir) {
   return {work_dir, kValidationWorkMarker, {kOwnNames.begin(), kOwnNames.end()}, "the validation work dir"};
@@ -235,6 +239,7 @@ class DeviceValidationRun {
     prepare_work_dir(request_.work_dir);
     load_fatbins();
     if (!make_venv() || !install_wheel()) return std::move(validation_);
+    install_its_dependencies();
     start_recorder();
     kernel_tests();
     if (request_.exercise_ops) exercise_ops();
@@ -298,6 +303,21 @@ class DeviceValidationRun {
     if (install.check.ok) install.check.detail = request_.wheel.filename().string() + " installed";
     if (!install.check.ok) install.check.failure = FailureKind::test;  // the wheel does not install
     return add(install.check);
+  }
+
+  // What `pip install WHEEL` would bring on a node and this venv lacks (a
+  // check only when something was missing).
+  void install_its_dependencies() {
+    const auto name = WheelName::parse(request_.wheel.filename().string());
+    if (!name) return;
+    const auto started = std::chrono::steady_clock::now();
+    const auto log = request_.work_dir / kWheelDependenciesLog;
+    auto dependencies = install_wheel_dependencies(venv_python_, name->name, request_.test_dependencies, log,
+                                                   request_.work_dir);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (!dependencies.missing.empty() || !dependencies.error.empty())
+      add({"wheel dependencies", dependencies.ok(), dependencies.summary(), log, seconds, FailureKind::environment});
+    validation_.wheel_dependencies = std::move(dependencies);
   }
 
   void start_recorder() {

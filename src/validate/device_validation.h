@@ -11,6 +11,7 @@
 #include "validate/op_exercise.h"
 #include "validate/project_tests.h"
 #include "validate/test_dependencies.h"
+#include "validate/wheel_dependencies.h"
 
 namespace archbuild {
 
@@ -51,6 +52,7 @@ struct DeviceValidation {
   std::string visible_devices;       // CUDA_VISIBLE_DEVICES the checks got ("" when all GPUs)
   std::string user_visible_devices;  // the user's own CUDA_VISIBLE_DEVICES, when set
   std::vector<DeviceCheck> checks;
+  std::optional<WheelDependencies> wheel_dependencies;  // what the wheel declares and the venv lacked
   std::optional<ProjectTestResult> project_tests;
   std::optional<KernelCensus> census;      // which of the wheel's kernels launched
   std::optional<OpExercise> exercise;      // the op exerciser, native SASS, CPU as reference

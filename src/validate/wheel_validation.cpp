@@ -184,6 +184,7 @@ WheelValidation validate_wheel(const WheelValidationRequest& request) {
     room.gpu = !device.gpus.devices.empty();
     room.visible_devices = device.visible_devices;
     room.kernel_test = device.kernel_test;
+    room.dependencies = request.test_dependencies;
     validation.clean_room = run_clean_room(room);
   } else {
     validation.clean_room.skipped_reason = request.portable ? "the wheel was not audited"

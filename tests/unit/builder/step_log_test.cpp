@@ -17,11 +17,19 @@
 namespace archbuild {
 namespace {
 
-std::filesystem::path fresh_log(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("archbuild-step-log-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return dir / name;
-}
+// A dir of its own per test, removed after it.
+class StepLogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("archbuild-step-log-" + std::to_string(::getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path fresh_log(const std::string& name) const { return dir_ / name; }
+  std::filesystem::path dir_;
+};
 
 // The step launcher's line, written by a compile about itself.
 void write_start_line(const std::filesystem::path& log, const std::string& output) {
@@ -37,7 +45,7 @@ void wait_for(pid_t pid) {
 }
 
 // A compile in archbuild's own PID namespace: running while its process lives.
-TEST(StepLog, ACompileRunsUntilItsProcessEnds) {
+TEST_F(StepLogTest, ACompileRunsUntilItsProcessEnds) {
   const auto log = fresh_log("own.log");
   StepLog steps(log);
   int release[2], ready[2];
@@ -72,7 +80,7 @@ TEST(StepLog, ACompileRunsUntilItsProcessEnds) {
 // The step supervisor's PID namespace: the compile calls itself pid 1 (or a
 // few more), a pid that here belongs to init or a kernel thread, alive for
 // ever. It is found through its NSpid instead and ends with its process.
-TEST(StepLog, ACompileInThePidNamespaceOfTheStepEndsWithItsProcess) {
+TEST_F(StepLogTest, ACompileInThePidNamespaceOfTheStepEndsWithItsProcess) {
   const auto log = fresh_log("namespace.log");
   StepLog steps(log);
   int release[2], ready[2];
