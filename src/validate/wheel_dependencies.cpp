@@ -70,7 +70,8 @@ std::string WheelDependencies::summary() const {
   }
   if (!unavailable.empty())
     text += std::string(text.empty() ? "" : "; ") + join(unavailable, ", ") +
-            (unavailable.size() == 1 ? " (a dependency the wheel declares) is" : " (dependencies the wheel declares) are") +
+            (unavailable.size() == 1 ? " (a dependency the wheel declares) is"
+                                     : " (dependencies the wheel declares) are") +
             " not installed for the validating interpreter and " +
             (install.source.empty() ? std::string("no wheelhouse or index was given (--test-wheelhouse DIR)")
                                     : install.source + " does not have " + (unavailable.size() == 1 ? "it" : "them"));
