@@ -8,8 +8,11 @@ node would fetch besides the wheel.
 Run with the interpreter of the venv the wheel was installed into (no
 dependencies). A requirement met by another version than it asks is left
 alone (the validating interpreter's torch is the one to test against), and
-named under "other_versions". Prints one JSON object:
-  {"missing": [REQUIREMENT], "other_versions": [REQUIREMENT]}
+named under "other_versions". A direct reference (`name @ URL`) is never
+given to pip (it would fetch the URL whatever the index settings) and its
+URL never printed (it may hold a token): only its name, under
+"direct_references". Prints one JSON object:
+  {"missing": [REQUIREMENT], "other_versions": [REQUIREMENT], "direct_references": [NAME]}
 Exit 2 with a message when DISTRIBUTION is not installed."""
 import importlib.metadata
 import json
@@ -29,7 +32,7 @@ def main():
     except importlib.metadata.PackageNotFoundError:
         print(f"wheel_dependencies.py: {sys.argv[1]} is not installed for {sys.executable}", file=sys.stderr)
         sys.exit(2)
-    missing, other_versions = [], []
+    missing, other_versions, direct_references = [], [], []
     for text in declared:
         try:
             requirement = Requirement(text)
@@ -41,11 +44,14 @@ def main():
         try:
             version = importlib.metadata.version(requirement.name)
         except importlib.metadata.PackageNotFoundError:
-            missing.append(str(requirement))
+            if requirement.url:
+                direct_references.append(requirement.name)
+            else:
+                missing.append(str(requirement))
             continue
         if requirement.specifier and not requirement.specifier.contains(version, prereleases=True):
             other_versions.append(f"{requirement} ({version} installed)")
-    print(json.dumps({"missing": missing, "other_versions": other_versions}))
+    print(json.dumps({"missing": missing, "other_versions": other_versions, "direct_references": direct_references}))
 
 
 if __name__ == "__main__":

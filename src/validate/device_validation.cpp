@@ -316,7 +316,7 @@ class DeviceValidationRun {
     auto dependencies = install_wheel_dependencies(venv_python_, name->name, request_.test_dependencies, log,
                                                    request_.work_dir);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (!dependencies.missing.empty() || !dependencies.error.empty())
+    if (!dependencies.summary().empty())
       add({"wheel dependencies", true, dependencies.summary(), log, seconds, FailureKind::environment});
     validation_.wheel_dependencies = std::move(dependencies);
   }

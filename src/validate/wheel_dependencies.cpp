@@ -11,6 +11,10 @@ namespace archbuild {
 
 namespace {
 
+// More than this many missing is no wheel's real list: the rest are not tried
+// (pip is asked once per requirement when the whole set fails).
+constexpr size_t kMostTried = 64;
+
 std::vector<std::string> strings_at(const nlohmann::json& json, const char* key) {
   std::vector<std::string> found;
   if (json.contains(key) && json[key].is_array())
@@ -34,6 +38,7 @@ bool read_declared(const std::string& venv_python, const std::string& distributi
   }
   into.missing = strings_at(answer, "missing");
   into.other_versions = strings_at(answer, "other_versions");
+  into.direct_references = strings_at(answer, "direct_references");
   return true;
 }
 
@@ -44,30 +49,32 @@ WheelDependencies install_wheel_dependencies(const std::string& venv_python, con
                                              const std::filesystem::path& work_dir) {
   WheelDependencies dependencies;
   dependencies.ran = true;
-  if (!read_declared(venv_python, distribution, dependencies) || dependencies.missing.empty()) return dependencies;
-  install_test_dependencies(venv_python, dependencies.missing, source, log_file, work_dir, dependencies.install);
+  if (!read_declared(venv_python, distribution, dependencies)) return dependencies;
+  for (const auto& name : dependencies.direct_references)
+    dependencies.unavailable.push_back(name + " (a direct URL reference: not fetched)");
+  if (dependencies.missing.empty()) return dependencies;
+  std::vector<std::string> tried(dependencies.missing.begin(),
+                                 dependencies.missing.begin() +
+                                     static_cast<std::ptrdiff_t>(std::min(dependencies.missing.size(), kMostTried)));
+  install_test_dependencies(venv_python, tried, source, log_file, work_dir, dependencies.install);
   // Asked again: pip may install one as another's dependency, or fail halfway.
   WheelDependencies after;
   if (!read_declared(venv_python, distribution, after)) {
     dependencies.error = after.error;
     return dependencies;
   }
-  dependencies.unavailable = after.missing;
+  dependencies.unavailable.insert(dependencies.unavailable.end(), after.missing.begin(), after.missing.end());
   return dependencies;
 }
 
 std::string WheelDependencies::summary() const {
   if (!error.empty()) return error;
-  if (missing.empty()) return "";
+  std::vector<std::string> done;
+  for (const auto& requirement : missing)
+    if (std::find(unavailable.begin(), unavailable.end(), requirement) == unavailable.end())
+      done.push_back(requirement);
   std::string text;
-  const auto installed = missing.size() - unavailable.size();
-  if (installed > 0) {
-    std::vector<std::string> done;
-    for (const auto& requirement : missing)
-      if (std::find(unavailable.begin(), unavailable.end(), requirement) == unavailable.end())
-        done.push_back(requirement);
-    text = "installed its dependencies " + join(done, ", ") + " from " + install.source;
-  }
+  if (!done.empty()) text = "installed its dependencies " + join(done, ", ") + " from " + install.source;
   if (!unavailable.empty())
     text += std::string(text.empty() ? "" : "; ") + join(unavailable, ", ") +
             (unavailable.size() == 1 ? " (a dependency the wheel declares) is"

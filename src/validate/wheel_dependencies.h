@@ -21,9 +21,11 @@ struct WheelDependencies {
   bool ran = false;
   std::vector<std::string> missing;         // declared, not in the interpreter
   std::vector<std::string> other_versions;  // met by another version than asked: left alone
-  TestDependencyInstall install;            // what was installed for `missing`
-  std::vector<std::string> unavailable;     // still missing after that
-  std::string error;                        // the declared list could not be read
+  // Missing, declared as `name @ URL`: never fetched (names only: a URL may hold a token).
+  std::vector<std::string> direct_references;
+  TestDependencyInstall install;         // what was installed for `missing`
+  std::vector<std::string> unavailable;  // still missing after that (direct references too)
+  std::string error;                     // the declared list could not be read
   bool ok() const { return unavailable.empty() && error.empty(); }
   // "" when nothing was missing; else "installed fvcore, iopath from the wheelhouse W" or
   // "fvcore declared by the wheel, not installed for PYTHON and no wheelhouse gives it: ..."

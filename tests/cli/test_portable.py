@@ -198,7 +198,8 @@ class WheelDependenciesFrontend(unittest.TestCase):
         wheel = rewritten_wheel(pure_wheel(work, "archbuild-needs-probe", "1.0"), work / "declared", {
             ".dist-info/METADATA": lambda text: text + "".join(f"Requires-Dist: {r}\n" for r in (
                 "pip", "archbuild-absent-one[fast]>=2; python_version >= '3'",
-                "archbuild-absent-two; python_version < '3'", "pip<1", "archbuild-absent-three; extra == 'test'"))})
+                "archbuild-absent-two; python_version < '3'", "pip<1", "archbuild-absent-three; extra == 'test'",
+                "archbuild-url-dep @ https://user:tok3n@example.invalid/archbuild_url_dep-1.0-py3-none-any.whl"))})
         target = work / "target"
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target",
                         str(target), str(wheel)], check=True)
@@ -208,6 +209,9 @@ class WheelDependenciesFrontend(unittest.TestCase):
         self.assertEqual(answer.returncode, 0, answer.stderr)
         found = json.loads(answer.stdout)
         self.assertEqual(found["missing"], ["archbuild-absent-one[fast]>=2"])  # its marker met, then dropped
+        # never handed to pip (it would fetch the URL whatever the index settings), its URL never printed
+        self.assertEqual(found["direct_references"], ["archbuild-url-dep"])
+        self.assertNotIn("tok3n", answer.stdout + answer.stderr)
         (other,) = found["other_versions"]
         self.assertTrue(other.startswith("pip<1 ("), other)
         absent = subprocess.run([sys.executable, str(SOURCE_DIR / "recipes/frontends/wheel_dependencies.py"),
