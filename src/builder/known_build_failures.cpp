@@ -14,7 +14,7 @@ struct KnownFailure {
 // The compilers' own words: nvcc's front end ("namespace "cub" has no
 // member "Max"") and GCC's ("'struct cudaDeviceProp' has no member named
 // 'clockRate'").
-constexpr std::array<KnownFailure, 3> kKnown = {{
+constexpr std::array<KnownFailure, 4> kKnown = {{
     {{"namespace \"cub\" has no member \"Max\"", "namespace \"cub\" has no member \"Min\"",
       "namespace \"cub\" has no member \"Sum\""},
      "the project uses cub::Max, cub::Min or cub::Sum, which CCCL 3 (CUDA 13) removed: build it with a "
@@ -30,6 +30,12 @@ constexpr std::array<KnownFailure, 3> kKnown = {{
      "the project includes THC, which torch removed in 1.11: it predates every torch that CUDA 13 builds "
      "with; port it to ATen (at::cuda::getCurrentCUDAStream, c10::cuda) in a recipe's patches/, or build "
      "a maintained fork"},
+    // git's own words when setup.py runs `git submodule update --init PATH` (flash-attn) in a tree
+    // whose commit records no such submodule: a plain directory or an archive was snapshotted.
+    {{"did not match any file(s) known to git", "", ""},
+     "the project's setup.py runs `git submodule update`, and this source records no submodule there (a plain "
+     "directory or an archive, whose snapshot has the files but no submodule commits): build a git clone "
+     "(`git clone --recursive`), the repository URL or its sdist (pypi:NAME) instead"},
 }};
 
 }  // namespace

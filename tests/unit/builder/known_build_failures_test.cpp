@@ -23,6 +23,14 @@ TEST(KnownBuildFailures, NamesTheRemovedApiAndTheWayOn) {
   const auto prop = known_build_failure_hint(
       "csrc/info.cpp:12:18: error: 'struct cudaDeviceProp' has no member named 'clockRate'\n");
   EXPECT_NE(prop.find("cudaDeviceProp fields CUDA 13 removed"), std::string::npos) << prop;
+
+  // flash-attn 2.8.3's setup.py in a snapshot of a plain copy of its tree
+  const auto submodule = known_build_failure_hint(
+      "error: pathspec 'csrc/composable_kernel' did not match any file(s) known to git\n"
+      "subprocess.CalledProcessError: Command '['git', 'submodule', 'update', '--init', "
+      "'csrc/composable_kernel']' returned non-zero exit status 1.\n");
+  EXPECT_NE(submodule.find("runs `git submodule update`"), std::string::npos) << submodule;
+  EXPECT_NE(submodule.find("git clone --recursive"), std::string::npos) << submodule;
 }
 
 TEST(KnownBuildFailures, SaysNothingOfOtherFailures) {
