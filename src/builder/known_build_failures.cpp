@@ -30,12 +30,12 @@ constexpr std::array<KnownFailure, 4> kKnown = {{
      "the project includes THC, which torch removed in 1.11: it predates every torch that CUDA 13 builds "
      "with; port it to ATen (at::cuda::getCurrentCUDAStream, c10::cuda) in a recipe's patches/, or build "
      "a maintained fork"},
-    // git's own words when setup.py runs `git submodule update --init PATH` (flash-attn) in a tree
-    // whose commit records no such submodule: a plain directory or an archive was snapshotted.
-    {{"did not match any file(s) known to git", "", ""},
-     "the project's setup.py runs `git submodule update`, and this source records no submodule there (a plain "
-     "directory or an archive, whose snapshot has the files but no submodule commits): build a git clone "
-     "(`git clone --recursive`), the repository URL or its sdist (pypi:NAME) instead"},
+    // Python's words when setup.py's `git submodule update --init PATH` fails (flash-attn): in a
+    // snapshot of a plain directory or an archive (no submodule commits), or offline.
+    {{"Command '['git', 'submodule', 'update'", "", ""},
+     "the project's setup.py runs `git submodule update`, which fails in a source without its submodules' commits "
+     "(a plain directory or an archive, which archbuild snapshots) and offline: build a git clone with its "
+     "submodules checked out (`git clone --recursive`), the repository URL or its sdist (pypi:NAME) instead"},
 }};
 
 }  // namespace

@@ -179,8 +179,10 @@ StatusText describe_progress(const ProgressState& state, std::chrono::steady_clo
       // Heavy units (flash-attn's take minutes each) read per minute, not "0.0/s".
       if (rate >= 0.1)
         std::snprintf(buffer, sizeof buffer, rate >= 10 ? "%.0f/s" : "%.1f/s", rate);
-      else
+      else if (rate * 60 >= 0.1)
         std::snprintf(buffer, sizeof buffer, "%.1f/min", rate * 60);
+      else
+        std::snprintf(buffer, sizeof buffer, "%.0f min/step", 1 / (rate * 60));
       text.rate = buffer;
       if (state.finished < state.total) {
         double by_rate = (state.total - state.finished) / rate;

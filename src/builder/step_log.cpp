@@ -54,7 +54,14 @@ void StepLog::poll(ProgressState& state) {
     compile.pid = std::atoi(pid.c_str());
     if (auto colon = pid.find(':'); colon != std::string::npos)
       compile.pid_ns = std::strtoull(pid.c_str() + colon + 1, nullptr, 10);
-    if (compile.pid_ns == 0 || compile.pid_ns == own_pid_ns_) compile.here = compile.pid;
+    if (compile.pid_ns == 0 || compile.pid_ns == own_pid_ns_) {
+      compile.here = compile.pid;
+    } else {
+      // The step's namespace is the first other one a compile names: a line naming a
+      // third is no compile of this step (only the build writes here), and is dropped.
+      if (!step_pid_ns_) step_pid_ns_ = compile.pid_ns;
+      if (compile.pid_ns != *step_pid_ns_) compile.here = -1;
+    }
     compiles_[output] = compile;
   }
   find_pids_here();
@@ -77,16 +84,15 @@ void StepLog::poll(ProgressState& state) {
 // compile wrote is found here by its NSpid, once, while it runs. One not
 // found has already ended.
 void StepLog::find_pids_here() {
-  std::map<std::uint64_t, std::set<int>> wanted;
+  std::set<int> wanted;
   for (const auto& [output, compile] : compiles_)
-    if (!compile.here) wanted[compile.pid_ns].insert(compile.pid);
-  for (const auto& [ns, pids] : wanted) {
-    const auto found = outer_pids(ns, pids);
-    for (auto& [output, compile] : compiles_) {
-      if (compile.here || compile.pid_ns != ns) continue;
-      auto it = found.find(compile.pid);
-      compile.here = it == found.end() ? -1 : it->second;  // -1: ended before it was looked for
-    }
+    if (!compile.here) wanted.insert(compile.pid);
+  if (wanted.empty() || !step_pid_ns_) return;
+  const auto found = outer_pids(*step_pid_ns_, wanted);  // one pass over /proc
+  for (auto& [output, compile] : compiles_) {
+    if (compile.here) continue;
+    auto it = found.find(compile.pid);
+    compile.here = it == found.end() ? -1 : it->second;  // -1: ended before it was looked for
   }
 }
 

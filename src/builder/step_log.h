@@ -33,6 +33,7 @@ class StepLog {
   std::filesystem::path path_;
   std::map<std::string, Compile> compiles_;  // running compiles by output
   std::optional<std::uint64_t> own_pid_ns_;
+  std::optional<std::uint64_t> step_pid_ns_;  // the step supervisor's, once a compile names it
   uint64_t offset_ = 0;
 };
 

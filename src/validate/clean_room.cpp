@@ -1,5 +1,6 @@
 #include "validate/clean_room.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/data_dir.h"
@@ -9,6 +10,7 @@
 #include "core/strings.h"
 #include "process/layered_venv.h"
 #include "process/run_process.h"
+#include "validate/project_tests.h"
 #include "wheel/wheel_archive.h"
 
 namespace archbuild {
@@ -228,16 +230,20 @@ CleanRoom run_clean_room(const CleanRoomRequest& request) {
     room.torch = answer.contains("torch") && answer["torch"].is_string() ? answer["torch"].get<std::string>() : "";
     room.loaded = answer["loaded"].size();
     room.imported = string_list(answer, "imported");
-    size_t not_loaded = 0;
+    // An import that failed only for a module none of the wheel's own, while
+    // a dependency it declares could not be installed, is this machine's gap.
+    bool gap_only = room.dependencies.error.empty() && !room.dependencies.ok();
     for (const auto& key : {"failed", "import_failed"})
       for (const auto& item : answer.value(key, nlohmann::json::array()))
         if (item.is_array() && item.size() == 2 && item[0].is_string() && item[1].is_string()) {
-          room.failures.push_back(item[0].get<std::string>() + ": " + item[1].get<std::string>());
-          not_loaded += std::string_view(key) == "failed";
+          const auto message = item[1].get<std::string>();
+          room.failures.push_back(item[0].get<std::string>() + ": " + message);
+          const auto module = missing_module(message);
+          gap_only = gap_only && std::string_view(key) == "import_failed" &&
+                     message.starts_with("ModuleNotFoundError") && !module.empty() &&
+                     std::find(request.modules.begin(), request.modules.end(), module) == request.modules.end();
         }
-    if (!room.dependencies.ok() && !room.failures.empty() && not_loaded == 0) {
-      // Every ELF file loaded; an import failed with the wheel's own dependencies missing:
-      // this machine's gap, not the wheel's.
+    if (gap_only && !room.failures.empty()) {
       room.environment = true;
       room.failures.push_back(room.dependencies.summary());
       write_file_atomically(room.log, log_text);

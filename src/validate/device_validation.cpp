@@ -101,12 +101,25 @@ constexpr const char* kExerciseOutputs = "exercise-outputs.pt";
 constexpr const char* kJitCacheDir = "jit-cache";
 constexpr const char* kTestDependenciesLog = "test-dependencies.log";
 constexpr const char* kWheelDependenciesLog = "wheel-dependencies.log";
-constexpr std::array kOwnNames = {kVenvName,         kLoadNativeLog,       kLoadPtxLog,
-                                  kPipLog,           kKernelNativeLog,     kKernelPtxLog,
-                                  kTorchPtxProbeLog, kProjectTestsLog,     kProjectTestsReport,
-                                  kLaunchDir,        kExerciseLog,         kExerciseResult,
-                                  kExercisePtxLog,   kExercisePtxResult,   kExerciseOutputs,
-                                  kJitCacheDir,      kTestDependenciesLog, kWheelDependenciesLog};
+constexpr std::array kOwnNames = {kVenvName,
+                                  kLoadNativeLog,
+                                  kLoadPtxLog,
+                                  kPipLog,
+                                  kKernelNativeLog,
+                                  kKernelPtxLog,
+                                  kTorchPtxProbeLog,
+                                  kProjectTestsLog,
+                                  kProjectTestsReport,
+                                  kLaunchDir,
+                                  kExerciseLog,
+                                  kExerciseResult,
+                                  kExercisePtxLog,
+                                  kExercisePtxResult,
+                                  kExerciseOutputs,
+                                  kJitCacheDir,
+                                  kTestDependenciesLog,
+                                  kWheelDependenciesLog,
+                                  kWheelDependencyConstraints};
 
 OwnedDir validation_work_dir(const std::filesystem::path& work_dir) {
   return {work_dir, kValidationWorkMarker, {kOwnNames.begin(), kOwnNames.end()}, "the validation work dir"};
@@ -317,7 +330,7 @@ class DeviceValidationRun {
                                                    request_.work_dir);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (!dependencies.summary().empty())
-      add({"wheel dependencies", true, dependencies.summary(), log, seconds, FailureKind::environment});
+      add({"wheel dependencies", true, dependencies.summary(), log, seconds, FailureKind::none});
     validation_.wheel_dependencies = std::move(dependencies);
   }
 

@@ -33,6 +33,8 @@ bool contains_any(const std::string& text, std::initializer_list<const char*> ne
                      [&](const char* needle) { return text.find(needle) != std::string::npos; });
 }
 
+}  // namespace
+
 // "No module named 'scipy'" -> "scipy"; the top-level name of what was missing.
 std::string missing_module(const std::string& message) {
   constexpr std::string_view marker = "No module named ";
@@ -43,8 +45,6 @@ std::string missing_module(const std::string& message) {
   auto end = rest.find_first_of("'\". |");
   return rest.substr(0, end);
 }
-
-}  // namespace
 
 FailureKind classify_failure(const std::string& message, const std::vector<std::string>& packages) {
   // The driver's and the runtime's words for code that cannot run here.

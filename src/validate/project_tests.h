@@ -25,6 +25,9 @@ enum class FailureKind {
 };
 std::string to_string(FailureKind kind);
 
+// "No module named 'scipy.linalg'" -> "scipy": the top-level name an import missed ("" when none).
+std::string missing_module(const std::string& message);
+
 // What a failure message says about its cause (CUDA errors, import errors
 // of modules other than the wheel's own packages, missing GPUs).
 FailureKind classify_failure(const std::string& message, const std::vector<std::string>& packages);

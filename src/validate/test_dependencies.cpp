@@ -8,6 +8,7 @@
 #include "config/toml_file.h"
 #include "core/error.h"
 #include "core/regular_file.h"
+#include "core/secrets.h"
 #include "core/strings.h"
 #include "process/run_process.h"
 
@@ -17,7 +18,8 @@ std::string TestDependencySource::describe() const {
   std::vector<std::string> parts;
   for (const auto& link : find_links) parts.push_back("the wheelhouse " + link);
   if (index) parts.push_back("pip's index");
-  return parts.empty() ? "nowhere (no wheelhouse, no network)" : join(parts, " and ");
+  // A wheelhouse URL may carry a user and password: never in a report.
+  return secrets::scrub(parts.empty() ? "nowhere (no wheelhouse, no network)" : join(parts, " and "));
 }
 
 namespace {
@@ -126,21 +128,24 @@ namespace {
 
 ProcessResult pip_install(const std::string& venv_python, const std::vector<std::string>& requirements,
                           const TestDependencySource& source, const std::filesystem::path& log_file,
-                          const std::filesystem::path& work_dir) {
+                          const std::filesystem::path& work_dir, const std::vector<std::string>& pip_options,
+                          std::chrono::milliseconds timeout) {
   std::vector<std::string> argv = {
       venv_python,     "-m", "pip", "install", "--disable-pip-version-check", "--no-warn-script-location",
       "--no-cache-dir"};
   if (!source.index) argv.push_back("--no-index");
   for (const auto& link : source.find_links) argv.insert(argv.end(), {"--find-links", link});
+  argv.insert(argv.end(), pip_options.begin(), pip_options.end());
   argv.insert(argv.end(), requirements.begin(), requirements.end());
   ProcessOptions options;
   options.working_dir = work_dir;
   options.env_overrides = {{"PIP_CONFIG_FILE", "/dev/null"}, {"PIP_FIND_LINKS", std::nullopt}};
-  options.timeout = std::chrono::minutes(10);
+  options.timeout = timeout;
   auto result = run_process(argv, options);
   std::string old;
   (void)read_regular_file(log_file, 64 << 20, old);
-  write_whole_file(log_file, old + "$ " + join(argv, " ") + "\n" + result.out + result.err);
+  // (a wheelhouse URL's user and password never reach the log)
+  write_whole_file(log_file, old + secrets::scrub("$ " + join(argv, " ") + "\n" + result.out + result.err));
   return result;
 }
 
@@ -148,18 +153,31 @@ ProcessResult pip_install(const std::string& venv_python, const std::vector<std:
 
 void install_test_dependencies(const std::string& venv_python, const std::vector<std::string>& requirements,
                                const TestDependencySource& source, const std::filesystem::path& log_file,
-                               const std::filesystem::path& work_dir, TestDependencyInstall& install) {
+                               const std::filesystem::path& work_dir, TestDependencyInstall& install,
+                               const std::vector<std::string>& pip_options,
+                               std::optional<std::chrono::steady_clock::time_point> deadline) {
   if (requirements.empty() || !source.any()) return;
   install.source = source.describe();
   const auto started = std::chrono::steady_clock::now();
-  if (pip_install(venv_python, requirements, source, log_file, work_dir).succeeded()) {
+  // Each pip call gets 10 minutes, or what is left before the deadline.
+  const auto time_left = [&]() -> std::optional<std::chrono::milliseconds> {
+    constexpr std::chrono::milliseconds most = std::chrono::minutes(10);
+    if (!deadline) return most;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline -
+                                                                            std::chrono::steady_clock::now());
+    if (left <= std::chrono::milliseconds(0)) return std::nullopt;
+    return std::min(most, left);
+  };
+  const auto install_all = [&](const std::vector<std::string>& some) {
+    const auto timeout = time_left();
+    return timeout && pip_install(venv_python, some, source, log_file, work_dir, pip_options, *timeout).succeeded();
+  };
+  if (install_all(requirements)) {
     install.installed.insert(install.installed.end(), requirements.begin(), requirements.end());
   } else {
     // pip refuses the whole set for one missing requirement: one by one names it
     for (const auto& requirement : requirements)
-      (pip_install(venv_python, {requirement}, source, log_file, work_dir).succeeded() ? install.installed
-                                                                                       : install.unavailable)
-          .push_back(requirement);
+      (install_all({requirement}) ? install.installed : install.unavailable).push_back(requirement);
   }
   install.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }

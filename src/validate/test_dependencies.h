@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -50,9 +51,13 @@ struct TestDependencyInstall {
 
 // Installs `requirements` into the venv of `venv_python` from `source`
 // (all at once, then one by one when pip refuses the set, to name what is
-// missing); the output goes to `log_file` (appended).
+// missing); the output goes to `log_file` (appended). `pip_options` go to
+// every pip call (`-c FILE`); past `deadline` none is started, and what was
+// left is unavailable.
 void install_test_dependencies(const std::string& venv_python, const std::vector<std::string>& requirements,
                                const TestDependencySource& source, const std::filesystem::path& log_file,
-                               const std::filesystem::path& work_dir, TestDependencyInstall& install);
+                               const std::filesystem::path& work_dir, TestDependencyInstall& install,
+                               const std::vector<std::string>& pip_options = {},
+                               std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
 
 }  // namespace archbuild

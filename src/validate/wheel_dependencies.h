@@ -24,17 +24,24 @@ struct WheelDependencies {
   // Missing, declared as `name @ URL`: never fetched (names only: a URL may hold a token).
   std::vector<std::string> direct_references;
   TestDependencyInstall install;         // what was installed for `missing`
-  std::vector<std::string> unavailable;  // still missing after that (direct references too)
+  std::vector<std::string> unavailable;  // tried, and still missing after that
+  std::vector<std::string> not_tried;    // past the most tried, or the time given
   std::string error;                     // the declared list could not be read
-  bool ok() const { return unavailable.empty() && error.empty(); }
-  // "" when nothing was missing; else "installed fvcore, iopath from the wheelhouse W" or
-  // "fvcore declared by the wheel, not installed for PYTHON and no wheelhouse gives it: ..."
+  bool ok() const { return unavailable.empty() && not_tried.empty() && direct_references.empty() && error.empty(); }
+  // "" when nothing was missing; else "installed its dependencies fvcore, iopath from the wheelhouse W",
+  // "fvcore (a dependency the wheel declares) is not installed for the validating interpreter: ...".
   std::string summary() const;
   nlohmann::json to_json() const;
 };
 
+// The pins it writes into `work_dir` for pip's -c.
+inline constexpr const char* kWheelDependencyConstraints = "wheel-dependencies-constraints.txt";
+
 // `distribution` as installed in the venv of `venv_python`; pip's output is
-// appended to `log_file`.
+// appended to `log_file`. Every distribution the interpreter has is pinned
+// (pip's -c): a dependency that needs another torch stays unavailable rather
+// than shadow the one the wheel is tested against. At most 64 are tried, in
+// at most 10 minutes.
 WheelDependencies install_wheel_dependencies(const std::string& venv_python, const std::string& distribution,
                                              const TestDependencySource& source, const std::filesystem::path& log_file,
                                              const std::filesystem::path& work_dir);

@@ -187,6 +187,17 @@ class Portable(unittest.TestCase):
         self.assertEqual(room["dependencies"]["install"]["installed"], ["archbuild-dep-probe>=1.0"], room)
         self.assertIn(f"installed its dependencies archbuild-dep-probe>=1.0 from the wheelhouse {wheelhouse}",
                       room["summary"])
+        # one that would replace a package the interpreter has (here pip; torch alike) is not installed
+        pinned = work / "pinned"
+        pinned.mkdir()
+        rewritten_wheel(pure_wheel(work, "archbuild-dep-probe", "1.0"), pinned,
+                        {".dist-info/METADATA": lambda text: text + "Requires-Dist: pip<1\n"})
+        clash = run("validate", str(wheel), "--arch", "9.0", "--portable", "--json", "--work-dir", str(work / "clash"),
+                    "--test-wheelhouse", str(pinned), env=env)
+        self.assertEqual(clash.returncode, 3, clash.stderr)
+        room = json.loads(clash.stdout)["clean_room"]
+        self.assertEqual(room["dependencies"]["unavailable"], ["archbuild-dep-probe>=1.0"], room)
+        self.assertIn("does not have it in a version this interpreter's packages allow", room["failures"][-1])
 
 
 class WheelDependenciesFrontend(unittest.TestCase):

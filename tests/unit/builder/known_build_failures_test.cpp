@@ -31,6 +31,8 @@ TEST(KnownBuildFailures, NamesTheRemovedApiAndTheWayOn) {
       "'csrc/composable_kernel']' returned non-zero exit status 1.\n");
   EXPECT_NE(submodule.find("runs `git submodule update`"), std::string::npos) << submodule;
   EXPECT_NE(submodule.find("git clone --recursive"), std::string::npos) << submodule;
+  // git's words alone (a version script's `git ls-files --error-unmatch`) say nothing
+  EXPECT_EQ(known_build_failure_hint("error: pathspec 'VERSION' did not match any file(s) known to git\n"), "");
 }
 
 TEST(KnownBuildFailures, SaysNothingOfOtherFailures) {

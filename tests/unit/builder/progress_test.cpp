@@ -131,6 +131,11 @@ TEST(Progress, ASlowRateReadsPerMinute) {
   EXPECT_EQ(describe_progress(state, t0 + std::chrono::seconds(360)).rate, "0.7/min");  // 4 steps in 6 min
   feed_progress("[40/73] nvcc -c flash_fwd.cu -o flash_fwd.o", state, t0 + std::chrono::seconds(380));
   EXPECT_EQ(describe_progress(state, t0 + std::chrono::seconds(380)).rate, "0.1/s");
+  ProgressState slowest;  // one step in 25 minutes
+  slowest.start = t0;
+  feed_progress("[1/9] nvcc -c a.cu -o a.o", slowest, t0);
+  feed_progress("[2/9] nvcc -c b.cu -o b.o", slowest, t0 + std::chrono::minutes(50));
+  EXPECT_EQ(describe_progress(slowest, t0 + std::chrono::minutes(50)).rate, "25 min/step");
 }
 
 // A forecast gives the ETA from the first second (ninja's own needs a
