@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -21,6 +22,16 @@ inline std::string json_string(const nlohmann::json& object, const char* key, co
   if (!object.is_object()) return fallback;
   const auto it = object.find(key);
   return it != object.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+// The strings of the array at `key` (other items skipped); empty when there is none.
+inline std::vector<std::string> json_strings(const nlohmann::json& object, const char* key) {
+  std::vector<std::string> found;
+  if (!object.is_object()) return found;
+  const auto it = object.find(key);
+  if (it != object.end() && it->is_array())
+    for (const auto& item : *it)
+      if (item.is_string()) found.push_back(item.get<std::string>());
+  return found;
 }
 inline double json_number(const nlohmann::json& object, const char* key, double fallback = 0) {
   if (!object.is_object()) return fallback;

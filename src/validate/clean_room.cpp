@@ -5,6 +5,7 @@
 
 #include "core/data_dir.h"
 #include "core/error.h"
+#include "core/json_text.h"
 #include "core/regular_file.h"
 #include "core/secrets.h"
 #include "core/strings.h"
@@ -18,14 +19,6 @@ namespace archbuild {
 namespace {
 std::string string_field(const nlohmann::json& json, const char* key) {
   return json.contains(key) && json[key].is_string() ? json[key].get<std::string>() : std::string();
-}
-
-std::vector<std::string> string_list(const nlohmann::json& json, const char* key) {
-  std::vector<std::string> found;
-  if (json.contains(key) && json[key].is_array())
-    for (const auto& item : json[key])
-      if (item.is_string()) found.push_back(item.get<std::string>());
-  return found;
 }
 
 // The last line of a child's output that says something.
@@ -52,8 +45,8 @@ CleanRoomLayout CleanRoomLayout::from_json(const std::string& answer) {
       fail_environment("the clean room's layout has a bind that is not [SOURCE, DEST]");
     layout.binds.emplace_back(bind[0].get<std::string>(), bind[1].get<std::string>());
   }
-  for (const auto& device : string_list(json, "devices")) layout.devices.emplace_back(device);
-  layout.missing_system = string_list(json, "missing_system");
+  for (const auto& device : json_strings(json, "devices")) layout.devices.emplace_back(device);
+  layout.missing_system = json_strings(json, "missing_system");
   return layout;
 }
 
@@ -229,7 +222,7 @@ CleanRoom run_clean_room(const CleanRoomRequest& request) {
     }
     room.torch = answer.contains("torch") && answer["torch"].is_string() ? answer["torch"].get<std::string>() : "";
     room.loaded = answer["loaded"].size();
-    room.imported = string_list(answer, "imported");
+    room.imported = json_strings(answer, "imported");
     // An import that failed only for a module none of the wheel's own, while
     // a dependency it declares could not be installed, is this machine's gap.
     bool gap_only = room.dependencies.error.empty() && !room.dependencies.ok();

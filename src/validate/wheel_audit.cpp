@@ -5,6 +5,7 @@
 
 #include "core/data_dir.h"
 #include "core/error.h"
+#include "core/json_text.h"
 #include "core/secrets.h"
 #include "core/strings.h"
 #include "process/run_process.h"
@@ -99,11 +100,8 @@ WheelAudit WheelAudit::from_frontend_json(const std::string& output) {
   audit.auditwheel_version = text(json, "auditwheel");
   audit.platform_tag = text(json, "platform_tag");
   audit.symbol_tag = text(json, "symbol_tag");
-  for (const auto& [key, list] :
-       {std::pair{"system_libraries", &audit.system_libraries}, std::pair{"exclude_patterns", &audit.exclude_patterns}})
-    if (json.contains(key) && json[key].is_array())
-      for (const auto& item : json[key])
-        if (item.is_string()) list->push_back(item.get<std::string>());
+  audit.system_libraries = json_strings(json, "system_libraries");
+  audit.exclude_patterns = json_strings(json, "exclude_patterns");
   for (const auto& file : json["files"]) {
     if (!file.is_object()) fail_environment("the wheel audit's answer lists a file that is not an object");
     AuditedFile audited{text(file, "file"), {}};

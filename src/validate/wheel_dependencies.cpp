@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/data_dir.h"
+#include "core/json_text.h"
 #include "core/secrets.h"
 #include "core/strings.h"
 #include "process/run_process.h"
@@ -16,14 +17,6 @@ namespace {
 // after this long.
 constexpr size_t kMostTried = 64;
 constexpr std::chrono::minutes kTimeGiven(10);
-
-std::vector<std::string> strings_at(const nlohmann::json& json, const char* key) {
-  std::vector<std::string> found;
-  if (json.contains(key) && json[key].is_array())
-    for (const auto& item : json[key])
-      if (item.is_string()) found.push_back(item.get<std::string>());
-  return found;
-}
 
 // The frontend's answer, or the reason there is none.
 bool read_declared(const std::string& venv_python, const std::string& distribution, WheelDependencies& into,
@@ -41,9 +34,9 @@ bool read_declared(const std::string& venv_python, const std::string& distributi
                  "): " + secrets::scrub(last_lines(asked.err.empty() ? asked.out : asked.err, 2));
     return false;
   }
-  into.missing = strings_at(answer, "missing");
-  into.other_versions = strings_at(answer, "other_versions");
-  into.direct_references = strings_at(answer, "direct_references");
+  into.missing = json_strings(answer, "missing");
+  into.other_versions = json_strings(answer, "other_versions");
+  into.direct_references = json_strings(answer, "direct_references");
   return true;
 }
 
