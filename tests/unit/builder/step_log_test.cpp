@@ -44,35 +44,65 @@ void wait_for(pid_t pid) {
   }
 }
 
+// A compile that has written its start line and runs until released: forked
+// here, or (in_new_namespace) as the first process of a PID namespace of its
+// own, as under the step supervisor.
+class HeldCompile {
+ public:
+  HeldCompile(const std::filesystem::path& log, const std::string& output, bool in_new_namespace) {
+    int ready[2];
+    if (::pipe(release_) != 0 || ::pipe(ready) != 0) return;
+    child_ = ::fork();
+    if (child_ == 0) {
+      ::close(release_[1]);
+      ::close(ready[0]);
+      if (in_new_namespace && ::unshare(CLONE_NEWPID) != 0) ::_exit(0);  // says nothing: not started
+      const pid_t compile = in_new_namespace ? ::fork() : 0;
+      if (compile == 0) {
+        write_start_line(log, output);
+        [[maybe_unused]] auto sent = ::write(ready[1], "y", 1);
+        char byte;
+        [[maybe_unused]] auto got = ::read(release_[0], &byte, 1);
+        ::_exit(0);
+      }
+      wait_for(compile);
+      ::_exit(0);
+    }
+    ::close(release_[0]);
+    ::close(ready[1]);
+    char verdict = 'n';
+    [[maybe_unused]] auto got = ::read(ready[0], &verdict, 1);
+    ::close(ready[0]);
+    started_ = child_ > 0 && verdict == 'y';
+  }
+  ~HeldCompile() { end(); }
+  bool started() const { return started_; }
+  // Lets it exit, and reaps it.
+  void end() {
+    if (child_ <= 0) return;
+    ::close(release_[1]);
+    wait_for(child_);
+    child_ = -1;
+  }
+
+ private:
+  int release_[2] = {-1, -1};
+  pid_t child_ = -1;
+  bool started_ = false;
+};
+
 // A compile in archbuild's own PID namespace: running while its process lives.
 TEST_F(StepLogTest, ACompileRunsUntilItsProcessEnds) {
   const auto log = fresh_log("own.log");
   StepLog steps(log);
-  int release[2], ready[2];
-  ASSERT_EQ(::pipe(release), 0);
-  ASSERT_EQ(::pipe(ready), 0);
-  pid_t compile = ::fork();
-  ASSERT_GE(compile, 0);
-  if (compile == 0) {
-    ::close(release[1]);
-    write_start_line(log, "/w/build/a.o");
-    [[maybe_unused]] auto sent = ::write(ready[1], "y", 1);
-    char byte;
-    [[maybe_unused]] auto got = ::read(release[0], &byte, 1);
-    ::_exit(0);
-  }
-  ::close(release[0]);
-  ::close(ready[1]);
-  char byte = 0;
-  [[maybe_unused]] auto got = ::read(ready[0], &byte, 1);
-  ::close(ready[0]);
+  HeldCompile compile(log, "/w/build/a.o", false);
+  ASSERT_TRUE(compile.started());
   ProgressState state;
   steps.poll(state);
   ASSERT_EQ(state.running.count("/w/build/a.o"), 1u);
   steps.poll(state);
   EXPECT_EQ(state.running.count("/w/build/a.o"), 1u) << "still running";
-  ::close(release[1]);
-  wait_for(compile);
+  compile.end();
   steps.poll(state);
   EXPECT_TRUE(state.running.empty()) << "ended";
 }
@@ -83,48 +113,14 @@ TEST_F(StepLogTest, ACompileRunsUntilItsProcessEnds) {
 TEST_F(StepLogTest, ACompileInThePidNamespaceOfTheStepEndsWithItsProcess) {
   const auto log = fresh_log("namespace.log");
   StepLog steps(log);
-  int release[2], ready[2];
-  ASSERT_EQ(::pipe(release), 0);
-  ASSERT_EQ(::pipe(ready), 0);
-  pid_t supervisor = ::fork();
-  ASSERT_GE(supervisor, 0);
-  if (supervisor == 0) {
-    ::close(release[1]);
-    ::close(ready[0]);
-    char verdict = 'n';
-    if (::unshare(CLONE_NEWPID) != 0) {
-      [[maybe_unused]] auto sent = ::write(ready[1], &verdict, 1);
-      ::_exit(0);
-    }
-    pid_t compile = ::fork();
-    if (compile == 0) {
-      write_start_line(log, "/w/build/b.o");
-      verdict = 'y';
-      [[maybe_unused]] auto sent = ::write(ready[1], &verdict, 1);
-      char byte;
-      [[maybe_unused]] auto got = ::read(release[0], &byte, 1);
-      ::_exit(0);
-    }
-    wait_for(compile);
-    ::_exit(0);
-  }
-  ::close(release[0]);
-  ::close(ready[1]);
-  char verdict = 'n';
-  [[maybe_unused]] auto got = ::read(ready[0], &verdict, 1);
-  ::close(ready[0]);
-  if (verdict != 'y') {
-    ::close(release[1]);
-    wait_for(supervisor);
-    GTEST_SKIP() << "unshare(CLONE_NEWPID) is refused here: no PID namespace to test in";
-  }
+  HeldCompile compile(log, "/w/build/b.o", true);
+  if (!compile.started()) GTEST_SKIP() << "unshare(CLONE_NEWPID) is refused here: no PID namespace to test in";
   ProgressState state;
   steps.poll(state);
   ASSERT_EQ(state.running.count("/w/build/b.o"), 1u) << "running while its process lives";
   steps.poll(state);
   EXPECT_EQ(state.running.count("/w/build/b.o"), 1u);
-  ::close(release[1]);
-  wait_for(supervisor);
+  compile.end();
   steps.poll(state);
   EXPECT_TRUE(state.running.empty()) << "ended: its pid 1 here is init's";
 }
