@@ -11,6 +11,7 @@
 #include "core/strings.h"
 #include "process/layered_venv.h"
 #include "process/run_process.h"
+#include "validate/device_validation.h"
 #include "validate/project_tests.h"
 #include "wheel/wheel_archive.h"
 
@@ -132,7 +133,9 @@ CleanRoom run_clean_room(const CleanRoomRequest& request) {
     room.skipped_reason = request.wheel.filename().string() + " is no wheel's name";
     return finish();
   }
-  const auto dir = request.work_dir / "clean-room";
+  // Cleared below: only in a work dir that is validation's (the device checks share it).
+  claim_validation_work_dir(request.work_dir);
+  const auto dir = request.work_dir / kCleanRoomDir;
   room.log = dir / "clean-room.log";
   std::string log_text;
   // Past here it was tried: whatever stops it is a failure, not a skip.

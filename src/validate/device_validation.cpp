@@ -122,10 +122,13 @@ constexpr std::array kOwnNames = {kVenvName,
                                   kWheelDependencyConstraints};
 
 OwnedDir validation_work_dir(const std::filesystem::path& work_dir) {
-  return {work_dir, kValidationWorkMarker, {kOwnNames.begin(), kOwnNames.end()}, "the validation work dir"};
+  std::vector<std::string> own_names(kOwnNames.begin(), kOwnNames.end());
+  own_names.emplace_back(kCleanRoomDir);  // the clean room's, which it clears itself
+  return {work_dir, kValidationWorkMarker, std::move(own_names), "the validation work dir"};
 }
 
-// Clears the previous run's venv and logs, and nothing else.
+// Clears the previous run's venv and logs, and nothing else: not the clean
+// room this validation may have run just before.
 void prepare_work_dir(const std::filesystem::path& work_dir) {
   const auto owned = validation_work_dir(work_dir);
   owned.check();
@@ -237,6 +240,7 @@ size_t ptx_load_shards() { return std::clamp<size_t>(std::thread::hardware_concu
 }  // namespace
 
 void check_validation_work_dir(const std::filesystem::path& work_dir) { validation_work_dir(work_dir).check(); }
+void claim_validation_work_dir(const std::filesystem::path& work_dir) { validation_work_dir(work_dir).claim(); }
 
 namespace {
 

@@ -72,11 +72,16 @@ struct DeviceValidation {
 
 // The file validation writes first into a work dir it makes its own.
 inline constexpr const char* kValidationWorkMarker = ".archbuild-validate";
+// The clean room's own subdirectory of a validation work dir (validate/clean_room.h).
+inline constexpr const char* kCleanRoomDir = "clean-room";
 
 // A work dir is validation's when it is absent or empty, or carries the
 // marker. Anything else (even only names validation writes), or a symbolic
 // link, is refused with exit 2 naming it. Writes nothing.
 void check_validation_work_dir(const std::filesystem::path& work_dir);
+// check_validation_work_dir, then creates it and writes the marker: whichever
+// step writes there first (the clean room, the device checks) claims it.
+void claim_validation_work_dir(const std::filesystem::path& work_dir);
 
 // Proves the wheel runs on every visible GPU, each step in a child process:
 // 1. every executable fatbin of every CUDA library loads through the driver

@@ -187,6 +187,13 @@ class Portable(unittest.TestCase):
         self.assertEqual(room["dependencies"]["install"]["installed"], ["archbuild-dep-probe>=1.0"], room)
         self.assertIn(f"installed its dependencies archbuild-dep-probe>=1.0 from the wheelhouse {wheelhouse}",
                       room["summary"])
+        # the clean room claims the work dir it writes into: the device checks (on a GPU) and a second
+        # validation with the same --work-dir then share it instead of refusing a dir "archbuild did not make"
+        self.assertTrue((work / "given" / wheel.stem / ".archbuild-validate").is_file())
+        again = run("validate", str(wheel), "--arch", "9.0", "--portable", "--json", "--work-dir", str(work / "given"),
+                    "--test-wheelhouse", str(wheelhouse), env=env)
+        self.assertEqual(again.returncode, 0, again.stderr)
+        self.assertTrue(json.loads(again.stdout)["clean_room"]["ok"])
         # one that would replace a package the interpreter has (here pip; torch alike) is not installed
         pinned = work / "pinned"
         pinned.mkdir()
