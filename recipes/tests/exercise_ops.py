@@ -104,7 +104,7 @@ DIM_LIKE = re.compile(r"(^|_)(dim|axis|dims)($|_|\d)")
 # Legacy torch::RegisterOperators schemas name no argument: _0, _1, ... (PyG's packages)
 ANONYMOUS = re.compile(r"_\d+$")
 # ... nor does a pybind11 function bound without py::arg: arg0, arg1, ...
-UNNAMED = re.compile(r"(^|_)(arg)?\d+$")
+UNNAMED = re.compile(r"^(arg|_)\d+$")
 M_PERTURB = -6  # glibc mallopt: fill new CPU allocations with the complement of a byte
 
 torch = None  # imported lazily: the supervisor never imports torch

@@ -20,10 +20,18 @@ at::Tensor scale_add_cpu(const at::Tensor& x, const at::Tensor& y, double alpha)
   return out;
 }
 
+// Returns its output unwritten: what a kernel reading past a tensor (a size
+// guessed wrong) gives, different on every run.
+at::Tensor unwritten_cuda(const at::Tensor& x) {
+  TORCH_CHECK(x.is_cuda(), "x must be a CUDA tensor");
+  return at::empty_like(x);
+}
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("scale_add_cuda", &scale_add_cuda, "x * alpha + y on the GPU", py::arg("x"), py::arg("y"), py::arg("alpha"));
   m.def("scale_add_cpu", &scale_add_cpu, "x * alpha + y on the CPU", py::arg("x"), py::arg("y"), py::arg("alpha"));
   m.def("square_cuda", &square_cuda, "x * x on the GPU");
   m.def("unchecked_rows_cuda", &unchecked_rows_cuda, "x * x for a 2-D x of `rows` rows; checks nothing", py::arg("x"),
         py::arg("rows"));
+  m.def("unwritten_cuda", &unwritten_cuda, "an output never written");  // no py::arg: arg0
 }
