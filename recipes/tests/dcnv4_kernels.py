@@ -94,7 +94,7 @@ for k, stride, pad, dil, scale, remove_center in configs:
         rv = value.to(dtype).double().requires_grad_()
         ro = offset_mask.to(dtype).double().requires_grad_()
         want = dcnv4_reference(rv, ro, k, stride, pad, dil, G, D, scale, remove_center)
-        want.backward(grad)
+        want.backward(grad.to(dtype).double())  # the output gradient too, as the kernel gets it
         references[dtype] = (want, rv, ro)
     label = f"k {k}, pad {pad}, dilation {dil}, offset_scale {scale}, remove_center {remove_center}"
     for index in range(torch.cuda.device_count()):

@@ -996,7 +996,7 @@ class Worker:
 
         targets = (["cpu"] if self.saved is not None else []) if cpu_mode else list(devices)
         ran_on = [] if targets else ["cpu"]
-        refusals = []
+        refusals, guessed = [], []
         for device in targets:
             if self.saved is not None:
                 reference, reference_name = self.saved_reference(key, device)
@@ -1019,8 +1019,9 @@ class Worker:
                     # Nothing says what its arguments mean, nor is there a CPU result: a size the
                     # guess got wrong (a head size beyond the row) reads past a tensor, and such
                     # reads differ run to run as uninitialised memory would. Not the wheel's fault.
-                    return skip(f"two runs on {device} differ for inputs guessed without argument names "
-                                f"({described}): {same.detail}; its kernel test is the proof")
+                    guessed.append(f"two runs on {device} differ for inputs guessed without argument names "
+                                   f"({described}): {same.detail}; its kernel test is the proof")
+                    continue
                 fail(device, described, f"two runs on {device} differ: {same.detail}", same.max_abs_diff)
                 continue
             self.store(key, device, runs[0])
@@ -1043,6 +1044,8 @@ class Worker:
                 largest = None if result.max_abs_diff is None else max(largest, result.max_abs_diff)
         if outcome.failed:
             return outcome
+        if not ran_on and guessed:
+            return skip("; ".join(guessed))
         if not ran_on:
             what = "CUDA kernel" if not cpu_mode else "CPU"
             return skip(f"the {what} refused the input the CPU accepted: {'; '.join(refusals)}"

@@ -191,10 +191,7 @@ StatusText describe_progress(const ProgressState& state, std::chrono::steady_clo
       }
     }
   }
-  // Every counted step done: the forecast's remainder (often the minutes a
-  // first build's estimate still holds) would now claim the link tail alone.
-  const bool steps_done = state.total > 0 && state.finished >= state.total;
-  if (text.eta.empty() && predicted_left && state.phase != BuildPhase::wheel && !steps_done)
+  if (text.eta.empty() && predicted_left && state.phase != BuildPhase::wheel)
     text.eta = format_duration(*predicted_left);
   if (state.total > 0) {
     // counts and percent are set

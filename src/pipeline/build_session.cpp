@@ -582,6 +582,12 @@ class BuildSession {
     // One auditwheel for the cache, installed by the first build that audits.
     const auto audit_tool = services_.audit_tool(plan.python, context_.cache.root() / "tools",
                                                  context_.settings.offline());
+    // The previous build's validation dirs go first: they are the out dir's
+    // ("validate" is among the names its marker lists), and one an older
+    // archbuild left may lack the mark each validation dir now carries.
+    std::error_code cleared;
+    std::filesystem::remove_all(plan.out_dir / "validate", cleared);  // a link is removed, not followed
+    if (cleared) fail_environment("cannot clear " + (plan.out_dir / "validate").string() + ": " + cleared.message());
     for (const auto& wheel : wheels) {
       events_.stage("validate", wheel.filename().string() + " against " + context_.archs.list.canonical());
       // With enforcement on, the label names the asked targets: code for other

@@ -156,6 +156,20 @@ class Portable(unittest.TestCase):
         self.assertEqual(plain.returncode, 0, plain.stderr)
         self.assertNotIn(str(driver), plain.stdout)
 
+    def test_a_rebuild_clears_the_validation_dirs_an_older_build_left(self):
+        # An older archbuild's clean room left out/validate/<wheel>/clean-room with no validation
+        # mark: the next build into that out dir clears its validate/ instead of refusing it.
+        out = scratch_dir(self) / "out"
+        shutil.copytree(self.dir / "repaired", out, symlinks=True)
+        for marker in out.glob("validate/*/.archbuild-validate"):
+            marker.unlink()
+        self.assertTrue(list(out.glob("validate/*/clean-room")), list(out.rglob("*"))[:20])
+        again = run("build", "fixture", "--arch", "9.0", "--cache-dir", str(self.cache), "--out", str(out),
+                    "--env", "FIXTURE_LINK=zstd", "--portable", "--rebuild", env=self.env)
+        self.assertEqual(again.returncode, 0, again.stderr[-3000:])
+        self.assertTrue(list(out.glob("validate/*/.archbuild-validate")))
+        self.assertTrue(json.loads((out / "report.json").read_text())["validation"][0]["clean_room"]["ok"])
+
     def test_the_clean_room_installs_the_dependencies_the_wheel_declares(self):
         # A node's `pip install WHEEL` brings its Requires-Dist too (detectron2's fvcore): the room
         # installs those the validating interpreter lacks, from the wheelhouse; without one the

@@ -162,18 +162,3 @@ TEST(Progress, TheForecastGivesAnEtaBeforeAnyStep) {
   state.predicted_seconds.reset();
   EXPECT_EQ(describe_progress(state, t0 + std::chrono::seconds(200)).eta, "1:40");  // the rate's alone
 }
-
-// Every step counted is done (marlin: [2/2] after 35 s of a 6-minute
-// estimate): no ETA, not the forecast's remaining minutes for a link tail.
-TEST(Progress, NoForecastEtaOnceEveryStepIsDone) {
-  auto t0 = Clock::now();
-  ProgressState state;
-  state.start = t0;
-  state.predicted_seconds = 360;
-  feed_progress("[1/2] nvcc -c a.cu -o a.o", state, t0 + std::chrono::seconds(5));
-  EXPECT_FALSE(describe_progress(state, t0 + std::chrono::seconds(20)).eta.empty());
-  feed_progress("[2/2] c++ a.o -shared -o m.so", state, t0 + std::chrono::seconds(35));
-  const auto text = describe_progress(state, t0 + std::chrono::seconds(36));
-  EXPECT_EQ(text.counts, "2/2");
-  EXPECT_EQ(text.eta, "");
-}
