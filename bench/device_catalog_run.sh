@@ -39,21 +39,26 @@ proof() {  # NAME... -> $work/$tag/results.json
     --out "$work/$tag/results.json" --timeout "${ARCHBUILD_PROJECT_TIMEOUT:-420}" --arg "*:--test-timeout" --arg "*:120" \
     --arg "*:--test-wheelhouse" --arg "*:$work/device/wheelhouse" "${sources[@]}" >"$work/$tag/run.log" 2>&1
 }
+tags=()
 if ((parallel)); then
-  for name in "$@"; do proof "${name%%=*}" "$name" & done
+  for name in "$@"; do tags+=("${name%%=*}"); proof "${name%%=*}" "$name" & done
   wait
 else
+  tags=(all)
   proof all "$@"
 fi
-# One results.json and results.md for every project, whichever way they ran.
-python3 - "$work" <<'PY'
+# One results.json and results.md for this run's projects, whichever way they
+# ran (not those of an earlier run into the same work dir).
+python3 - "$work" "${tags[@]}" <<'PY'
 import json, pathlib, sys
 sys.path.insert(0, "bench")
 from validation_proof import markdown_table
 work = pathlib.Path(sys.argv[1])
 merged = {"projects": {}}
-for path in sorted(work.glob("*/results.json")):
-    merged["projects"].update(json.loads(path.read_text())["projects"])
+for tag in sys.argv[2:]:
+    path = work / tag / "results.json"
+    if path.exists():
+        merged["projects"].update(json.loads(path.read_text())["projects"])
 (work / "results.json").write_text(json.dumps(merged, indent=2))
 (work / "results.md").write_text(markdown_table(merged))
 print(markdown_table(merged))
