@@ -18,10 +18,6 @@
 namespace archbuild {
 
 namespace {
-std::string string_field(const nlohmann::json& json, const char* key) {
-  return json.contains(key) && json[key].is_string() ? json[key].get<std::string>() : std::string();
-}
-
 // The last line of a child's output that says something.
 std::string last_words(const ProcessResult& result) {
   return secrets::scrub(last_lines(result.err.empty() ? result.out : result.err, 3));
@@ -38,8 +34,8 @@ CleanRoomLayout CleanRoomLayout::from_json(const std::string& answer) {
   if (!json.is_object() || !json.contains("binds") || !json["binds"].is_array())
     fail_environment("the clean room's layout has no list of binds");
   CleanRoomLayout layout;
-  layout.python = string_field(json, "python");
-  layout.lib_dir = string_field(json, "lib_dir");
+  layout.python = json_string(json, "python");
+  layout.lib_dir = json_string(json, "lib_dir");
   if (layout.python.empty() || layout.lib_dir.empty()) fail_environment("the clean room's layout names no python");
   for (const auto& bind : json["binds"]) {
     if (!bind.is_array() || bind.size() != 2 || !bind[0].is_string() || !bind[1].is_string())
@@ -223,7 +219,7 @@ CleanRoom run_clean_room(const CleanRoomRequest& request) {
       write_file_atomically(room.log, log_text);
       return finish();
     }
-    room.torch = answer.contains("torch") && answer["torch"].is_string() ? answer["torch"].get<std::string>() : "";
+    room.torch = json_string(answer, "torch");
     room.loaded = answer["loaded"].size();
     room.imported = json_strings(answer, "imported");
     // An import that failed only for a module none of the wheel's own, while

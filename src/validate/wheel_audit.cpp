@@ -23,10 +23,6 @@ const std::map<std::string, LibrarySource>& source_names() {
   return names;
 }
 
-std::string text(const nlohmann::json& object, const char* key) {
-  return object.contains(key) && object[key].is_string() ? object[key].get<std::string>() : std::string();
-}
-
 }  // namespace
 
 std::string to_string(LibrarySource source) {
@@ -97,22 +93,22 @@ WheelAudit WheelAudit::from_frontend_json(const std::string& output) {
     fail_environment("the wheel audit's answer has no list of files");
   WheelAudit audit;
   audit.ran = true;
-  audit.auditwheel_version = text(json, "auditwheel");
-  audit.platform_tag = text(json, "platform_tag");
-  audit.symbol_tag = text(json, "symbol_tag");
+  audit.auditwheel_version = json_string(json, "auditwheel");
+  audit.platform_tag = json_string(json, "platform_tag");
+  audit.symbol_tag = json_string(json, "symbol_tag");
   audit.system_libraries = json_strings(json, "system_libraries");
   audit.exclude_patterns = json_strings(json, "exclude_patterns");
   for (const auto& file : json["files"]) {
     if (!file.is_object()) fail_environment("the wheel audit's answer lists a file that is not an object");
-    AuditedFile audited{text(file, "file"), {}};
+    AuditedFile audited{json_string(file, "file"), {}};
     if (file.contains("needs") && file["needs"].is_array())
       for (const auto& need : file["needs"]) {
         if (!need.is_object()) continue;
-        const auto from = source_names().find(text(need, "from"));
+        const auto from = source_names().find(json_string(need, "from"));
         if (from == source_names().end())
-          fail_environment("the wheel audit sorted " + text(need, "soname") + " as '" + text(need, "from") +
-                           "', which is no source archbuild knows");
-        audited.needs.push_back({text(need, "soname"), from->second, text(need, "path")});
+          fail_environment("the wheel audit sorted " + json_string(need, "soname") + " as '" +
+                           json_string(need, "from") + "', which is no source archbuild knows");
+        audited.needs.push_back({json_string(need, "soname"), from->second, json_string(need, "path")});
       }
     audit.files.push_back(std::move(audited));
   }

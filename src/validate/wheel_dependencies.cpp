@@ -90,7 +90,9 @@ std::string WheelDependencies::summary() const {
                                " in a version this interpreter's packages allow"));
   if (!direct_references.empty())
     parts.push_back(declared(direct_references) + " declared by a direct URL: not fetched");
-  if (!not_tried.empty()) parts.push_back(declared(not_tried) + " not tried (more than 64, or past 10 minutes)");
+  if (!not_tried.empty())
+    parts.push_back(declared(not_tried) + " not tried (more than " + std::to_string(kMostTried) + ", or past " +
+                    std::to_string(kTimeGiven.count()) + " minutes)");
   return join(parts, "; ");
 }
 
