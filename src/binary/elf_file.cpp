@@ -111,4 +111,28 @@ std::optional<ComputeCapability> cubin_arch(const ElfFile& elf) {
   return ComputeCapability{static_cast<int>(sm / 10), static_cast<int>(sm % 10)};
 }
 
+std::vector<std::string> elf_needed_libraries(const ByteView& view, const ElfFile& elf) {
+  constexpr uint64_t kDtNull = 0, kDtNeeded = 1, kEntrySize = 16;
+  constexpr uint64_t kMaxStrings = 16 << 20;
+  std::vector<std::string> needed;
+  const ElfSection* dynamic = elf.find(".dynamic");
+  if (!dynamic || dynamic->size == 0) return needed;
+  if (dynamic->link >= elf.sections.size())
+    throw ParseError(dynamic->offset,
+                     ".dynamic names string table " + std::to_string(dynamic->link) + ", out of range");
+  const ElfSection& strings = elf.sections[dynamic->link];
+  if (strings.size > kMaxStrings) throw ParseError(strings.offset, "dynamic string table too large");
+  const auto table = view.copy(strings.offset, strings.size, "dynamic string table");
+  for (uint64_t at = dynamic->offset; at + kEntrySize <= dynamic->offset + dynamic->size; at += kEntrySize) {
+    const auto tag = view.read<uint64_t>(at, "d_tag");
+    if (tag == kDtNull) break;
+    if (tag != kDtNeeded) continue;
+    const auto name = view.read<uint64_t>(at + 8, "d_val");
+    if (name >= table.size()) throw ParseError(at + 8, "DT_NEEDED name outside the dynamic string table");
+    auto* start = reinterpret_cast<const char*>(table.data()) + name;
+    needed.emplace_back(start, strnlen(start, table.size() - name));
+  }
+  return needed;
+}
+
 }  // namespace archbuild

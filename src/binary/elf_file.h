@@ -46,4 +46,8 @@ ElfFile read_elf(const ByteView& view);
 // EI_ABIVERSION 8 (all CUDA 13 cubins). The a/f variant is not recorded there.
 std::optional<ComputeCapability> cubin_arch(const ElfFile& elf);
 
+// The sonames a shared object or executable needs (DT_NEEDED of its
+// .dynamic section, in order); empty without one. Throws ParseError.
+std::vector<std::string> elf_needed_libraries(const ByteView& view, const ElfFile& elf);
+
 }  // namespace archbuild

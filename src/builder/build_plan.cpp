@@ -56,6 +56,12 @@ std::map<std::string, std::string> base_environment(const PlanInputs& in, const 
   env["USE_NINJA"] = "1";
   env["PYTHONUNBUFFERED"] = "1";  // build output arrives as it happens
   env["TMPDIR"] = build_temp_dir(in.out_dir).string();
+  if (facts.cxx_runtime && facts.cxx_runtime->remedied()) {
+    // After a recipe's, --env's or the caller's flags; before the compiler's own dirs.
+    const auto given = before.find("LDFLAGS");
+    const std::string flags = given != before.end() ? given->second : facts.ldflags;
+    env["LDFLAGS"] = (flags.empty() ? "" : flags + " ") + join(facts.cxx_runtime->ldflags, " ");
+  }
   // The step sees no GPU: what it builds follows the asked arch list, never
   // the builder's GPUs (the key does not name them), and a setup.py that
   // asks torch for them (torch.cuda.device_count(), is_available()) gets
@@ -102,6 +108,8 @@ KeyFields key_fields(const PlanInputs& in, const PlanFacts& facts, const BuildPl
   key.arch_enforcement = in.enforce_archs;
   key.cuda = in.toolchain->key_string();
   key.host_compiler = in.host ? in.host->kind + " " + in.host->version : "unknown";
+  // Its static libstdc++ replaced by the shared one: other binaries than the compiler's default.
+  if (facts.cxx_runtime && facts.cxx_runtime->remedied()) key.host_compiler += ", shared libstdc++ linked by archbuild";
   key.python_tag = facts.python_tag;
   key.host_machine = facts.machine;
   key.build_system = plan.build_system;
@@ -194,6 +202,7 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
   plan.arch_list = format_arch_list(in.archs, plan.dialect);
   plan.job_memory_gb = in.recipe->job_memory_gb;
   plan.inherited_path = facts.path;
+  if (facts.cxx_runtime && facts.cxx_runtime->remedied()) plan.cxx_runtime = facts.cxx_runtime->summary();
   for (const auto& word : in.resolved.build->command)
     plan.argv.push_back(substitute_plan_paths(word, in, facts, plan.wheel_dir));
 
@@ -255,6 +264,7 @@ nlohmann::json BuildPlan::to_json() const {
           {"trace", trace_path.string()},
           {"argv", argv},
           {"env", secrets::recorded_env(env)},
+          {"cxx_runtime", cxx_runtime},
           {"torch_cuda_arch_list", arch_list},
           {"arch_dialect", to_string(dialect)},
           {"jobs", jobs.jobs},

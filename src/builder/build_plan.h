@@ -44,6 +44,9 @@ struct BuildPlan {
   ArchDialect dialect = ArchDialect::cmake;
   double job_memory_gb = 0;
   std::string inherited_path;  // the caller's $PATH, which env["PATH"] extends (the script says "$PATH")
+  // How the link compiler gets the shared libstdc++ where it would link its
+  // static copy (toolchain/cxx_runtime_link.h); "" when nothing is needed.
+  std::string cxx_runtime;
 
   // The parts.
   JobPlan jobs;

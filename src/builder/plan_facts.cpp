@@ -114,6 +114,7 @@ PlanFacts gather_plan_facts(const std::filesystem::path& source_dir, const std::
   facts.path = environment("PATH");
   facts.pythonpath = environment("PYTHONPATH");
   facts.cxx = environment("CXX");
+  facts.ldflags = environment("LDFLAGS");
   facts.self_executable = self_executable();
   facts.data_dir = data_dir();
   auto tag = run_process({python, "-c", "import sys; print(f'cp{sys.version_info[0]}{sys.version_info[1]}')"});

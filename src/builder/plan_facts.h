@@ -13,6 +13,7 @@
 #include "builder/system_libraries.h"
 #include "cluster/compile_cluster.h"
 #include "core/system_info.h"
+#include "toolchain/cxx_runtime_link.h"
 
 namespace archbuild {
 
@@ -24,6 +25,7 @@ struct PlanFacts {
   std::string path;                // the caller's $PATH
   std::string pythonpath;          // the caller's $PYTHONPATH, "" when unset
   std::string cxx;                 // the caller's $CXX, "" when unset
+  std::string ldflags;             // the caller's $LDFLAGS, "" when unset
   std::string self_executable;     // archbuild itself: the step launcher
   std::filesystem::path data_dir;  // recipes/frontends/ and the like ({archbuild_data})
   std::string python_tag;          // cp311, from the build's interpreter
@@ -43,6 +45,7 @@ struct PlanFacts {
   std::vector<BuildTimeRecord> build_history;             // the recipe's earlier builds in this cache
   std::vector<RequirementStatus> build_requirements;      // the build's requirements, as the interpreter has them
   std::optional<ClusterConnection> cluster;               // the compile cluster's link, once the build made it
+  std::optional<CxxRuntimeLink> cxx_runtime;              // how the link compiler links libstdc++ (a build probes it)
 };
 
 // Reads the facts for a build of `source_dir` (which may not exist yet) run

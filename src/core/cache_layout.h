@@ -19,6 +19,7 @@ namespace archbuild {
 //   index.lock          held while wheels/ and simple/ are rewritten
 //   ccache/             compile results (CCACHE_DIR)
 //   ccache-bin/         ccache's symlink mode for builds without launchers
+//   cxx-runtime/        libstdc++.so -> the shared runtime, for a compiler that links its static copy
 //   launcher-cuda/      toolkits whose nvcc runs the compiler launcher
 //   matrix/             one dir per matrix cell
 //   secret.key          keys the digests of secrets in what the cache stores
@@ -44,6 +45,8 @@ class CacheLayout {
   // sccache's local cache and toolchain packages for the compile cluster.
   std::filesystem::path sccache() const { return root_ / "sccache"; }
   std::filesystem::path ccache_masquerade() const { return root_ / "ccache-bin"; }
+  // libstdc++.so for a compiler that would link its static copy (toolchain/cxx_runtime_link.h)
+  std::filesystem::path cxx_runtime_links() const { return root_ / "cxx-runtime"; }
   std::filesystem::path launcher_toolkits() const { return root_ / "launcher-cuda"; }
   std::filesystem::path matrix() const { return root_ / "matrix"; }
   // The cache's own secret (core/secrets): keys the digests that stand for

@@ -236,12 +236,29 @@ class BuildSession {
     return link;
   }
 
+  // The compiler that links the extension: $CXX, else the host compiler.
+  // One that links its own static libstdc++ gets the shared one (the plan's
+  // LDFLAGS); where that cannot be done the build stops here, before hours
+  // of compiling a wheel that would crash at torch's first exception.
+  void check_cxx_runtime_link(PlanFacts& facts) {
+    const std::string compiler = !facts.cxx.empty()       ? facts.cxx
+                                 : context_.host_compiler ? context_.host_compiler->path.string()
+                                                          : std::string();
+    if (compiler.empty()) return;
+    facts.cxx_runtime = services_.cxx_runtime_link(compiler, context_.cache.cxx_runtime_links());
+    const auto& link = *facts.cxx_runtime;
+    log::verbose("C++ runtime: {}", link.summary());
+    if (!link.failure.empty()) throw UserError(ExitCode::environment, link.summary());
+    if (link.remedied()) events_.stage("compiler", link.summary(), Tone::warning);
+  }
+
   void plan(const SourceTree& tree, const DependencyEnv& deps, const BuildRequirementsEnv& requirements) {
     auto& facts = plan_facts_;
     facts = services_.plan_facts(tree.project_dir(), deps.python);
     facts.system_libraries = libraries_;
     facts.build_history = read_build_history(context_.cache.root(), context_.target.recipe->name);
     facts.build_requirements = requirements.status;
+    check_cxx_runtime_link(facts);
     plan_inputs_ = context_.plan_inputs(tree, deps.python, services_.network_isolation(), &deps, requirements.versions);
     outcome_.plan = make_plan(plan_inputs_, facts);
     events_.stage("plan", describe_plan(outcome_.plan));

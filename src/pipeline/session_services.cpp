@@ -41,6 +41,10 @@ PlanFacts SystemServices::plan_facts(const std::filesystem::path& tree, const st
 
 NetworkIsolationProbe SystemServices::network_isolation() { return probe_network_isolation(); }
 
+CxxRuntimeLink SystemServices::cxx_runtime_link(const std::string& compiler, const std::filesystem::path& links_dir) {
+  return probe_cxx_runtime_link(compiler, links_dir);
+}
+
 WheelValidation SystemServices::validate(const WheelValidationRequest& request) { return validate_wheel(request); }
 
 AuditTool SystemServices::audit_tool(const std::string& python, const std::filesystem::path& tools_dir, bool offline) {

@@ -36,6 +36,8 @@ class SessionServices {
   virtual PlanFacts plan_facts(const std::filesystem::path& tree, const std::string& python) = 0;
   // What the machine allows the offline build step (namespaces, socket covers).
   virtual NetworkIsolationProbe network_isolation() = 0;
+  // How `compiler` links the C++ runtime, by a trial link (toolchain/cxx_runtime_link.h).
+  virtual CxxRuntimeLink cxx_runtime_link(const std::string& compiler, const std::filesystem::path& links_dir) = 0;
   virtual WheelValidation validate(const WheelValidationRequest& request) = 0;
   // auditwheel for the wheel audit (installed once into `tools_dir`).
   virtual AuditTool audit_tool(const std::string& python, const std::filesystem::path& tools_dir, bool offline) = 0;
@@ -57,6 +59,7 @@ class SystemServices final : public SessionServices {
                                                   const std::vector<std::string>& requirements, bool offline) override;
   PlanFacts plan_facts(const std::filesystem::path& tree, const std::string& python) override;
   NetworkIsolationProbe network_isolation() override;
+  CxxRuntimeLink cxx_runtime_link(const std::string& compiler, const std::filesystem::path& links_dir) override;
   WheelValidation validate(const WheelValidationRequest& request) override;
   AuditTool audit_tool(const std::string& python, const std::filesystem::path& tools_dir, bool offline) override;
   WheelRepair repair_wheel(const std::string& python, const AuditTool& tool, const std::filesystem::path& wheel,

@@ -149,6 +149,21 @@ PreflightCheck check_host_compiler(const HostCompiler& host) {
 
 }  // namespace
 
+PreflightCheck check_cxx_runtime(const std::string& host_compiler, const std::filesystem::path& scratch) {
+  const char* cxx = std::getenv("CXX");  // setuptools links an extension with $CXX when set
+  const auto link = probe_cxx_runtime_link(cxx && *cxx ? std::string(cxx) : host_compiler, scratch / "cxx-runtime");
+  const auto verdict = !link.probed            ? CheckVerdict::skip
+                       : !link.failure.empty() ? CheckVerdict::fail
+                       : link.remedied()       ? CheckVerdict::warn
+                                               : CheckVerdict::ok;
+  // The build's own links dir is in its cache: this scratch one is not worth naming.
+  const auto name = std::filesystem::path(link.compiler).filename().string();
+  return {"C++ runtime", verdict,
+          link.remedied() ? name + " links libstdc++ statically; a build links the shared one (" +
+                                link.runtime.string() + ") as torch's libraries do"
+                          : link.summary()};
+}
+
 std::vector<PreflightCheck> run_preflight(const PreflightInputs& in) {
   std::vector<PreflightCheck> checks;
   const Toolchain& toolchain = *in.toolchain;
@@ -183,6 +198,7 @@ std::vector<PreflightCheck> run_preflight(const PreflightInputs& in) {
         compiles.push_back(std::async(std::launch::async,
                                       [&, target] { return check_compile(toolchain, *host, target, scratch.path); }));
       for (auto& compile : compiles) checks.push_back(compile.get());
+      checks.push_back(check_cxx_runtime(host->path.string(), scratch.path));
     }
     if (int signo = pending_interrupt())
       throw UserError(ExitCode::interrupted, std::string("check interrupted by ") +

@@ -8,6 +8,7 @@
 #include "arch/arch_target.h"
 #include "core/check_verdict.h"
 #include "gpu/gpu_probe.h"
+#include "toolchain/cxx_runtime_link.h"
 #include "toolchain/host_compiler.h"
 #include "toolchain/toolchain.h"
 
@@ -37,6 +38,9 @@ std::vector<PreflightCheck> run_preflight(const PreflightInputs& inputs);
 PreflightCheck check_driver(const Toolchain& toolchain, const GpuReport& gpus);
 PreflightCheck check_compile(const Toolchain& toolchain, const HostCompiler& host, const ArchTarget& target,
                              const std::filesystem::path& scratch);
+// How $CXX (else the host compiler) links libstdc++: ok when shared, warn
+// when a build will link the shared one for it, fail when it cannot.
+PreflightCheck check_cxx_runtime(const std::string& host_compiler, const std::filesystem::path& scratch);
 // The first line of compiler output that says what went wrong.
 std::string first_error_line(const std::string& output);
 // "580.65.06" < "580.159.04", compared numerically part by part.

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/strings.h"
+#include "validate/python_crash.h"
 
 namespace archbuild {
 
@@ -14,7 +15,9 @@ std::string device_skipped_reason(const std::string& unavailable_reason) {
 DeviceCheck judge_process_check(DeviceCheck check, const ProcessResult& result) {
   check.ok = result.succeeded();
   if (!check.ok) {
-    check.detail = result.describe_status() + ": " + last_lines(result.err.empty() ? result.out : result.err, 3);
+    const auto& said = result.err.empty() ? result.out : result.err;
+    const auto crash = python_crash_line(said);  // a crash says where, not its last lines (the loaded modules)
+    check.detail = result.describe_status() + ": " + (crash.empty() ? last_lines(said, 3) : crash);
     check.failure = classify_failure(result.out + "\n" + result.err, {});
   }
   return check;

@@ -11,6 +11,7 @@
 #include "core/regular_file.h"
 #include "core/strings.h"
 #include "process/run_process.h"
+#include "validate/python_crash.h"
 
 namespace archbuild {
 
@@ -379,19 +380,9 @@ ProjectTestResult run_and_judge(const ProjectTestRequest& request) {
     if (!run.succeeded()) {
       const auto& text = run.err.empty() ? run.out : run.err;
       auto lines = split_any(text, "\n");
-      std::string tail = lines.empty() ? "" : lines.back();
-      // A crash: Python's fault handler names the error and the frames, innermost first; the
-      // innermost of the project's own files says which test it was.
-      const auto fatal = std::find_if(lines.begin(), lines.end(),
-                                      [](const auto& line) { return line.starts_with("Fatal Python error:"); });
-      if (fatal != lines.end()) {
-        const auto is_frame = [](const auto& line) { return trim(line).starts_with("File \""); };
-        const std::string own = "File \"" + request.source_dir.string() + "/";
-        auto frame = std::find_if(fatal, lines.end(),
-                                  [&](const auto& line) { return is_frame(line) && trim(line).starts_with(own); });
-        if (frame == lines.end()) frame = std::find_if(fatal, lines.end(), is_frame);
-        tail = trim(*fatal) + (frame != lines.end() ? " in " + trim(*frame) : "");
-      }
+      // A crash: the innermost of the project's own files in Python's report says which test it was.
+      std::string tail = python_crash_line(text, request.source_dir.string());
+      if (tail.empty()) tail = lines.empty() ? "" : lines.back();
       result.failures.push_back({join(result.argv, " "), classify_failure(text, request.packages),
                                  run.describe_status() + (tail.empty() ? "" : ": " + tail)});
       result.failed = 1;

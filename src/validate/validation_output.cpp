@@ -34,6 +34,11 @@ void print_validation(const WheelValidation& validation, const std::function<voi
        " audit: " + validation.audit.summary());
   if (validation.audit.ran && !validation.audit.portable())
     line("     --portable bundles what only this machine has into the wheel (auditwheel repair) and tags it manylinux");
+  for (const auto& file : validation.audit.own_cxx_runtime())
+    line(verdict_label(CheckVerdict::fail, stream) + " C++ runtime: " + file +
+         " links torch's C++ libraries but carries its own static libstdc++: torch's C++ exceptions (every "
+         "TORCH_CHECK) crash it or lose their message. Link the shared libstdc++.so.6 (its compiler links the "
+         "static one, or the project passes -static-libstdc++)");
   if (validation.portable_required)
     line(verdict_label(!validation.clean_room.ran   ? CheckVerdict::skip
                        : validation.clean_room.ok() ? CheckVerdict::ok

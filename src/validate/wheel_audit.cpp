@@ -9,6 +9,7 @@
 #include "core/secrets.h"
 #include "core/strings.h"
 #include "process/run_process.h"
+#include "toolchain/cxx_runtime_link.h"
 
 namespace archbuild {
 
@@ -42,6 +43,19 @@ std::vector<LibraryNeed> WheelAudit::not_portable() const {
   return found;
 }
 
+std::vector<std::string> WheelAudit::own_cxx_runtime() const {
+  std::vector<std::string> found;
+  for (const auto& file : files) {
+    bool links_torch = false, shared_runtime = false;
+    for (const auto& need : file.needs) {
+      links_torch |= need.from == LibrarySource::torch;
+      shared_runtime |= need.soname == kSharedCxxRuntime;
+    }
+    if (links_torch && !shared_runtime) found.push_back(file.file);
+  }
+  return found;
+}
+
 std::string WheelAudit::summary() const {
   if (!ran) return "not audited: " + skipped_reason;
   const auto needs = not_portable();
@@ -71,6 +85,7 @@ nlohmann::json WheelAudit::to_json() const {
   for (const auto& need : not_portable())
     listed.push_back({{"soname", need.soname}, {"from", to_string(need.from)}, {"path", need.path}});
   json["not_portable"] = listed;
+  json["own_cxx_runtime"] = own_cxx_runtime();
   auto by_file = nlohmann::json::array();
   for (const auto& file : files) {
     auto needs = nlohmann::json::array();

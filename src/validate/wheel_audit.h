@@ -52,6 +52,10 @@ struct WheelAudit {
   // The needs met only on this machine or nowhere, one per soname.
   std::vector<LibraryNeed> not_portable() const;
   bool portable() const { return ran && not_portable().empty(); }
+  // The files that link torch's C++ libraries without the shared libstdc++:
+  // they carry a static copy of the C++ runtime, and torch's C++ exceptions
+  // crash them or lose their message (toolchain/cxx_runtime_link.h).
+  std::vector<std::string> own_cxx_runtime() const;
   // "portable as manylinux_2_34_x86_64 (torch's and CUDA's libraries from
   // their own wheels)", "not portable: libzstd.so.1 (/usr/lib/...) is met only
   // on this machine ...", "not audited: ..."

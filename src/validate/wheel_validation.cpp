@@ -68,7 +68,7 @@ std::string WheelValidation::scope() const {
 }
 
 bool WheelValidation::failed_by_environment() const {
-  if (ok() || !static_checks.ok()) return false;
+  if (ok() || !static_checks.ok() || !cxx_runtime_ok()) return false;
   const bool audit_environment = audit_ok() || (!audit.ran && portable_required);
   const bool room_environment = !clean_room.ran || clean_room.ok() || clean_room.environment;
   const bool device_environment = !device.ran || device.ok() || device.failed_by_environment();

@@ -50,8 +50,12 @@ struct WheelValidation {
   // that could not run (the promise would go unchecked); without it, an
   // audit that could not run (offline, no auditwheel) is reported.
   bool audit_ok() const { return audit.ran ? audit.portable() : !portable_required; }
+  // An ELF file with a C++ runtime of its own beside torch's fails the
+  // wheel: the first error torch raises in it crashes the process.
+  bool cxx_runtime_ok() const { return !audit.ran || audit.own_cxx_runtime().empty(); }
   bool ok() const {
-    return static_checks.ok() && audit_ok() && (!clean_room.ran || clean_room.ok()) && (!device.ran || device.ok());
+    return static_checks.ok() && audit_ok() && cxx_runtime_ok() && (!clean_room.ran || clean_room.ok()) &&
+           (!device.ran || device.ok());
   }
   // Failed, and only for this machine's reasons (no auditwheel for --portable,
   // its torch in the clean room, the device checks' environment): not proven,

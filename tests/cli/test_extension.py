@@ -177,6 +177,42 @@ class ExtensionProjects(ExtensionCase):
         self.assertEqual(serial[3]["plan"]["key_inputs"]["env.ARCHBUILD_PARALLEL_SETUPTOOLS"], "0")
 
 
+class ExtensionCxxRuntime(ExtensionCase):
+    def test_a_compiler_that_links_its_static_cxx_runtime_gets_the_shared_one(self):
+        # A compiler as some toolchains ship it: its own lib dir, searched after the
+        # caller's -L dirs, holds only libstdc++.a. An extension linked so has a C++
+        # runtime of its own beside torch's, and torch's errors crash it or lose their text.
+        compiler = self.root / "static-cc"
+        (compiler / "lib").mkdir(parents=True)
+        archive = subprocess.run(["g++", "-print-file-name=libstdc++.a"], capture_output=True, text=True).stdout.strip()
+        (compiler / "lib" / "libstdc++.a").symlink_to(archive)
+        (compiler / "g++").write_text(f'#!/bin/sh\nexec /usr/bin/g++ "$@" -L{compiler / "lib"}\n')
+        (compiler / "g++").chmod(0o755)
+        check = run("check", "--arch", "9.0", env={"CXX": str(compiler / "g++")})
+        self.assertIn("links libstdc++ statically; a build links the shared one", check.stdout)
+        result = self.build("--arch", "9.0", "--use-installed-torch", env={"CXX": str(compiler / "g++")})
+        self.assertEqual(result.returncode, 0, result.stderr[-4000:])
+        report = json.loads(result.stdout)
+        self.assertIn("g++ links libstdc++ statically; archbuild links the shared one", report["plan"]["cxx_runtime"])
+        self.assertIn("-L" + str(self.cache / "cxx-runtime"), report["plan"]["env"]["LDFLAGS"])
+        self.assertIn("shared libstdc++ linked by archbuild", report["plan"]["key_inputs"]["host_compiler"])
+        (wheel,) = report["wheels"]
+        self.assertEqual(report["validation"][0]["audit"]["own_cxx_runtime"], [])
+        target = self.root / "static-cc-installed"
+        subprocess.run([self.python, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), wheel["path"]],
+                       check=True)
+        with zipfile.ZipFile(wheel["path"]) as archive_file:
+            (member,) = [n for n in archive_file.namelist() if n.endswith(".so")]
+        needed = subprocess.run(["readelf", "-d", str(target / member)], capture_output=True, text=True).stdout
+        self.assertIn("[libstdc++.so.6]", needed)
+        # torch's error reaches Python whole: the extension shares torch's runtime
+        call = subprocess.run([self.python, "-c", "import torch, archbuild_demo_ext._C as C\n"
+                               "try:\n    C.scale_add(torch.ones(2), 2.0, 1.0)\n"
+                               "except RuntimeError as e:\n    print('raised:', str(e).splitlines()[0])"],
+                              capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(target)})
+        self.assertIn("raised: scale_add: x must be a CUDA tensor", call.stdout, call.stderr[-2000:])
+
+
 class ExtensionProjectNeeds(ExtensionCase):
     def test_the_build_step_is_offline_and_says_what_the_project_needs(self):
         repo = make_downloading_repo(self.root)

@@ -10,7 +10,7 @@ import subprocess
 import unittest
 import zipfile
 
-from harness import SYSTEM_NVCC, run, scratch_dir, wheel_of
+from harness import SYSTEM_NVCC, run, scratch_dir, torch_build_python, wheel_of
 
 KERNEL = r"""
 #include <cuda_runtime.h>
@@ -57,8 +57,8 @@ class WheelAudit(unittest.TestCase):
     def validate(self, wheel, *extra, env=None):
         result = run("validate", str(wheel), "--arch", "9.0", "--json", *extra, env={**self.env, **(env or {})})
         audit = json.loads(result.stdout)["audit"]
-        if audit["ran"] and not audit["portable"]:
-            self.assertEqual(result.returncode, 1, result.stderr)  # a need met only on this machine fails it
+        if audit["ran"] and (not audit["portable"] or audit["own_cxx_runtime"]):
+            self.assertEqual(result.returncode, 1, result.stderr)  # a need met only here, or a second C++ runtime, fails it
         else:
             self.assertIn(result.returncode, (0, 3), result.stderr)  # 3: no GPU here for the device checks
         return audit
@@ -127,6 +127,28 @@ class WheelAudit(unittest.TestCase):
         audit = json.loads(result.stdout)["audit"]
         self.assertFalse(audit["ran"])
         self.assertIn("RECORD", audit["skipped_reason"])
+
+    def test_an_extension_with_a_cxx_runtime_of_its_own_beside_torchs_fails(self):
+        # linked against torch's libc10 with the static libstdc++: torch's C++
+        # exceptions would cross two runtimes in one process
+        python = str(torch_build_python())
+        torch_lib = subprocess.run([python, "-c", "import os, torch; print(os.path.dirname(torch.__file__) + '/lib')"],
+                                   capture_output=True, text=True, check=True).stdout.strip()
+        source = self.dir / "own_runtime.cu"
+        source.write_text(KERNEL + '#include <string>\nextern "C" int demo_len(int n) { return std::to_string(n).size(); }\n')
+        wheels = {}
+        for name, flags in (("own", ["-Xcompiler", "-static-libstdc++"]), ("shared", [])):
+            so = self.dir / f"runtime-{name}" / "demo_ext.cpython-311-x86_64-linux-gnu.so"
+            so.parent.mkdir()
+            subprocess.run([str(SYSTEM_NVCC), "-shared", "-Xcompiler", "-fPIC", "-arch=sm_90", "-o", str(so), str(source),
+                            *flags, "-Xlinker", "--no-as-needed", f"-L{torch_lib}", "-lc10", "-cudart", "shared"], check=True)
+            wheels[name] = platform_wheel(so.parent, "demo_ext", {so.name: so.read_bytes()})
+        audit = self.validate(wheels["own"], "--python", python)
+        self.assertEqual(audit["own_cxx_runtime"], ["demo_ext.cpython-311-x86_64-linux-gnu.so"], audit)
+        text = run("validate", str(wheels["own"]), "--arch", "9.0", "--python", python, env=self.env).stdout
+        self.assertIn("C++ runtime: demo_ext.cpython-311-x86_64-linux-gnu.so links torch's C++ libraries but carries "
+                      "its own static libstdc++", text)
+        self.assertEqual(self.validate(wheels["shared"], "--python", python)["own_cxx_runtime"], [])
 
     def test_offline_without_the_tool_the_audit_says_how_to_get_it(self):
         cache = scratch_dir(self) / "offline-cache"

@@ -100,6 +100,14 @@ class FakeServices : public SessionServices {
     facts.available_memory_bytes = 16ull << 30;
     return facts;
   }
+  CxxRuntimeLink cxx_runtime_link(const std::string& compiler, const std::filesystem::path& links_dir) override {
+    runtime_link_asked = compiler + " " + links_dir.string();
+    auto link = runtime_link;
+    link.compiler = compiler;
+    return link;
+  }
+  CxxRuntimeLink runtime_link{.probed = true};
+  std::string runtime_link_asked;
   NetworkIsolationProbe network_isolation() override {
     NetworkIsolationProbe probe;
     probe.mode = NetworkIsolation::network_namespace;
@@ -583,4 +591,44 @@ TEST_F(BuildSessionTest, ACompileClusterSettingIsChecked) {
     }
   }
   EXPECT_TRUE(services_.cluster_requests.empty());
+}
+
+TEST_F(BuildSessionTest, ACompilerThatLinksItsStaticCxxRuntimeGetsTheSharedOneOnTheLinkLine) {
+  services_.runtime_link.static_by_default = true;
+  services_.runtime_link.runtime = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6";
+  services_.runtime_link.ldflags = {"-L/cache/cxx-runtime"};
+  auto outcome = build(request("fixture"));
+  ASSERT_EQ(outcome.exit, ExitCode::success) << outcome.report.to_json().dump(2);
+  EXPECT_NE(services_.runtime_link_asked.find("cxx-runtime"), std::string::npos) << services_.runtime_link_asked;
+  ASSERT_FALSE(services_.step.runs.empty());
+  EXPECT_EQ(services_.step.runs[0].env.at("LDFLAGS"), "-L/cache/cxx-runtime");
+  // other binaries than the compiler's default: another key
+  EXPECT_NE(outcome.plan.key_inputs().at("host_compiler").find("shared libstdc++ linked by archbuild"),
+            std::string::npos);
+  EXPECT_TRUE(events_.said("links libstdc++ statically; archbuild links the shared one"));
+  EXPECT_NE(outcome.plan.to_json()["cxx_runtime"].get<std::string>().find("links libstdc++ statically"),
+            std::string::npos);
+}
+
+TEST_F(BuildSessionTest, ACompilerThatLinksItsStaticCxxRuntimeAndCannotBeHelpedStopsBeforeTheBuild) {
+  services_.runtime_link.static_by_default = true;
+  services_.runtime_link.failure = "linking the shared one did not work";
+  try {
+    build(request("fixture"));
+    ADD_FAILURE() << "a build went ahead";
+  } catch (const UserError& error) {
+    EXPECT_EQ(error.code(), ExitCode::environment);
+    EXPECT_NE(std::string(error.what()).find("links libstdc++ statically: linking the shared one did not work"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_TRUE(services_.step.runs.empty());
+}
+
+TEST_F(BuildSessionTest, ACompilerThatLinksTheSharedCxxRuntimeChangesNothing) {
+  auto outcome = build(request("fixture"));
+  ASSERT_EQ(outcome.exit, ExitCode::success) << outcome.report.to_json().dump(2);
+  ASSERT_FALSE(services_.step.runs.empty());
+  EXPECT_EQ(services_.step.runs[0].env.count("LDFLAGS"), 0u);
+  EXPECT_EQ(outcome.plan.key_inputs().at("host_compiler").find("libstdc++"), std::string::npos);
 }

@@ -160,6 +160,16 @@ TEST(DeviceValidationJudgement, AFailedProcessSaysHowItEndedItsLastLinesAndWhy) 
   EXPECT_EQ(missing.detail, "exit 2: ModuleNotFoundError: No module named 'scipy'");
   EXPECT_EQ(missing.failure, FailureKind::environment);
 
+  // a crash: where Python's fault handler says it happened, not the loaded modules it lists last
+  auto crashed = exited(0, "device 0: roi_align_rotated ok\n",
+                        "Fatal Python error: Segmentation fault\n\nCurrent thread 0x7f (most recent call first):\n"
+                        "  File \"/v/site-packages/marlin/__init__.py\", line 35 in mul\n"
+                        "  File \"/t/test.py\", line 131 in test_errors\n\nExtension modules: numpy, torch._C\n");
+  crashed.status = ExitStatus{-1, true, 11};
+  EXPECT_EQ(judge_process_check(named, crashed).detail,
+            "killed by signal 11 (Segmentation fault): Fatal Python error: Segmentation fault in File "
+            "\"/v/site-packages/marlin/__init__.py\", line 35 in mul");
+
   auto timed_out = exited(0);
   timed_out.timed_out = true;
   EXPECT_FALSE(judge_process_check(named, timed_out).ok);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "validate/wheel_validation.h"
 
 using namespace archbuild;
 
@@ -71,4 +72,20 @@ TEST(WheelAudit, AnAnswerArchbuildCannotReadIsAnErrorNamingWhatIsWrong) {
   EXPECT_FALSE(skipped.portable());
   EXPECT_EQ(skipped.summary(), "not audited: " + skipped.skipped_reason);
   EXPECT_EQ(skipped.to_json()["ran"], false);
+}
+
+TEST(WheelAudit, AFileLinkingTorchWithoutTheSharedCxxRuntimeCarriesItsOwn) {
+  const auto audit = WheelAudit::from_frontend_json(R"({"auditwheel": "6.8.2",
+      "platform_tag": "manylinux_2_28_x86_64", "symbol_tag": "manylinux_2_28_x86_64",
+      "files": [{"file": "pkg/own.so", "needs": [{"soname": "libc10.so", "from": "torch", "path": ""},
+                                                 {"soname": "libgcc_s.so.1", "from": "system", "path": "/lib/libgcc_s.so.1"}]},
+                {"file": "pkg/shared.so", "needs": [{"soname": "libc10.so", "from": "torch", "path": ""},
+                                                    {"soname": "libstdc++.so.6", "from": "system", "path": "/lib/libstdc++.so.6"}]},
+                {"file": "pkg/plain_c.so", "needs": [{"soname": "libc.so.6", "from": "system", "path": "/lib/libc.so.6"}]}]})");
+  EXPECT_TRUE(audit.portable());  // a node loads it; it is wrong all the same
+  EXPECT_EQ(audit.own_cxx_runtime(), std::vector<std::string>{"pkg/own.so"});
+  EXPECT_EQ(audit.to_json()["own_cxx_runtime"], nlohmann::json::array({"pkg/own.so"}));
+  WheelValidation validation;
+  validation.audit = audit;
+  EXPECT_FALSE(validation.cxx_runtime_ok());
 }
