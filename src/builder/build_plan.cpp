@@ -228,6 +228,11 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
       home->second = "archbuild's launcher toolkit (" +
                      (toolkit.launcher.empty() ? "step launcher" : toolkit.launcher) + ") over " +
                      toolkit.toolkit_root.string();
+  // CMake caches its linker flags at the first configure and setuptools
+  // keeps a linked module newer than its sources: a tree built before the
+  // shared runtime was linked is configured afresh, its outputs removed.
+  if (facts.cxx_runtime && facts.cxx_runtime->remedied())
+    recorded_inputs["archbuild.cxx_runtime"] = join(facts.cxx_runtime->ldflags, " ");
   plan.configure = plan_configure(in, facts, std::move(recorded_inputs));
   overlay(plan.env, plan.configure.env);
   plan.network = plan_network(in);

@@ -249,7 +249,7 @@ class BuildSession {
     const auto& link = *facts.cxx_runtime;
     log::verbose("C++ runtime: {}", link.summary());
     if (!link.failure.empty()) throw UserError(ExitCode::environment, link.summary());
-    if (link.remedied()) events_.stage("compiler", link.summary(), Tone::warning);
+    if (link.remedied() || !link.probed) events_.stage("compiler", link.summary(), Tone::warning);
   }
 
   void plan(const SourceTree& tree, const DependencyEnv& deps, const BuildRequirementsEnv& requirements) {

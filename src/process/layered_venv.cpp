@@ -1,5 +1,7 @@
 #include "process/layered_venv.h"
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.h"
 #include "core/regular_file.h"
 #include "core/strings.h"
@@ -19,7 +21,13 @@ std::string make_layered_venv(const std::string& python, const std::filesystem::
       {python, "-c", "import site; print('\\n'.join(site.getsitepackages() + [site.getusersitepackages()]))"});
   auto own = run_process({venv_python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"});
   if (!sites.succeeded() || !own.succeeded()) fail_environment("cannot read the site-packages of " + python);
-  write_whole_file(std::filesystem::path(trim(own.out)) / "archbuild-parent-site.pth", sites.out);
+  // Each one added as a site dir, not a plain path line: its own .pth files
+  // run too, as in python itself (setuptools' distutils shim, which code
+  // importing distutils on Python 3.12 needs; a parent venv's own layers).
+  std::string pth;
+  for (const auto& site : split_any(sites.out, "\n"))
+    if (!trim(site).empty()) pth += "import site; site.addsitedir(" + nlohmann::json(trim(site)).dump() + ")\n";
+  write_whole_file(std::filesystem::path(trim(own.out)) / "archbuild-parent-site.pth", pth);
   if (!run_process({venv_python, "-m", "pip", "--version"}).succeeded()) {
     auto pip = run_process({venv_python, "-m", "ensurepip", "--default-pip"});
     if (!pip.succeeded())

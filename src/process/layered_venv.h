@@ -6,7 +6,8 @@
 namespace archbuild {
 
 // Makes `dir` a fresh venv of `python` that still sees python's own
-// site-packages behind the venv's (a .pth file naming them: on an offline
+// site-packages behind the venv's, with their .pth files run (a .pth file
+// adding them as site dirs: on an offline
 // machine the dependencies come from there). `--system-site-packages` alone
 // would give the base interpreter's packages, not those of a venv `python`
 // lives in. pip comes from python's site-packages too (ensurepip only when

@@ -4,8 +4,10 @@
 
 #include "binary/byte_view.h"
 #include "binary/elf_file.h"
+#include "core/error.h"
 #include "core/private_dir.h"
 #include "core/regular_file.h"
+#include "core/sha256.h"
 #include "core/strings.h"
 #include "core/system_info.h"
 #include "process/run_process.h"
@@ -16,7 +18,11 @@ namespace {
 
 // Throws and catches a std::exception: the runtime's exception support is
 // linked in whichever way the compiler links it.
-constexpr const char* kProbeSource = R"(#include <stdexcept>
+// <iostream>: gcc 13's headers then need a symbol of its own runtime
+// (GLIBCXX_3.4.32), which an older system libstdc++ lacks; with -z defs a
+// trial against such a runtime fails instead of a wheel failing at import.
+constexpr const char* kProbeSource = R"(#include <iostream>
+#include <stdexcept>
 #include <string>
 extern "C" int archbuild_runtime_probe(int n) {
   try {
@@ -34,18 +40,25 @@ struct TrialLink {
   bool shared_runtime = false;
 };
 
-TrialLink trial_link(const std::string& compiler, const std::vector<std::string>& flags,
+TrialLink trial_link(const std::vector<std::string>& compiler, const std::vector<std::string>& flags,
                      const std::filesystem::path& scratch, const std::string& name) {
   TrialLink trial;
   const auto library = scratch / (name + ".so");
   // The flags go before the source, where LDFLAGS lands in setuptools' link line.
-  std::vector<std::string> argv = {compiler, "-shared", "-fPIC"};
+  std::vector<std::string> argv = compiler;
+  argv.insert(argv.end(), {"-shared", "-fPIC", "-Wl,-z,defs"});
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {(scratch / "probe.cpp").string(), "-o", library.string()});
   ProcessOptions options;
   options.working_dir = scratch;
   options.timeout = std::chrono::minutes(2);
-  const auto result = run_process(argv, options);
+  ProcessResult result;
+  try {
+    result = run_process(argv, options);
+  } catch (const UserError& error) {  // not found, not executable
+    trial.problem = error.what();
+    return trial;
+  }
   if (!result.succeeded()) {
     const auto line = trim(result.err.empty() ? result.out : result.err);
     trial.problem = join(argv, " ") + ": " + result.describe_status() +
@@ -96,6 +109,18 @@ std::string CxxRuntimeLink::summary() const {
 CxxRuntimeLink probe_cxx_runtime_link(const std::string& compiler, const std::filesystem::path& links_dir) {
   CxxRuntimeLink link;
   link.compiler = compiler;
+  // $CXX may carry words ("ccache g++", "g++ -m64"), which setuptools splits too.
+  std::vector<std::string> words;
+  try {
+    words = shell_split(compiler);
+  } catch (const std::invalid_argument& error) {
+    link.not_probed = "cannot split '" + compiler + "' into words: " + error.what();
+    return link;
+  }
+  if (words.empty()) {
+    link.not_probed = "no compiler named";
+    return link;
+  }
   std::error_code ec;
   std::filesystem::create_directories(links_dir, ec);
   if (ec) {
@@ -104,7 +129,7 @@ CxxRuntimeLink probe_cxx_runtime_link(const std::string& compiler, const std::fi
   }
   PrivateDir scratch(links_dir, "probe");
   write_whole_file(scratch.path / "probe.cpp", kProbeSource);
-  const auto plain = trial_link(compiler, {}, scratch.path, "plain");
+  const auto plain = trial_link(words, {}, scratch.path, "plain");
   if (!plain.linked) {
     link.not_probed = plain.problem;
     return link;
@@ -122,8 +147,12 @@ CxxRuntimeLink probe_cxx_runtime_link(const std::string& compiler, const std::fi
   link.runtime = *runtime;
   // The unversioned name the linker looks for, in a dir of its own: on the
   // library path before the compiler's own dirs, it wins over libstdc++.a.
-  // Made aside and renamed into place: a build beside this one never sees it missing.
-  const auto unversioned = links_dir / "libstdc++.so";
+  // One dir per machine and runtime: hosts sharing a cache never replace
+  // each other's link. Made aside and renamed into place: a build beside
+  // this one never sees it missing.
+  const auto own_dir = links_dir / (host_machine() + "-" + sha256_hex(runtime->string()).substr(0, 12));
+  std::filesystem::create_directories(own_dir, ec);
+  const auto unversioned = own_dir / "libstdc++.so";
   std::filesystem::create_symlink(*runtime, scratch.path / "libstdc++.so", ec);
   if (!ec) std::filesystem::rename(scratch.path / "libstdc++.so", unversioned, ec);
   if (ec) {
@@ -131,14 +160,14 @@ CxxRuntimeLink probe_cxx_runtime_link(const std::string& compiler, const std::fi
     return link;
   }
   const std::vector<std::vector<std::string>> remedies = {
-      {"-L" + links_dir.string()},
+      {"-L" + own_dir.string()},
       // A compiler whose specs insist on its static copy (-static-libstdc++):
       // the shared one named first (kept though listed before the objects)
       // defines what the static archive would have been pulled in for.
-      {"-L" + links_dir.string(), "-Wl,--push-state,--no-as-needed", "-lstdc++", "-Wl,--pop-state"}};
+      {"-L" + own_dir.string(), "-Wl,--push-state,--no-as-needed", "-lstdc++", "-Wl,--pop-state"}};
   std::string tried;
   for (size_t i = 0; i < remedies.size(); ++i) {
-    const auto trial = trial_link(compiler, remedies[i], scratch.path, "remedy" + std::to_string(i));
+    const auto trial = trial_link(words, remedies[i], scratch.path, "remedy" + std::to_string(i));
     if (trial.linked && trial.shared_runtime) {
       link.ldflags = remedies[i];
       return link;

@@ -15,8 +15,8 @@ namespace archbuild {
 // dir links so by default.
 struct CxxRuntimeLink {
   std::string compiler;
-  bool probed = false;           // a trial link ran and its library was read
-  std::string not_probed;        // why not, when it did not
+  bool probed = false;     // a trial link ran and its library was read
+  std::string not_probed;  // why not, when it did not
   bool static_by_default = false;
   // What makes it link the shared runtime, added to LDFLAGS; empty when it does so already.
   std::vector<std::string> ldflags;
@@ -29,12 +29,14 @@ struct CxxRuntimeLink {
   std::string summary() const;
 };
 
-// Links a small shared C++ library with `compiler` in a scratch dir and
-// reads which libraries it needs. When libstdc++.so.6 is not among them,
-// `links_dir` gets a libstdc++.so link to the system's shared runtime and
-// the trial is repeated with it on the library path (then, where the
-// compiler still prefers its static copy, with -lstdc++ named). Runs no more
-// than three compiles; never throws for the compiler's failures.
+// Links a small shared C++ library with `compiler` ($CXX's words) in a
+// scratch dir and reads which libraries it needs. When libstdc++.so.6 is
+// not among them, a dir of `links_dir` for this machine and runtime gets a
+// libstdc++.so link to the system's shared runtime and the trial is
+// repeated with it on the library path (then, where the compiler still
+// prefers its static copy, with -lstdc++ named), with -z defs: a runtime
+// older than the compiler's headers fails the trial. Runs no more than
+// three compiles; never throws for the compiler's failures.
 CxxRuntimeLink probe_cxx_runtime_link(const std::string& compiler, const std::filesystem::path& links_dir);
 
 // The libstdc++.so.6 the dynamic loader finds in the system's library dirs

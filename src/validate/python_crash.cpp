@@ -17,7 +17,8 @@ std::string python_crash_line(const std::string& output, const std::string& own_
   auto frame = lines.end();
   if (!own_prefix.empty()) {
     const std::string own = "File \"" + own_prefix + "/";
-    frame = std::find_if(fatal, lines.end(), [&](const auto& line) { return is_frame(line) && trim(line).starts_with(own); });
+    frame = std::find_if(fatal, lines.end(),
+                         [&](const auto& line) { return is_frame(line) && trim(line).starts_with(own); });
   }
   if (frame == lines.end()) frame = std::find_if(fatal, lines.end(), is_frame);
   return trim(*fatal) + (frame != lines.end() ? " in " + trim(*frame) : "");

@@ -48,7 +48,9 @@ std::vector<std::string> WheelAudit::own_cxx_runtime() const {
   for (const auto& file : files) {
     bool links_torch = false, shared_runtime = false;
     for (const auto& need : file.needs) {
-      links_torch |= need.from == LibrarySource::torch;
+      // torch's C++ libraries, not what torch/lib also ships (libgomp, a C file's only need)
+      links_torch |= need.from == LibrarySource::torch &&
+                     (need.soname.starts_with("libc10") || need.soname.starts_with("libtorch"));
       shared_runtime |= need.soname == kSharedCxxRuntime;
     }
     if (links_torch && !shared_runtime) found.push_back(file.file);

@@ -602,6 +602,8 @@ TEST_F(BuildSessionTest, ACompilerThatLinksItsStaticCxxRuntimeGetsTheSharedOneOn
   EXPECT_NE(services_.runtime_link_asked.find("cxx-runtime"), std::string::npos) << services_.runtime_link_asked;
   ASSERT_FALSE(services_.step.runs.empty());
   EXPECT_EQ(services_.step.runs[0].env.at("LDFLAGS"), "-L/cache/cxx-runtime");
+  // a tree built before with the static runtime is configured afresh (CMake caches its linker flags)
+  EXPECT_EQ(outcome.plan.configure.inputs.at("archbuild.cxx_runtime"), "-L/cache/cxx-runtime");
   // other binaries than the compiler's default: another key
   EXPECT_NE(outcome.plan.key_inputs().at("host_compiler").find("shared libstdc++ linked by archbuild"),
             std::string::npos);
@@ -630,5 +632,6 @@ TEST_F(BuildSessionTest, ACompilerThatLinksTheSharedCxxRuntimeChangesNothing) {
   ASSERT_EQ(outcome.exit, ExitCode::success) << outcome.report.to_json().dump(2);
   ASSERT_FALSE(services_.step.runs.empty());
   EXPECT_EQ(services_.step.runs[0].env.count("LDFLAGS"), 0u);
+  EXPECT_EQ(outcome.plan.configure.inputs.count("archbuild.cxx_runtime"), 0u);
   EXPECT_EQ(outcome.plan.key_inputs().at("host_compiler").find("libstdc++"), std::string::npos);
 }

@@ -9,6 +9,7 @@
 #include "binary/elf_file.h"
 #include "core/regular_file.h"
 #include "core/strings.h"
+#include "core/system_info.h"
 #include "process/run_process.h"
 #include "test_support.h"
 
@@ -40,8 +41,9 @@ std::vector<std::string> needed_of(const std::filesystem::path& library) {
 TEST(CxxRuntimeLink, ReadsTheLibrariesAnElfFileNeeds) {
   TempDir dir;
   write(dir.path / "a.cpp", "#include <string>\nextern \"C\" int f() { return std::to_string(7).size(); }\n");
-  ASSERT_TRUE(run_process({"g++", "-shared", "-fPIC", (dir.path / "a.cpp").string(), "-o", (dir.path / "a.so").string()})
-                  .succeeded());
+  ASSERT_TRUE(
+      run_process({"g++", "-shared", "-fPIC", (dir.path / "a.cpp").string(), "-o", (dir.path / "a.so").string()})
+          .succeeded());
   const auto needed = needed_of(dir.path / "a.so");
   EXPECT_TRUE(needs_shared_cxx_runtime(needed)) << testing::PrintToString(needed);
   ASSERT_TRUE(run_process({"g++", "-shared", "-fPIC", "-static-libstdc++", (dir.path / "a.cpp").string(), "-o",
@@ -68,8 +70,11 @@ TEST(CxxRuntimeLink, ACompilerWithOnlyTheStaticRuntimeGetsTheSharedOneFromTheLib
   ASSERT_TRUE(link.probed) << link.not_probed;
   EXPECT_TRUE(link.static_by_default);
   ASSERT_TRUE(link.remedied()) << link.summary();
-  EXPECT_EQ(link.ldflags, std::vector<std::string>{"-L" + links.string()});
-  EXPECT_EQ(std::filesystem::read_symlink(links / "libstdc++.so"), link.runtime);
+  ASSERT_EQ(link.ldflags.size(), 1u);
+  const std::filesystem::path own_dir = link.ldflags[0].substr(2);
+  EXPECT_EQ(own_dir.parent_path(), links);  // a dir per machine and runtime
+  EXPECT_EQ(own_dir.filename().string().rfind(host_machine() + "-", 0), 0u) << own_dir;
+  EXPECT_EQ(std::filesystem::read_symlink(own_dir / "libstdc++.so"), link.runtime);
   // The flags do what the probe says: a library linked with them needs the shared runtime.
   write(dir.path / "x.cpp", "#include <stdexcept>\nvoid f() { throw std::runtime_error(\"x\"); }\n");
   ASSERT_TRUE(run_process({compiler, "-shared", "-fPIC", link.ldflags[0], (dir.path / "x.cpp").string(), "-o",
@@ -89,6 +94,17 @@ TEST(CxxRuntimeLink, ACompilerThatInsistsOnItsStaticCopyGetsTheSharedOneNamed) {
   ASSERT_TRUE(link.remedied()) << link.summary();
   EXPECT_EQ(link.ldflags.size(), 4u);
   EXPECT_EQ(link.ldflags[2], "-lstdc++");
+}
+
+TEST(CxxRuntimeLink, ACompilerOfSeveralWordsIsRunAsThemAndOneNotFoundIsNotJudged) {
+  TempDir dir;
+  const auto link = probe_cxx_runtime_link("env g++", dir.path / "links");  // as setuptools splits $CXX
+  ASSERT_TRUE(link.probed) << link.not_probed;
+  EXPECT_FALSE(link.static_by_default);
+  const auto missing = probe_cxx_runtime_link("/nonexistent/g++", dir.path / "links");
+  EXPECT_FALSE(missing.probed);
+  EXPECT_NE(missing.not_probed.find("/nonexistent/g++"), std::string::npos) << missing.not_probed;
+  EXPECT_FALSE(probe_cxx_runtime_link("g++ 'unterminated", dir.path / "links").probed);
 }
 
 TEST(CxxRuntimeLink, ACompilerThatCannotLinkIsNotJudged) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/error.h"
+#include "core/strings.h"
 #include "process/layered_venv.h"
 #include "process/run_process.h"
 #include "test_support.h"
@@ -66,4 +68,32 @@ TEST(TestDependencies, InstallsFromAWheelhouseIntoTheVenvAndNamesWhatIsMissing) 
   EXPECT_TRUE(run_process({venv_python, "-c", "import abtestdep"}).succeeded());
   EXPECT_FALSE(run_process({"python3", "-c", "import abtestdep"}).succeeded());
   EXPECT_NE(read(dir.path / "deps.log").find("--no-index"), std::string::npos);  // the wheelhouse only
+}
+
+TEST(LayeredVenv, SeesTheParentsPackagesAndRunsTheParentsPthFilesThroughTwoLayers) {
+  // A parent venv whose site-packages holds a package and a .pth file that
+  // runs code, as setuptools' distutils-precedence.pth does.
+  TempDir dir("archbuild-layers");
+  std::string parent;
+  try {
+    parent = make_layered_venv("python3", dir.path / "parent");
+  } catch (const UserError& error) {
+    GTEST_SKIP() << "no venv here: " << error.what();
+  }
+  const auto site = trim(run_process({parent, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"}).out);
+  write(std::filesystem::path(site) / "abparentpkg.py", "VALUE = 7\n");
+  write(std::filesystem::path(site) / "abhook.pth", "import os; os.environ['AB_PTH_RAN'] = '1'\n");
+  const auto child = make_layered_venv(parent, dir.path / "child");
+  const auto grandchild = make_layered_venv(child, dir.path / "grandchild");
+  for (const auto& python : {child, grandchild}) {
+    const auto seen = run_process(
+        {python, "-c", "import os, abparentpkg; print(abparentpkg.VALUE, os.environ.get('AB_PTH_RAN'))"});
+    EXPECT_TRUE(seen.succeeded()) << python << ": " << seen.err;
+    EXPECT_EQ(trim(seen.out), "7 1") << python;
+  }
+  // the venv's own packages come first
+  const auto child_site = trim(
+      run_process({child, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"}).out);
+  write(std::filesystem::path(child_site) / "abparentpkg.py", "VALUE = 8\n");
+  EXPECT_EQ(trim(run_process({grandchild, "-c", "import abparentpkg; print(abparentpkg.VALUE)"}).out), "8");
 }

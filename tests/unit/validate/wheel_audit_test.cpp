@@ -81,7 +81,8 @@ TEST(WheelAudit, AFileLinkingTorchWithoutTheSharedCxxRuntimeCarriesItsOwn) {
                                                  {"soname": "libgcc_s.so.1", "from": "system", "path": "/lib/libgcc_s.so.1"}]},
                 {"file": "pkg/shared.so", "needs": [{"soname": "libc10.so", "from": "torch", "path": ""},
                                                     {"soname": "libstdc++.so.6", "from": "system", "path": "/lib/libstdc++.so.6"}]},
-                {"file": "pkg/plain_c.so", "needs": [{"soname": "libc.so.6", "from": "system", "path": "/lib/libc.so.6"}]}]})");
+                {"file": "pkg/plain_c.so", "needs": [{"soname": "libc.so.6", "from": "system", "path": "/lib/libc.so.6"}]},
+                {"file": "pkg/openmp_c.so", "needs": [{"soname": "libgomp.so.1", "from": "torch", "path": ""}]}]})");
   EXPECT_TRUE(audit.portable());  // a node loads it; it is wrong all the same
   EXPECT_EQ(audit.own_cxx_runtime(), std::vector<std::string>{"pkg/own.so"});
   EXPECT_EQ(audit.to_json()["own_cxx_runtime"], nlohmann::json::array({"pkg/own.so"}));
