@@ -43,6 +43,18 @@ InstalledTorch read_installed_torch(const std::string& python) {
 
 std::string probe_installed_torch(const std::string& python) { return read_installed_torch(python).describe(); }
 
+std::optional<std::string> installed_distribution_version(const std::string& python, const std::string& name) {
+  ProcessOptions options;
+  options.timeout = std::chrono::seconds(60);
+  const auto probe = run_process({python, "-c",
+                                  "import sys, importlib.metadata as m\ntry:\n    "
+                                  "print(m.version(sys.argv[1]))\nexcept m.PackageNotFoundError:\n    sys.exit(3)\n",
+                                  name},
+                                 options);
+  if (!probe.succeeded() || trim(probe.out).empty()) return std::nullopt;
+  return trim(probe.out);
+}
+
 DependencyEnv prepare_dependency_env(const DependencyRequest& request) {
   DependencyEnv env;
   env.python = request.python;
@@ -52,10 +64,11 @@ DependencyEnv prepare_dependency_env(const DependencyRequest& request) {
     env.description = torch.describe() + " installed in " + request.python;
     env.built_against["torch"] = env.description;
     env.versions["torch"] = torch.version;
-    return env;
+    if (request.wheels.empty()) return env;
+    // Dependencies the interpreter lacks: their wheels in a venv over it (below).
+  } else if (request.wheels.empty()) {
+    fail_bad_input("no wheel given for the dependencies of " + request.recipe->name);
   }
-  if (request.wheels.empty()) fail_bad_input("no wheel given for the dependencies of " + request.recipe->name);
-
   // The venv is reused while it holds exactly these wheels (same hashes).
   std::string stamp;
   for (const auto& wheel : request.wheels) {
@@ -94,8 +107,10 @@ DependencyEnv prepare_dependency_env(const DependencyRequest& request) {
   std::string names;
   for (const auto& wheel : request.wheels) names += (names.empty() ? "" : ", ") + wheel.filename().string();
   env.description = names + " in " + request.env_dir.string();
-  if (std::find(request.recipe->depends_on.begin(), request.recipe->depends_on.end(), "torch") !=
-      request.recipe->depends_on.end())
+  if (request.use_installed)
+    env.description = env.built_against["torch"] + ", with " + env.description;
+  else if (std::find(request.recipe->depends_on.begin(), request.recipe->depends_on.end(), "torch") !=
+           request.recipe->depends_on.end())
     env.description = probe_installed_torch(venv_python) + " from " + env.description;
   return env;
 }

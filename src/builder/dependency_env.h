@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,10 @@ struct InstalledTorch {
 
 // The torch the interpreter would import (read from its version.py), or throws.
 InstalledTorch read_installed_torch(const std::string& python);
+
+// The version of the distribution `name` (PyPI's spelling) `python` has
+// installed, or nothing (not installed, or the interpreter cannot say).
+std::optional<std::string> installed_distribution_version(const std::string& python, const std::string& name);
 
 // "torch 2.11.0+cu130 (CUDA 13.0)" as the interpreter imports it, or throws.
 std::string probe_installed_torch(const std::string& python);

@@ -1,5 +1,8 @@
 #include "pipeline/dependency_resolver.h"
 
+#include <algorithm>
+#include <map>
+
 #include "cache/indexed_builds.h"
 #include "core/error.h"
 #include "core/strings.h"
@@ -72,55 +75,82 @@ DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& 
     return make_env(env_request);
   }
   const std::string cuda = context.host.toolchain.key_string();
+  // The cache's wheel of the dependency `name` for this arch list, built first when it has none.
+  const auto dependency_wheel = [&](const std::string& name) {
+    const Recipe* dependency = context.book.find(name);
+    const auto pinned = context.resolved.pinned.count(name) ? context.resolved.pinned.at(name) : std::string();
+    auto wheel = cached_dependency(context.cache, *dependency, context.archs.list, cuda, pinned);
+    if (wheel) return *wheel;
+    const auto arch_list = context.archs.list.canonical();
+    const auto which = pinned.empty() ? name : name + " " + pinned;
+    events.stage("deps", "no " + which + " wheel for " + arch_list + " in the cache: building it first");
+    auto dependency_request = dependency_build_request(context.intent, name, context.archs.list, pinned);
+    // against the same installed torch, where it depends on torch
+    dependency_request.use_installed_torch = torch.kind == TorchSource::Kind::installed &&
+                                             std::find(dependency->depends_on.begin(), dependency->depends_on.end(),
+                                                       "torch") != dependency->depends_on.end();
+    const std::string why = "building the dependency " + name + " (no " + which + " wheel for " + arch_list +
+                            " in the cache)";
+    const std::string way_out =
+        "; fix that build, or build against an existing torch with --torch-wheel FILE or --use-installed-torch";
+    ExitCode built = ExitCode::work_failed;
+    std::string where;
+    try {
+      auto outcome = build_dependency(dependency_request);
+      built = outcome.exit;
+      where = " (log: " + outcome.plan.log_path.string() +
+              (outcome.result.error_excerpt.empty() ? "" : "; first error: " + outcome.result.error_excerpt.front()) +
+              ")";
+    } catch (const UserError& error) {
+      // say why torch was being built at all (a fetch of PyTorch on an offline machine, say)
+      throw UserError(error.code(), why + ": " + error.what() + way_out);
+    }
+    if (built == ExitCode::interrupted) throw UserError(ExitCode::interrupted, why + ": interrupted");
+    if (built != ExitCode::success) fail_work("building the dependency " + name + " failed" + where + way_out);
+    wheel = cached_dependency(context.cache, *dependency, context.archs.list, cuda, pinned);
+    if (!wheel) fail_work("the dependency " + name + " was built but is not in the cache");
+    return *wheel;
+  };
+  std::vector<std::string> wheel_recipes;              // the recipe each of env_request.wheels is of
+  std::map<std::string, std::string> interpreter_has;  // recipe -> "torch-scatter 2.1.2 installed in PYTHON"
   if (torch.kind == TorchSource::Kind::wheel) {
     env_request.wheels = {std::filesystem::absolute(torch.wheel)};
+    wheel_recipes = {"torch"};
     if (auto name = WheelName::parse(torch.wheel.filename().string()))
       check_pin(context, name->name, name->version, torch.describe());
   } else if (torch.kind == TorchSource::Kind::installed) {
     check_pin(context, "torch", read_installed_torch(env_request.python).version,
               "the torch installed for " + env_request.python);
+    // Its other dependencies (pytorch-sparse imports torch_scatter): the
+    // interpreter's own where it has them, else the cache's wheel, built
+    // first against the same installed torch.
+    for (const auto& name : recipe.depends_on) {
+      if (name == "torch") continue;
+      const Recipe* dependency = context.book.find(name);
+      const auto distribution = dependency->pypi_name.empty() ? name : dependency->pypi_name;
+      if (const auto version = installed_distribution_version(env_request.python, distribution)) {
+        interpreter_has[name] = distribution + " " + *version + " installed in " + env_request.python;
+        continue;
+      }
+      env_request.wheels.push_back(dependency_wheel(name));
+      wheel_recipes.push_back(name);
+    }
   } else {
     for (const auto& name : recipe.depends_on) {
-      const Recipe* dependency = context.book.find(name);
-      const auto pinned = context.resolved.pinned.count(name) ? context.resolved.pinned.at(name) : std::string();
-      auto wheel = cached_dependency(context.cache, *dependency, context.archs.list, cuda, pinned);
-      if (!wheel) {
-        const auto arch_list = context.archs.list.canonical();
-        const auto which = pinned.empty() ? name : name + " " + pinned;
-        events.stage("deps", "no " + which + " wheel for " + arch_list + " in the cache: building it first");
-        const auto dependency_request = dependency_build_request(context.intent, name, context.archs.list, pinned);
-        const std::string why = "building the dependency " + name + " (no " + which + " wheel for " + arch_list +
-                                " in the cache)";
-        const std::string way_out =
-            "; fix that build, or build against an existing torch with --torch-wheel FILE or --use-installed-torch";
-        ExitCode built = ExitCode::work_failed;
-        std::string where;
-        try {
-          auto outcome = build_dependency(dependency_request);
-          built = outcome.exit;
-          where = " (log: " + outcome.plan.log_path.string() +
-                  (outcome.result.error_excerpt.empty() ? ""
-                                                        : "; first error: " + outcome.result.error_excerpt.front()) +
-                  ")";
-        } catch (const UserError& error) {
-          // say why torch was being built at all (a fetch of PyTorch on an offline machine, say)
-          throw UserError(error.code(), why + ": " + error.what() + way_out);
-        }
-        if (built == ExitCode::interrupted) throw UserError(ExitCode::interrupted, why + ": interrupted");
-        if (built != ExitCode::success) fail_work("building the dependency " + name + " failed" + where + way_out);
-        wheel = cached_dependency(context.cache, *dependency, context.archs.list, cuda, pinned);
-        if (!wheel) fail_work("the dependency " + name + " was built but is not in the cache");
-      }
-      env_request.wheels.push_back(*wheel);
+      env_request.wheels.push_back(dependency_wheel(name));
+      wheel_recipes.push_back(name);
     }
   }
   auto env = make_env(env_request);
   // {version:NAME} names the recipe, whose wheel may be called otherwise
   // (pytorch-scatter's is torch_scatter): its version under the recipe's name too.
-  if (env_request.wheels.size() == recipe.depends_on.size())
-    for (size_t i = 0; i < recipe.depends_on.size(); ++i)
-      if (auto name = WheelName::parse(env_request.wheels[i].filename().string()))
-        env.versions.emplace(recipe.depends_on[i], name->version);
+  for (size_t i = 0; i < env_request.wheels.size() && i < wheel_recipes.size(); ++i)
+    if (auto name = WheelName::parse(env_request.wheels[i].filename().string()))
+      env.versions.emplace(wheel_recipes[i], name->version);
+  for (const auto& [name, what] : interpreter_has) {
+    env.built_against[name] = what;  // a key input, as a wheel's hash is
+    env.versions.emplace(name, what.substr(what.find(' ') + 1, what.find(" installed") - what.find(' ') - 1));
+  }
   if (torch.from_cache())
     for (const auto& wheel : env_request.wheels)
       if (auto name = WheelName::parse(wheel.filename().string())) env.from_cache[name->name] = name->version;

@@ -137,6 +137,32 @@ class Dependencies(unittest.TestCase):
                                         r"cache\): .*nowhere.*; fix that build, or build against an existing torch "
                                         r"with --torch-wheel FILE or --use-installed-torch")
 
+    def test_with_the_installed_torch_another_dependency_comes_from_the_cache(self):
+        # as pytorch-sparse imports torch_scatter: the interpreter has torch but not the
+        # other dependency, which is built first and put in a venv over the interpreter
+        recipe = (self.data / "recipes" / "consumer.toml").read_text()
+        recipe = recipe.replace('name = "consumer"', 'name = "torch-consumer"')
+        recipe = recipe.replace('depends_on = ["fixture"]', 'depends_on = ["torch", "fixture"]')
+        (self.data / "recipes" / "torch-consumer.toml").write_text(recipe[:recipe.index("# as torchvision")])
+        cache = self.root / "cache-installed"
+        python = str(torch_build_python())
+        result = run("torch-consumer", "--arch", "8.0", "--cache-dir", str(cache), "--use-installed-torch",
+                     "--python", python, "--json", env=self.env)
+        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        report = json.loads(result.stdout)
+        keys = report["plan"]["key_inputs"]
+        self.assertTrue(keys["dep.torch"].startswith("torch 2.11.0+cu130 (CUDA 13.0) installed in " + python), keys)
+        self.assertRegex(keys["dep.fixture"], r"^fixture-1\.0\+cu130\.sm80-py3-none-linux_x86_64\.whl sha256 [0-9a-f]{64}$")
+        self.assertIn("build-env", report["plan"]["python"])
+        self.assertEqual(report["plan"]["env"]["FIXTURE_VERSION"], "1.0")  # {version:fixture}, from its wheel
+        # the build saw the fixture from the venv and torch from the interpreter behind it
+        seen = subprocess.run([report["plan"]["python"], "-c", "import fixture, torch; print(torch.__version__)"],
+                              capture_output=True, text=True)
+        self.assertEqual(seen.stdout.strip(), "2.11.0+cu130", seen.stderr)
+        # the fixture was built without torch options (it depends on nothing)
+        entries = json.loads(run("cache", "ls", "--json", "--cache-dir", str(cache), env=self.env).stdout)["entries"]
+        self.assertEqual(sorted(e["recipe"] for e in entries), ["fixture", "torch-consumer"])
+
     def test_torch_options_do_not_apply_without_dependencies(self):
         result = self.build("fixture", "8.0", "--use-installed-torch")
         self.assertEqual(result.returncode, 2)
