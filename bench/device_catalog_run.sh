@@ -17,7 +17,9 @@
 # --parallel builds them all at once (each its own cache), for small projects
 # when device time is short: their times then include the others' load.
 # Background processes do not outlive a device command: run it in the
-# foreground within one command's limit.
+# foreground within one command's limit. ARCHBUILD_MIRRORS="URL=file://DIR
+# ..." passes --mirror to every build: on an offline machine, where a
+# dependency built first (pytorch-sparse's pytorch-scatter) is fetched from.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 parallel=0
@@ -35,9 +37,11 @@ proof() {  # NAME... -> $work/$tag/results.json
     if [[ $name == *=* ]]; then sources+=("$name"); else sources+=("$name=$PWD/${ARCHBUILD_CLONES:-.fetched/src}/$name"); fi
   done
   mkdir -p "$work/$tag"
+  local mirrors=()
+  for mirror in ${ARCHBUILD_MIRRORS:-}; do mirrors+=(--arg "*:--mirror" --arg "*:$mirror"); done
   python3 bench/validation_proof.py --archbuild "$bin" --python "$python" --cache "$work/$tag/cache" \
     --out "$work/$tag/results.json" --timeout "${ARCHBUILD_PROJECT_TIMEOUT:-420}" --arg "*:--test-timeout" --arg "*:120" \
-    --arg "*:--test-wheelhouse" --arg "*:$work/device/wheelhouse" "${sources[@]}" >"$work/$tag/run.log" 2>&1
+    --arg "*:--test-wheelhouse" --arg "*:$work/device/wheelhouse" "${mirrors[@]}" "${sources[@]}" >"$work/$tag/run.log" 2>&1
 }
 tags=()
 if ((parallel)); then
