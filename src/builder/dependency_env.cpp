@@ -61,7 +61,7 @@ DependencyEnv prepare_dependency_env(const DependencyRequest& request) {
   if (!request.recipe || request.recipe->depends_on.empty()) return env;
   if (request.use_installed) {
     auto torch = read_installed_torch(request.python);
-    env.description = torch.describe() + " installed in " + request.python;
+    env.description = installed_torch_line(torch, request.python);
     env.built_against["torch"] = env.description;
     env.versions["torch"] = torch.version;
     if (request.wheels.empty()) return env;
@@ -69,8 +69,9 @@ DependencyEnv prepare_dependency_env(const DependencyRequest& request) {
   } else if (request.wheels.empty()) {
     fail_bad_input("no wheel given for the dependencies of " + request.recipe->name);
   }
-  // The venv is reused while it holds exactly these wheels (same hashes).
-  std::string stamp;
+  // The venv is reused while it holds exactly these wheels (same hashes)
+  // over the same interpreter, made the same way (its site dirs run as site dirs).
+  std::string stamp = "layered over " + request.python + " (site dirs as site dirs)\n";
   for (const auto& wheel : request.wheels) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(wheel, ec)) fail_bad_input("no such wheel: " + wheel.string());

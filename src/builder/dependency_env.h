@@ -49,6 +49,12 @@ InstalledTorch read_installed_torch(const std::string& python);
 // installed, or nothing (not installed, or the interpreter cannot say).
 std::optional<std::string> installed_distribution_version(const std::string& python, const std::string& name);
 
+// What a build against `python`'s installed torch records as built against
+// (a key input): "torch 2.11.0+cu130 (CUDA 13.0) installed in PYTHON".
+inline std::string installed_torch_line(const InstalledTorch& torch, const std::string& python) {
+  return torch.describe() + " installed in " + python;
+}
+
 // "torch 2.11.0+cu130 (CUDA 13.0)" as the interpreter imports it, or throws.
 std::string probe_installed_torch(const std::string& python);
 

@@ -17,12 +17,19 @@ std::string public_version(const std::string& version) { return version.substr(0
 
 std::optional<std::filesystem::path> cached_dependency(const CacheLayout& cache, const Recipe& dependency,
                                                        const ArchList& arch_list, const std::string& cuda,
-                                                       const std::string& version) {
+                                                       const std::string& version, const std::string& installed_torch) {
   const auto spelled = format_arch_list(arch_list, dependency.dialect);
   for (const auto& build : host_builds(cache.root(), dependency.name, cuda)) {
     const auto& record = build.record;
     if (record.arch_list != spelled) continue;
     if (!version.empty() && public_version(record.version) != version) continue;
+    // Built against the torch this build uses: an installed one exactly, else
+    // none of an interpreter's (a C++ extension follows its torch's ABI).
+    const auto deps = KeyInputs(record.key_inputs).dependencies();
+    const auto torch = deps.find("torch");
+    const bool against_installed = torch != deps.end() && torch->second.find(" installed in ") != std::string::npos;
+    if (!installed_torch.empty() ? (torch != deps.end() && torch->second != installed_torch) : against_installed)
+      continue;
     return build.wheel;
   }
   return std::nullopt;
@@ -75,11 +82,16 @@ DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& 
     return make_env(env_request);
   }
   const std::string cuda = context.host.toolchain.key_string();
+  // With the interpreter's torch, a dependency's cached wheel must be built against that same torch.
+  const std::string installed_torch = torch.kind == TorchSource::Kind::installed
+                                          ? installed_torch_line(read_installed_torch(env_request.python),
+                                                                 env_request.python)
+                                          : std::string();
   // The cache's wheel of the dependency `name` for this arch list, built first when it has none.
   const auto dependency_wheel = [&](const std::string& name) {
     const Recipe* dependency = context.book.find(name);
     const auto pinned = context.resolved.pinned.count(name) ? context.resolved.pinned.at(name) : std::string();
-    auto wheel = cached_dependency(context.cache, *dependency, context.archs.list, cuda, pinned);
+    auto wheel = cached_dependency(context.cache, *dependency, context.archs.list, cuda, pinned, installed_torch);
     if (wheel) return *wheel;
     const auto arch_list = context.archs.list.canonical();
     const auto which = pinned.empty() ? name : name + " " + pinned;
@@ -92,7 +104,12 @@ DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& 
     const std::string why = "building the dependency " + name + " (no " + which + " wheel for " + arch_list +
                             " in the cache)";
     const std::string way_out =
-        "; fix that build, or build against an existing torch with --torch-wheel FILE or --use-installed-torch";
+        torch.kind == TorchSource::Kind::installed
+            ? "; fix that build, or install " + (dependency->pypi_name.empty() ? name : dependency->pypi_name) +
+                  " into " + env_request.python
+            : std::string(
+                  "; fix that build, or build against an existing torch with --torch-wheel FILE or "
+                  "--use-installed-torch");
     ExitCode built = ExitCode::work_failed;
     std::string where;
     try {
@@ -102,17 +119,18 @@ DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& 
               (outcome.result.error_excerpt.empty() ? "" : "; first error: " + outcome.result.error_excerpt.front()) +
               ")";
     } catch (const UserError& error) {
-      // say why torch was being built at all (a fetch of PyTorch on an offline machine, say)
+      // say why the dependency was being built at all (a fetch of PyTorch on an offline machine, say)
       throw UserError(error.code(), why + ": " + error.what() + way_out);
     }
     if (built == ExitCode::interrupted) throw UserError(ExitCode::interrupted, why + ": interrupted");
     if (built != ExitCode::success) fail_work("building the dependency " + name + " failed" + where + way_out);
-    wheel = cached_dependency(context.cache, *dependency, context.archs.list, cuda, pinned);
+    wheel = cached_dependency(context.cache, *dependency, context.archs.list, cuda, pinned, installed_torch);
     if (!wheel) fail_work("the dependency " + name + " was built but is not in the cache");
     return *wheel;
   };
-  std::vector<std::string> wheel_recipes;              // the recipe each of env_request.wheels is of
-  std::map<std::string, std::string> interpreter_has;  // recipe -> "torch-scatter 2.1.2 installed in PYTHON"
+  std::vector<std::string> wheel_recipes;  // the recipe each of env_request.wheels is of
+  // recipe -> its version and "torch-scatter 2.1.2 installed in PYTHON"
+  std::map<std::string, std::pair<std::string, std::string>> interpreter_has;
   if (torch.kind == TorchSource::Kind::wheel) {
     env_request.wheels = {std::filesystem::absolute(torch.wheel)};
     wheel_recipes = {"torch"};
@@ -129,7 +147,8 @@ DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& 
       const Recipe* dependency = context.book.find(name);
       const auto distribution = dependency->pypi_name.empty() ? name : dependency->pypi_name;
       if (const auto version = installed_distribution_version(env_request.python, distribution)) {
-        interpreter_has[name] = distribution + " " + *version + " installed in " + env_request.python;
+        check_pin(context, name, *version, "the " + distribution + " installed for " + env_request.python);
+        interpreter_has[name] = {*version, distribution + " " + *version + " installed in " + env_request.python};
         continue;
       }
       env_request.wheels.push_back(dependency_wheel(name));
@@ -147,11 +166,13 @@ DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& 
   for (size_t i = 0; i < env_request.wheels.size() && i < wheel_recipes.size(); ++i)
     if (auto name = WheelName::parse(env_request.wheels[i].filename().string()))
       env.versions.emplace(wheel_recipes[i], name->version);
-  for (const auto& [name, what] : interpreter_has) {
-    env.built_against[name] = what;  // a key input, as a wheel's hash is
-    env.versions.emplace(name, what.substr(what.find(' ') + 1, what.find(" installed") - what.find(' ') - 1));
+  for (const auto& [name, had] : interpreter_has) {
+    env.built_against[name] = had.second;  // a key input, as a wheel's hash is
+    env.versions.emplace(name, had.first);
+    env.description += "; " + had.second;
   }
-  if (torch.from_cache())
+  // The cache's index serves them: the install line pins them (not a --torch-wheel file).
+  if (torch.kind != TorchSource::Kind::wheel)
     for (const auto& wheel : env_request.wheels)
       if (auto name = WheelName::parse(wheel.filename().string())) env.from_cache[name->name] = name->version;
   events.stage("deps", env.description);

@@ -31,10 +31,13 @@ DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& 
 // dependency's dialect) with toolkit `cuda`, and of public version `version`
 // when one is given ("2.9.1": a companion's [[pairs]]), if the cache's index
 // lists one (read from the index and the candidates' build records, never a
-// store scan).
+// store scan). Its record's torch must be `installed_torch` (a build against
+// the interpreter's torch, installed_torch_line) when one is given, and
+// otherwise not an interpreter's.
 std::optional<std::filesystem::path> cached_dependency(const CacheLayout& cache, const Recipe& dependency,
                                                        const ArchList& arch_list, const std::string& cuda,
-                                                       const std::string& version = "");
+                                                       const std::string& version = "",
+                                                       const std::string& installed_torch = "");
 
 // The build of a dependency the cache lacks: the recipe `name` for the same
 // arch list (at v`pinned` when a [[pairs]] row pins it), with the parent's

@@ -82,7 +82,9 @@ TEST(LayeredVenv, SeesTheParentsPackagesAndRunsTheParentsPthFilesThroughTwoLayer
   }
   const auto site = trim(run_process({parent, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"}).out);
   write(std::filesystem::path(site) / "abparentpkg.py", "VALUE = 7\n");
-  write(std::filesystem::path(site) / "abhook.pth", "import os; os.environ['AB_PTH_RAN'] = '1'\n");
+  // counts its runs: once per interpreter, though Python reads a venv's .pth files twice
+  write(std::filesystem::path(site) / "abhook.pth",
+        "import os; os.environ['AB_PTH_RAN'] = str(int(os.environ.get('AB_PTH_RAN', '0')) + 1)\n");
   const auto child = make_layered_venv(parent, dir.path / "child");
   const auto grandchild = make_layered_venv(child, dir.path / "grandchild");
   for (const auto& python : {child, grandchild}) {
