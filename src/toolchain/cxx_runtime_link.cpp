@@ -86,8 +86,7 @@ bool needs_shared_cxx_runtime(const std::vector<std::string>& needed) {
   return std::find(needed.begin(), needed.end(), kSharedCxxRuntime) != needed.end();
 }
 
-std::optional<std::filesystem::path> find_shared_cxx_runtime(const std::string& machine) {
-  const std::string triplet = machine + "-linux-gnu";
+std::optional<std::filesystem::path> find_shared_cxx_runtime(const std::string& triplet) {
   for (const auto& dir : {"/lib/" + triplet, "/usr/lib/" + triplet, std::string("/lib64"), std::string("/usr/lib64"),
                           std::string("/lib"), std::string("/usr/lib")}) {
     std::error_code ec;
@@ -137,7 +136,16 @@ CxxRuntimeLink probe_cxx_runtime_link(const std::string& compiler, const std::fi
   link.probed = true;
   if (plain.shared_runtime) return link;
   link.static_by_default = true;
-  const auto runtime = find_shared_cxx_runtime(host_machine());
+  // The runtime of the machine the compiler links for ("x86_64-linux-gnu"),
+  // which a cross compiler or an emulated archbuild may not share with uname.
+  std::string triplet = host_machine() + "-linux-gnu";
+  try {
+    if (const auto dumped = run_process({words.front(), "-dumpmachine"});
+        dumped.succeeded() && !trim(dumped.out).empty())
+      triplet = trim(dumped.out);
+  } catch (const UserError&) {
+  }
+  const auto runtime = find_shared_cxx_runtime(triplet);
   if (!runtime) {
     link.failure = std::string("no shared ") + kSharedCxxRuntime +
                    " in the system's library dirs to link against; an extension built so crashes at torch's first "
@@ -150,7 +158,7 @@ CxxRuntimeLink probe_cxx_runtime_link(const std::string& compiler, const std::fi
   // One dir per machine and runtime: hosts sharing a cache never replace
   // each other's link. Made aside and renamed into place: a build beside
   // this one never sees it missing.
-  const auto own_dir = links_dir / (host_machine() + "-" + sha256_hex(runtime->string()).substr(0, 12));
+  const auto own_dir = links_dir / (triplet + "-" + sha256_hex(runtime->string()).substr(0, 12));
   std::filesystem::create_directories(own_dir, ec);
   const auto unversioned = own_dir / "libstdc++.so";
   std::filesystem::create_symlink(*runtime, scratch.path / "libstdc++.so", ec);

@@ -40,8 +40,9 @@ struct CxxRuntimeLink {
 CxxRuntimeLink probe_cxx_runtime_link(const std::string& compiler, const std::filesystem::path& links_dir);
 
 // The libstdc++.so.6 the dynamic loader finds in the system's library dirs
-// for `machine` (uname's: "x86_64", "aarch64"), as torch's libraries get it.
-std::optional<std::filesystem::path> find_shared_cxx_runtime(const std::string& machine);
+// for `triplet` (the compiler's -dumpmachine: "x86_64-linux-gnu"), as
+// torch's libraries get it.
+std::optional<std::filesystem::path> find_shared_cxx_runtime(const std::string& triplet);
 
 // Whether one of `needed` (an ELF file's DT_NEEDED) is the shared C++ runtime.
 bool needs_shared_cxx_runtime(const std::vector<std::string>& needed);
