@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "recipe/recipe.h"
@@ -49,10 +50,19 @@ InstalledTorch read_installed_torch(const std::string& python);
 // installed, or nothing (not installed, or the interpreter cannot say).
 std::optional<std::string> installed_distribution_version(const std::string& python, const std::string& name);
 
-// What a build against `python`'s installed torch records as built against
-// (a key input): "torch 2.11.0+cu130 (CUDA 13.0) installed in PYTHON".
+// What a build records as built against (a key input) for a dependency an
+// interpreter has installed: "torch 2.11.0+cu130 (CUDA 13.0) installed in
+// PYTHON", "torch-scatter 2.1.2 installed in PYTHON".
+inline constexpr std::string_view kInstalledIn = " installed in ";
+inline std::string installed_line(const std::string& what, const std::string& python) {
+  return what + std::string(kInstalledIn) + python;
+}
 inline std::string installed_torch_line(const InstalledTorch& torch, const std::string& python) {
-  return torch.describe() + " installed in " + python;
+  return installed_line(torch.describe(), python);
+}
+// Whether a recorded built-against line names an interpreter's copy (not a wheel).
+inline bool names_installed(const std::string& built_against) {
+  return built_against.find(kInstalledIn) != std::string::npos;
 }
 
 // "torch 2.11.0+cu130 (CUDA 13.0)" as the interpreter imports it, or throws.

@@ -236,14 +236,13 @@ class BuildSession {
     return link;
   }
 
-  // The compiler that links the extension: $CXX, else the host compiler.
-  // One that links its own static libstdc++ gets the shared one (the plan's
+  // The compiler that links the extension: one that links its own static libstdc++ gets the shared one (the plan's
   // LDFLAGS); where that cannot be done the build stops here, before hours
   // of compiling a wheel that would crash at torch's first exception.
   void check_cxx_runtime_link(PlanFacts& facts) {
-    const std::string compiler = !facts.cxx.empty()       ? facts.cxx
-                                 : context_.host_compiler ? context_.host_compiler->path.string()
-                                                          : std::string();
+    const auto compiler = extension_link_compiler(facts.cxx, context_.host_compiler
+                                                                 ? context_.host_compiler->path.string()
+                                                                 : std::string());
     if (compiler.empty()) return;
     facts.cxx_runtime = services_.cxx_runtime_link(compiler, context_.cache.cxx_runtime_links());
     const auto& link = *facts.cxx_runtime;

@@ -27,7 +27,7 @@ std::optional<std::filesystem::path> cached_dependency(const CacheLayout& cache,
     // none of an interpreter's (a C++ extension follows its torch's ABI).
     const auto deps = KeyInputs(record.key_inputs).dependencies();
     const auto torch = deps.find("torch");
-    const bool against_installed = torch != deps.end() && torch->second.find(" installed in ") != std::string::npos;
+    const bool against_installed = torch != deps.end() && names_installed(torch->second);
     if (!installed_torch.empty() ? (torch != deps.end() && torch->second != installed_torch) : against_installed)
       continue;
     return build.wheel;
@@ -148,7 +148,7 @@ DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& 
       const auto distribution = dependency->pypi_name.empty() ? name : dependency->pypi_name;
       if (const auto version = installed_distribution_version(env_request.python, distribution)) {
         check_pin(context, name, *version, "the " + distribution + " installed for " + env_request.python);
-        interpreter_has[name] = {*version, distribution + " " + *version + " installed in " + env_request.python};
+        interpreter_has[name] = {*version, installed_line(distribution + " " + *version, env_request.python)};
         continue;
       }
       env_request.wheels.push_back(dependency_wheel(name));

@@ -150,8 +150,9 @@ PreflightCheck check_host_compiler(const HostCompiler& host) {
 }  // namespace
 
 PreflightCheck check_cxx_runtime(const std::string& host_compiler, const std::filesystem::path& scratch) {
-  const char* cxx = std::getenv("CXX");  // setuptools links an extension with $CXX when set
-  const auto link = probe_cxx_runtime_link(cxx && *cxx ? std::string(cxx) : host_compiler, scratch / "cxx-runtime");
+  const char* cxx = std::getenv("CXX");
+  const auto link = probe_cxx_runtime_link(extension_link_compiler(cxx ? cxx : "", host_compiler),
+                                           scratch / "cxx-runtime");
   const auto verdict = !link.probed            ? CheckVerdict::skip
                        : !link.failure.empty() ? CheckVerdict::fail
                        : link.remedied()       ? CheckVerdict::warn

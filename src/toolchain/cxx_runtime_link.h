@@ -29,6 +29,12 @@ struct CxxRuntimeLink {
   std::string summary() const;
 };
 
+// The compiler that links an extension, the one to probe: $CXX when set
+// (setuptools and CMake link with it), else the host compiler.
+inline std::string extension_link_compiler(const std::string& cxx, const std::string& host_compiler) {
+  return cxx.empty() ? host_compiler : cxx;
+}
+
 // Links a small shared C++ library with `compiler` ($CXX's words) in a
 // scratch dir and reads which libraries it needs. When libstdc++.so.6 is
 // not among them, a dir of `links_dir` for this machine and runtime gets a
