@@ -87,7 +87,10 @@ bool whole_in(const WheelStore& to, const CacheKey& key, std::vector<std::string
 // than removing it mid-copy), and renamed into place under DEST's key lock;
 // no lock is held while waiting for another, so pushes in both directions
 // never deadlock.
-void push_entry(const WheelStore& from, const WheelStore& to, const CacheKey& key, PushResult& result) {
+// `committed` keeps each committed entry until the index refresh: what it
+// replaced (a damaged copy) is deleted with it, no earlier.
+void push_entry(const WheelStore& from, const WheelStore& to, const CacheKey& key, PushResult& result,
+                std::vector<StagedEntry>& committed) {
   std::vector<std::string> damage;
   // Unlocked, so a pusher hashing a big wheel holds no one up; settled again below under the lock.
   if (whole_in(to, key, &damage)) {
@@ -115,6 +118,7 @@ void push_entry(const WheelStore& from, const WheelStore& to, const CacheKey& ke
     return;
   }
   staged->commit();
+  committed.push_back(std::move(*staged));
   if (damage.empty()) {
     result.pushed.push_back(key.hash);
   } else {
@@ -157,10 +161,11 @@ PushResult push_cache(const WheelStore& from, const std::filesystem::path& dest)
   // An interrupt is taken between entries, never between an entry's commit
   // and the index refresh that lists it.
   InterruptibleScope between_entries;
+  std::vector<StagedEntry> committed;  // declared first: destroyed after the refreshes below
   try {
     for (const auto& key : pending) {
       if (pending_interrupt()) break;
-      push_entry(from, to, key, result);
+      push_entry(from, to, key, result, committed);
     }
   } catch (const std::exception& error) {
     // DEST's index lists what DEST holds also after a failure (a full disk):

@@ -162,13 +162,15 @@ struct StoreRecords {
   std::map<std::string, std::set<std::string>> by_any;
   std::vector<std::filesystem::path> variant_wheels;  // the newest copy of each name
 
-  void record(const std::string& name, const std::string& digest) {
-    newest.emplace(name, digest);  // entries come newest first: the first one wins
-    by_any[name].insert(digest);
-  }
-
-  void add(const StoreEntry& entry) {
-    for (const auto& wheel : entry.wheels) published.insert(wheel.filename().string());
+  // `aside`: an entry a rebuild replaced or a gc removed, not deleted yet
+  // (a kill before the index refresh): its copies count only in by_any.
+  void add(const StoreEntry& entry, bool aside = false) {
+    const auto record = [&](const std::string& name, const std::string& digest) {
+      if (!aside) newest.emplace(name, digest);  // entries come newest first: the first one wins
+      by_any[name].insert(digest);
+    };
+    if (!aside)
+      for (const auto& wheel : entry.wheels) published.insert(wheel.filename().string());
     if (entry.manifest)
       for (const auto& wheel : entry.manifest->wheels)
         if (!wheel.sha256.empty()) record(wheel.file, wheel.sha256);
@@ -183,7 +185,7 @@ struct StoreRecords {
       std::string digest;
       if (!hash_regular_file(variant, digest).empty()) continue;
       // the newest entry's copy of a file name is the one the index serves, as the refresh picks it
-      const bool first = !newest.count(variant.filename().string());
+      const bool first = !aside && !newest.count(variant.filename().string());
       record(variant.filename().string(), digest);
       if (first) variant_wheels.push_back(variant);
     }
@@ -278,9 +280,14 @@ class IndexPageCheck {
 
   void check_against_store(const std::string& name, const std::string& digest) {
     const auto stored = records_.newest.find(name);
-    if (stored == records_.newest.end())
+    const bool recorded = records_.by_any[name].count(digest) > 0;
+    if (stored == records_.newest.end() && recorded)
+      problem(" links " + name +
+              " of an entry `cache gc` removed, still in the index (run `archbuild cache gc` to "
+              "rebuild it)");
+    else if (stored == records_.newest.end())
       problem(" links " + name + ", which no store entry publishes");
-    else if (stored->second != digest && records_.by_any[name].count(digest))
+    else if (stored->second != digest && recorded)
       problem(": " + name +
               " is an older entry's copy; the newest entry's is published but not in the index (run `archbuild "
               "cache gc` to rebuild it)");
@@ -348,6 +355,7 @@ std::vector<std::string> verify_cache_index(const std::filesystem::path& cache_d
   const auto index = cache_index_paths(cache_dir);
   StoreRecords records;
   for (const auto& entry : store.entries()) records.add(entry);
+  for (const auto& entry : store.set_aside()) records.add(entry, true);
   auto root = cache_dir.lexically_normal();
   if (!root.has_filename()) root = root.parent_path();  // "cache/"
   IndexPageCheck pages(root, records);
@@ -395,11 +403,17 @@ GcResult collect_garbage(const std::filesystem::path& cache_dir, size_t keep, bo
   // bucket's entries, up to their wheels' size each).
   for (auto& path : dead_temporaries(cache_dir, std::string(CacheLayout::kTemporaryPrefix) + "verify"))
     result.leftovers.push_back(std::move(path));
+  // Deleted only after the index refresh: until then its wheels may be the index's links.
+  std::vector<std::filesystem::path> set_aside;
   for (auto& entry : doomed) {
     GcStep step{std::move(entry), 0, true};
     step.bytes = entry_wheel_bytes(step.entry);
     // Another gc at once removes some of the same entries: each goes once, the other run skips it.
-    if (!dry_run) step.removed = store.remove_if_unchanged(step.entry);
+    if (!dry_run) {
+      auto aside = store.set_aside_if_unchanged(step.entry);
+      step.removed = aside.has_value();
+      if (aside) set_aside.push_back(std::move(*aside));
+    }
     if (step.removed) result.freed_bytes += step.bytes;
     if (on_step) on_step(step);
     result.steps.push_back(std::move(step));
@@ -412,6 +426,7 @@ GcResult collect_garbage(const std::filesystem::path& cache_dir, size_t keep, bo
         fail_environment("cannot remove the unfinished publish " + path.string() + ": " + ec.message());
     }
     refresh_cache_index(cache_dir, store);
+    for (const auto& path : set_aside) std::filesystem::remove_all(path);
   }
   return result;
 }

@@ -121,19 +121,24 @@ std::filesystem::path fill_aside(const std::filesystem::path& parent, const std:
   return temporary;
 }
 
+// What an entry renamed aside is called after: .tmp-KEY-replaced@HOST@PID.
+constexpr std::string_view kReplacedSuffix = "-replaced";
+constexpr std::string_view kRemovedSuffix = "-removed";
+
 // A stale entry under the same key (a rebuild, under the key's lock) goes
 // aside by rename first, so that a kill never leaves a half-deleted entry
 // at the key: only the old one, the new one, or none for two renames.
-void move_into_place(const std::filesystem::path& root, const std::filesystem::path& temporary,
-                     const std::filesystem::path& target) {
+// Returns where the stale entry went (empty: there was none).
+std::filesystem::path move_into_place(const std::filesystem::path& root, const std::filesystem::path& temporary,
+                                      const std::filesystem::path& target) {
   std::error_code ec;
   std::filesystem::path replaced;
   if (std::filesystem::exists(std::filesystem::symlink_status(target, ec))) {
-    replaced = temporary_name(root, target.filename().string() + "-replaced");
+    replaced = temporary_name(root, target.filename().string() + std::string(kReplacedSuffix));
     std::filesystem::rename(target, replaced);
   }
   std::filesystem::rename(temporary, target);
-  if (!replaced.empty()) std::filesystem::remove_all(replaced, ec);
+  return replaced;
 }
 }  // namespace
 
@@ -148,16 +153,20 @@ StagedEntry::StagedEntry(const WheelStore& store, CacheKey key, std::filesystem:
     : store_(&store), key_(std::move(key)), temporary_(std::move(temporary)) {}
 
 StagedEntry::StagedEntry(StagedEntry&& other) noexcept
-    : store_(other.store_), key_(std::move(other.key_)), temporary_(std::exchange(other.temporary_, {})) {}
+    : store_(other.store_),
+      key_(std::move(other.key_)),
+      temporary_(std::exchange(other.temporary_, {})),
+      replaced_(std::exchange(other.replaced_, {})) {}
 
 StagedEntry::~StagedEntry() {
   std::error_code ec;
   if (!temporary_.empty()) std::filesystem::remove_all(temporary_, ec);
+  if (!replaced_.empty()) std::filesystem::remove_all(replaced_, ec);
 }
 
 StoreEntry StagedEntry::commit() {
   pause_for_publish_test();
-  move_into_place(store_->root_, temporary_, store_->root_ / key_.hash);
+  replaced_ = move_into_place(store_->root_, temporary_, store_->root_ / key_.hash);
   temporary_.clear();
   auto entry = store_->load(store_->root_ / key_.hash);
   if (!entry) fail_environment("the entry just published vanished: " + (store_->root_ / key_.hash).string());
@@ -183,18 +192,42 @@ StoreEntry WheelStore::publish(const CacheKey& key, const std::vector<std::files
 std::filesystem::path WheelStore::quarantine(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,
                                              const std::string& report_json) const {
   auto temporary = fill_aside(quarantine_, key.hash, wheels, {{"key.txt", key.text}, {"validation.json", report_json}});
-  move_into_place(quarantine_, temporary, quarantine_ / key.hash);
+  std::error_code ec;
+  std::filesystem::remove_all(move_into_place(quarantine_, temporary, quarantine_ / key.hash), ec);
   return quarantine_ / key.hash;
 }
 
 bool WheelStore::remove_if_unchanged(const StoreEntry& entry) const {
+  auto doomed = set_aside_if_unchanged(entry);
+  if (doomed) std::filesystem::remove_all(*doomed);
+  return doomed.has_value();
+}
+
+std::optional<std::filesystem::path> WheelStore::set_aside_if_unchanged(const StoreEntry& entry) const {
   FileLock lock(lock_path(entry.hash));  // no build of that key publishes into it meanwhile
   auto now = load(entry.dir);
-  if (!now || now->published != entry.published) return false;
-  auto doomed = temporary_name(root_, entry.hash + "-removed");
+  if (!now || now->published != entry.published) return std::nullopt;
+  auto doomed = temporary_name(root_, entry.hash + std::string(kRemovedSuffix));
   std::filesystem::rename(entry.dir, doomed);
-  std::filesystem::remove_all(doomed);
-  return true;
+  return doomed;
+}
+
+std::vector<StoreEntry> WheelStore::set_aside() const {
+  std::vector<StoreEntry> found;
+  std::error_code ec;
+  for (const auto& dir : std::filesystem::directory_iterator(root_, ec)) {
+    const auto name = dir.path().filename().string();
+    const auto host = name.find('@');
+    if (!name.starts_with(CacheLayout::kTemporaryPrefix) || host == std::string::npos) continue;
+    const auto what = std::string_view(name).substr(0, host);
+    if (!what.ends_with(kReplacedSuffix) && !what.ends_with(kRemovedSuffix)) continue;
+    try {
+      if (auto entry = load(dir.path())) found.push_back(std::move(*entry));
+    } catch (const std::exception&) {
+      // not an entry archbuild wrote: `cache gc` removes it as a leftover
+    }
+  }
+  return found;
 }
 
 std::vector<std::filesystem::path> dead_temporaries(const std::filesystem::path& dir, std::string_view prefix) {

@@ -54,14 +54,18 @@ class StagedEntry {
   StagedEntry(StagedEntry&& other) noexcept;
   StagedEntry& operator=(StagedEntry&&) = delete;
   ~StagedEntry();
-  // Renames it over store/KEY (replacing a stale entry there); the caller
-  // holds the key's lock.
+  // Renames it over store/KEY; the caller holds the key's lock. A stale
+  // entry there goes aside first (set_aside() lists it) and is deleted only
+  // when this object goes: keep it until the index no longer links the old
+  // wheels, so that a kill before the index refresh leaves an index one
+  // entry behind that `cache verify` tells from an edit.
   StoreEntry commit();
 
  private:
   const WheelStore* store_;
   CacheKey key_;
   std::filesystem::path temporary_;  // empty once committed or moved from
+  std::filesystem::path replaced_;   // the entry commit() put aside, deleted with this object
 };
 
 class WheelStore {
@@ -94,6 +98,13 @@ class WheelStore {
   // when it is no longer the entry listed: another `cache gc` removed it, or
   // a build replaced it, since `entry` was read.
   bool remove_if_unchanged(const StoreEntry& entry) const;
+  // remove_if_unchanged()'s first half, for `cache gc`: the entry renamed
+  // aside, its dir returned, deleted by the caller once the index no longer
+  // links its wheels; nullopt when it is no longer the entry listed.
+  std::optional<std::filesystem::path> set_aside_if_unchanged(const StoreEntry& entry) const;
+  // Entries a rebuild replaced or a gc removed whose deletion has not come
+  // (yet, or ever: a kill): their wheels may still be the index's links.
+  std::vector<StoreEntry> set_aside() const;
   // Temporary dirs of publishes that never finished: their process (on this
   // host) is gone, or, written by another host, they are over an hour old.
   std::vector<std::filesystem::path> leftovers() const;

@@ -1,6 +1,7 @@
 #include "cache/cache_index.h"
 
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -134,6 +135,80 @@ TEST(CacheIndex, ANameTakenOverIsUnlistedBeforeItsLinkChanges) {
   refresh_cache_index(cache, store);
   EXPECT_TRUE(verify_cache_index(cache, store).empty());
   EXPECT_EQ(read(cache / "wheels" / name), "second build");
+}
+
+// `step` in a child process that ends as a SIGKILL would: no destructor runs.
+template <typename Step>
+void killed_after(Step step) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    step();
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+void expect_only_a_stale_index(const std::vector<std::string>& problems) {
+  ASSERT_FALSE(problems.empty());
+  for (const auto& problem : problems) {
+    EXPECT_NE(problem.find("(run `archbuild cache gc` to rebuild it)"), std::string::npos) << problem;
+    EXPECT_EQ(problem.find("both changed"), std::string::npos) << problem;
+  }
+}
+
+// A rebuild killed after its entry's rename, before the index refresh: the
+// index still links the replaced entry's bytes. The replaced entry stays
+// aside until the refresh, so verify tells this from an edit of both, and
+// gc repairs it.
+TEST(CacheIndex, AReplacedEntryStaysAsideUntilTheIndexNoLongerLinksIt) {
+  TempDir dir;
+  auto cache = dir.path / "cache";
+  const std::string name = "demo-1.0-py3-none-any.whl";
+  write(dir.path / "old" / name, "first build");
+  write(dir.path / "new" / name, "second build");
+  WheelStore store(cache);
+  const CacheKey key{"cache_format 1\nref v1.0\n", "ffff0000"};
+  store.publish(key, {dir.path / "old" / name}, "{}");
+  refresh_cache_index(cache, store);
+  {
+    auto staged = store.stage(key, {dir.path / "new" / name}, "{}");
+    staged.commit();
+    EXPECT_EQ(store.set_aside().size(), 1u);  // until `staged` goes
+  }
+  EXPECT_TRUE(store.set_aside().empty());
+  refresh_cache_index(cache, store);
+  EXPECT_TRUE(verify_cache_index(cache, store).empty());
+
+  killed_after([&] {
+    // left undestroyed, as by a kill
+    (new StagedEntry(store.stage(key, {dir.path / "old" / name}, "{}")))->commit();
+  });
+  ASSERT_EQ(store.set_aside().size(), 1u);
+  expect_only_a_stale_index(verify_cache_index(cache, store));
+  collect_garbage(cache, 1000, false, {});
+  EXPECT_TRUE(store.set_aside().empty());
+  EXPECT_TRUE(verify_cache_index(cache, store).empty());
+  EXPECT_EQ(read(cache / "wheels" / name), "first build");
+}
+
+// The same for a gc killed between removing an entry and the index refresh.
+TEST(CacheIndex, AnEntryGcRemovesStaysAsideUntilTheIndexNoLongerLinksIt) {
+  TempDir dir;
+  auto cache = dir.path / "cache";
+  write(dir.path / "build" / "demo-1.0-py3-none-any.whl", "wheel");
+  WheelStore store(cache);
+  auto entry = store.publish({"cache_format 1\n", "0123abcd"}, {dir.path / "build" / "demo-1.0-py3-none-any.whl"},
+                             "{}");
+  refresh_cache_index(cache, store);
+  killed_after([&] { ASSERT_TRUE(store.set_aside_if_unchanged(entry)); });
+  expect_only_a_stale_index(verify_cache_index(cache, store));
+  collect_garbage(cache, 1000, false, {});
+  EXPECT_TRUE(store.set_aside().empty());
+  EXPECT_TRUE(verify_cache_index(cache, store).empty());
+  EXPECT_FALSE(std::filesystem::exists(cache / "wheels" / "demo-1.0-py3-none-any.whl"));
 }
 
 // A publish touches only its project's page: the other pages keep their
