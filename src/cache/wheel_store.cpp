@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <exception>
 #include <iostream>
 #include <thread>
 #include <utility>
@@ -150,18 +151,25 @@ void pause_for_publish_test() {
 }
 
 StagedEntry::StagedEntry(const WheelStore& store, CacheKey key, std::filesystem::path temporary)
-    : store_(&store), key_(std::move(key)), temporary_(std::move(temporary)) {}
+    : store_(&store),
+      key_(std::move(key)),
+      temporary_(std::move(temporary)),
+      exceptions_at_start_(std::uncaught_exceptions()) {}
 
 StagedEntry::StagedEntry(StagedEntry&& other) noexcept
     : store_(other.store_),
       key_(std::move(other.key_)),
       temporary_(std::exchange(other.temporary_, {})),
-      replaced_(std::exchange(other.replaced_, {})) {}
+      replaced_(std::exchange(other.replaced_, {})),
+      exceptions_at_start_(other.exceptions_at_start_) {}
 
 StagedEntry::~StagedEntry() {
   std::error_code ec;
   if (!temporary_.empty()) std::filesystem::remove_all(temporary_, ec);
-  if (!replaced_.empty()) std::filesystem::remove_all(replaced_, ec);
+  // Gone by an error (the index refresh failed): the replaced entry stays
+  // aside, a leftover `cache gc` removes, while the index may still link it.
+  if (!replaced_.empty() && std::uncaught_exceptions() <= exceptions_at_start_)
+    std::filesystem::remove_all(replaced_, ec);
 }
 
 StoreEntry StagedEntry::commit() {

@@ -56,9 +56,10 @@ class StagedEntry {
   ~StagedEntry();
   // Renames it over store/KEY; the caller holds the key's lock. A stale
   // entry there goes aside first (set_aside() lists it) and is deleted only
-  // when this object goes: keep it until the index no longer links the old
-  // wheels, so that a kill before the index refresh leaves an index one
-  // entry behind that `cache verify` tells from an edit.
+  // when this object goes, and not if it goes by an exception: keep it until
+  // the index no longer links the old wheels, so that a kill or a failed
+  // refresh leaves an index one entry behind that `cache verify` tells from
+  // an edit.
   StoreEntry commit();
 
  private:
@@ -66,6 +67,7 @@ class StagedEntry {
   CacheKey key_;
   std::filesystem::path temporary_;  // empty once committed or moved from
   std::filesystem::path replaced_;   // the entry commit() put aside, deleted with this object
+  int exceptions_at_start_ = 0;      // std::uncaught_exceptions() when made: more when it goes by an error
 };
 
 class WheelStore {

@@ -182,16 +182,33 @@ TEST(CacheIndex, AReplacedEntryStaysAsideUntilTheIndexNoLongerLinksIt) {
   refresh_cache_index(cache, store);
   EXPECT_TRUE(verify_cache_index(cache, store).empty());
 
+  // gone by an error (a refresh that failed): the replaced entry stays, a leftover
+  EXPECT_THROW(
+      {
+        auto staged = store.stage(key, {dir.path / "old" / name}, "{}");
+        staged.commit();
+        throw std::runtime_error("the index refresh failed");
+      },
+      std::runtime_error);
+  ASSERT_EQ(store.set_aside().size(), 1u);
+  expect_only_a_stale_index(verify_cache_index(cache, store));
+  collect_garbage(cache, 1000, false, {});
+  EXPECT_TRUE(verify_cache_index(cache, store).empty());
+  EXPECT_EQ(read(cache / "wheels" / name), "first build");
+  // its writer (this process) still runs, so gc left it; gone once it has exited
+  ASSERT_EQ(store.set_aside().size(), 1u);
+  std::filesystem::remove_all(store.set_aside().front().dir);
+
   killed_after([&] {
     // left undestroyed, as by a kill
-    (new StagedEntry(store.stage(key, {dir.path / "old" / name}, "{}")))->commit();
+    (new StagedEntry(store.stage(key, {dir.path / "new" / name}, "{}")))->commit();
   });
   ASSERT_EQ(store.set_aside().size(), 1u);
   expect_only_a_stale_index(verify_cache_index(cache, store));
   collect_garbage(cache, 1000, false, {});
   EXPECT_TRUE(store.set_aside().empty());
   EXPECT_TRUE(verify_cache_index(cache, store).empty());
-  EXPECT_EQ(read(cache / "wheels" / name), "first build");
+  EXPECT_EQ(read(cache / "wheels" / name), "second build");
 }
 
 // The same for a gc killed between removing an entry and the index refresh.

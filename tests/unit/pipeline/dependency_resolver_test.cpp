@@ -29,8 +29,8 @@ class CachedDependency : public ::testing::Test {
     std::map<std::string, std::string> key_inputs = {{"ref", ref}};
     if (!torch.empty()) key_inputs["dep.torch"] = torch;
     if (host_machine() != "x86_64") key_inputs["host_machine"] = host_machine();
-    BuildRecord record{"scatter", "1.0+cu130.sm90", "9.0", parse_arch_list("9.0"), kCuda, sha256_hex(key_text),
-                       key_inputs};
+    BuildRecord record{"scatter", "1.0+cu130.sm90",     "9.0",     parse_arch_list("9.0"),
+                       kCuda,     sha256_hex(key_text), key_inputs};
     auto wheel = relabel_wheel(write_minimal_wheel(dir, "scatter", "py3-none-linux_x86_64"), "cu130.sm90",
                                {{BuildRecord::kFileName, record.to_json().dump()}})
                      .path;
