@@ -33,6 +33,22 @@ ExitCode exit_of(Body body) {
   return ExitCode::success;
 }
 
+// Two builds of demo 1.0, ROOT/old and ROOT/new, of other bytes: the wheel's name.
+std::string write_two_builds(const std::filesystem::path& root) {
+  const std::string name = "demo-1.0-py3-none-any.whl";
+  write(root / "old" / name, "first build");
+  write(root / "new" / name, "second build");
+  return name;
+}
+
+// One entry of demo 1.0 (built under ROOT/build), published and listed.
+StoreEntry publish_listed_demo(const std::filesystem::path& root, const WheelStore& store) {
+  write(root / "build" / "demo-1.0-py3-none-any.whl", "wheel");
+  auto entry = store.publish({"cache_format 1\n", "0123abcd"}, {root / "build" / "demo-1.0-py3-none-any.whl"}, "{}");
+  refresh_cache_index(store.root().parent_path(), store);
+  return entry;
+}
+
 }  // namespace
 
 TEST(SimpleIndexOwnership, RefusesADirItDidNotWriteAndLeavesIt) {
@@ -94,11 +110,8 @@ TEST(CacheIndex, RefusesASymlinkedWheelsDirBeforeWritingAnything) {
 TEST(CacheIndex, UnlinksOnlyTheWheelLinksItMade) {
   TempDir dir;
   auto cache = dir.path / "cache";
-  write(dir.path / "build" / "demo-1.0-py3-none-any.whl", "wheel");
   WheelStore store(cache);
-  auto entry = store.publish({"cache_format 1\n", "0123abcd"}, {dir.path / "build" / "demo-1.0-py3-none-any.whl"},
-                             "{}");
-  refresh_cache_index(cache, store);
+  auto entry = publish_listed_demo(dir.path, store);
   ASSERT_TRUE(std::filesystem::exists(cache / "wheels" / "demo-1.0-py3-none-any.whl"));
   write(cache / "wheels" / "mine-2.0-py3-none-any.whl", "dropped in by hand");
   write(cache / "wheels" / "notes.txt", "mine");
@@ -117,9 +130,7 @@ TEST(CacheIndex, UnlinksOnlyTheWheelLinksItMade) {
 TEST(CacheIndex, ANameTakenOverIsUnlistedBeforeItsLinkChanges) {
   TempDir dir;
   auto cache = dir.path / "cache";
-  const std::string name = "demo-1.0-py3-none-any.whl";
-  write(dir.path / "old" / name, "first build");
-  write(dir.path / "new" / name, "second build");
+  const auto name = write_two_builds(dir.path);
   WheelStore store(cache);
   store.publish({"cache_format 1\nref v1.0\n", "ffff0000"}, {dir.path / "old" / name}, "{}");
   refresh_cache_index(cache, store);
@@ -166,9 +177,7 @@ void expect_only_a_stale_index(const std::vector<std::string>& problems) {
 TEST(CacheIndex, AReplacedEntryStaysAsideUntilTheIndexNoLongerLinksIt) {
   TempDir dir;
   auto cache = dir.path / "cache";
-  const std::string name = "demo-1.0-py3-none-any.whl";
-  write(dir.path / "old" / name, "first build");
-  write(dir.path / "new" / name, "second build");
+  const auto name = write_two_builds(dir.path);
   WheelStore store(cache);
   const CacheKey key{"cache_format 1\nref v1.0\n", "ffff0000"};
   store.publish(key, {dir.path / "old" / name}, "{}");
@@ -215,11 +224,8 @@ TEST(CacheIndex, AReplacedEntryStaysAsideUntilTheIndexNoLongerLinksIt) {
 TEST(CacheIndex, AnEntryGcRemovesStaysAsideUntilTheIndexNoLongerLinksIt) {
   TempDir dir;
   auto cache = dir.path / "cache";
-  write(dir.path / "build" / "demo-1.0-py3-none-any.whl", "wheel");
   WheelStore store(cache);
-  auto entry = store.publish({"cache_format 1\n", "0123abcd"}, {dir.path / "build" / "demo-1.0-py3-none-any.whl"},
-                             "{}");
-  refresh_cache_index(cache, store);
+  auto entry = publish_listed_demo(dir.path, store);
   killed_after([&] { ASSERT_TRUE(store.set_aside_if_unchanged(entry)); });
   expect_only_a_stale_index(verify_cache_index(cache, store));
   collect_garbage(cache, 1000, false, {});
