@@ -49,13 +49,14 @@ StoreEntry publish_build(const std::filesystem::path& cache_dir, const CacheKey&
   // then the whole index; else only what this entry adds (fleet-sized stores).
   const bool replaces = store.find(key).has_value();
   const auto manifest = json_text(report.to_json());
-  // The entry it replaces is deleted with `staged`, once the index links the new wheels.
+  // The entry it replaces is deleted once the index links the new wheels.
   auto staged = store.stage(key, wheels, manifest,
                             provenance_files(key.hash, recorded_inputs, report, manifest, variants, origin), variants);
   auto entry = staged.commit();
   report.store = entry.dir;
   const auto index_started = std::chrono::steady_clock::now();
   auto index = replaces ? refresh_cache_index(cache_dir, store) : publish_to_cache_index(cache_dir, store, entry);
+  staged.remove_replaced();
   report.build["index_seconds"] =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - index_started).count();
   whole_publish.reset();

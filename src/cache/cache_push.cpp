@@ -88,7 +88,7 @@ bool whole_in(const WheelStore& to, const CacheKey& key, std::vector<std::string
 // no lock is held while waiting for another, so pushes in both directions
 // never deadlock.
 // `committed` keeps each committed entry until the index refresh: what it
-// replaced (a damaged copy) is deleted with it, no earlier.
+// replaced (a damaged copy) is deleted after that, no earlier.
 void push_entry(const WheelStore& from, const WheelStore& to, const CacheKey& key, PushResult& result,
                 std::vector<StagedEntry>& committed) {
   std::vector<std::string> damage;
@@ -161,7 +161,11 @@ PushResult push_cache(const WheelStore& from, const std::filesystem::path& dest)
   // An interrupt is taken between entries, never between an entry's commit
   // and the index refresh that lists it.
   InterruptibleScope between_entries;
-  std::vector<StagedEntry> committed;  // declared first: destroyed after the refreshes below
+  std::vector<StagedEntry> committed;
+  // Once DEST's index lists the new copies: the damaged ones they replaced.
+  const auto remove_replaced = [&] {
+    for (auto& entry : committed) entry.remove_replaced();
+  };
   try {
     for (const auto& key : pending) {
       if (pending_interrupt()) break;
@@ -172,6 +176,7 @@ PushResult push_cache(const WheelStore& from, const std::filesystem::path& dest)
     // rebuilt from its store before the error is reported.
     try {
       refresh_cache_index(dest, to);
+      remove_replaced();
     } catch (const std::exception& again) {
       const auto* user_error = dynamic_cast<const UserError*>(&error);
       throw UserError(user_error ? user_error->code() : ExitCode::environment,
@@ -182,6 +187,7 @@ PushResult push_cache(const WheelStore& from, const std::filesystem::path& dest)
     throw;
   }
   result.index = refresh_cache_index(dest, to);
+  remove_replaced();
   if (pending_interrupt())
     throw UserError(ExitCode::interrupted, "interrupted: " + std::to_string(result.pushed.size()) + " of " +
                                                std::to_string(pending.size()) + " entries pushed; the index of " +

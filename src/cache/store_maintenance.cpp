@@ -160,7 +160,8 @@ struct StoreRecords {
   // version (two refs) publish one file name, and an index one entry behind
   // (a kill before its refresh) still serves the older entry's copy.
   std::map<std::string, std::set<std::string>> by_any;
-  std::vector<std::filesystem::path> variant_wheels;  // the newest copy of each name
+  std::vector<std::filesystem::path> variant_wheels;        // the newest copy of each name
+  std::vector<std::filesystem::path> aside_variant_wheels;  // those of entries set aside
 
   // `aside`: an entry a rebuild replaced or a gc removed, not deleted yet
   // (a kill before the index refresh): its copies count only in by_any.
@@ -188,6 +189,7 @@ struct StoreRecords {
       const bool first = !aside && !newest.count(variant.filename().string());
       record(variant.filename().string(), digest);
       if (first) variant_wheels.push_back(variant);
+      if (aside) aside_variant_wheels.push_back(variant);
     }
   }
 };
@@ -313,24 +315,44 @@ void check_variants_documents(const CacheIndex& index, const StoreRecords& recor
   for (const auto& variant : records.variant_wheels)
     if (pages.listed.count(variant.filename().string())) listed_variants.push_back(variant);
   const auto documents = variants_documents(listed_variants);
-  // A push or publish stopped between the variants document and the pages
-  // leaves a document (or its link) that already names the published
-  // variant wheels the pages do not list yet: the index is behind, as the
-  // line for each unlisted wheel says, not edited.
-  const bool index_behind = listed_variants.size() < records.variant_wheels.size();
-  const auto ahead = index_behind ? variants_documents(records.variant_wheels) : decltype(documents){};
-  auto is_ahead = [&](const std::string& file, const std::string& text) {
-    auto found = ahead.find(file);
-    return found != ahead.end() && found->second == text;
+  // Two ways the index is behind, not edited. A push or publish stopped
+  // between the variants document and the pages leaves a document (or its
+  // link) that already names the published variant wheels the pages do not
+  // list yet. A run killed before the refresh after it replaced or removed
+  // an entry (set aside until then) leaves the documents of that entry's
+  // variant wheels. Each unlisted or stale wheel has its own line.
+  std::vector<std::map<std::string, std::string>> behind_views;
+  if (listed_variants.size() < records.variant_wheels.size())
+    behind_views.push_back(variants_documents(records.variant_wheels));
+  if (!records.aside_variant_wheels.empty()) {
+    std::map<std::string, std::filesystem::path> served;  // each listed name, an aside copy first
+    for (const auto& variant : listed_variants) served[variant.filename().string()] = variant;
+    for (const auto& variant : records.aside_variant_wheels)
+      if (pages.listed.count(variant.filename().string())) served[variant.filename().string()] = variant;
+    std::vector<std::filesystem::path> paths;
+    for (const auto& [name, path] : served) paths.push_back(path);
+    behind_views.push_back(variants_documents(paths));
+  }
+  auto is_behind = [&](const std::string& file, const std::string& text) {
+    return std::any_of(behind_views.begin(), behind_views.end(), [&](const auto& view) {
+      auto found = view.find(file);
+      return found != view.end() && found->second == text;
+    });
+  };
+  auto link_is_behind = [&](const std::string& file, const std::string& digest) {
+    return std::any_of(behind_views.begin(), behind_views.end(), [&](const auto& view) {
+      auto found = view.find(file);
+      return found != view.end() && digest == sha256_hex(found->second);
+    });
   };
   const std::string behind =
-      " names variant wheels published but not in the index yet (run `archbuild cache gc` to "
-      "rebuild it)";
+      " is behind the store's variant wheels, as a publish, push or gc cut off before the index refresh leaves it "
+      "(run `archbuild cache gc` to rebuild it)";
   for (const auto& [file, expected] : documents) {
     std::string served;
     if (auto why = read_regular_file(index.wheels_dir / file, 16u << 20, served); !why.empty())
       problems.push_back("wheels/" + file + " " + why);
-    else if (served != expected && is_ahead(file, served))
+    else if (served != expected && is_behind(file, served))
       problems.push_back("wheels/" + file + behind);
     else if (served != expected)
       problems.push_back("wheels/" + file +
@@ -338,14 +360,18 @@ void check_variants_documents(const CacheIndex& index, const StoreRecords& recor
                          "it)");
     auto link = pages.linked_documents.find(file);
     if (link == pages.linked_documents.end() || link->second == sha256_hex(expected)) continue;
-    const auto full = ahead.find(file);
-    if (full != ahead.end() && link->second == sha256_hex(full->second))
+    if (link_is_behind(file, link->second))
       problems.push_back("the link to " + file + behind);
     else
       problems.push_back("the link to " + file + " has a sha256 other than the store's variant wheels give");
   }
   for (const auto& [file, digest] : pages.linked_documents)
-    if (!documents.count(file)) problems.push_back("the index links " + file + ", which no listed variant wheel makes");
+    if (documents.count(file))
+      continue;
+    else if (link_is_behind(file, digest))
+      problems.push_back("the link to " + file + behind);
+    else
+      problems.push_back("the index links " + file + ", which no listed variant wheel makes");
 }
 
 }  // namespace
@@ -419,14 +445,20 @@ GcResult collect_garbage(const std::filesystem::path& cache_dir, size_t keep, bo
     result.steps.push_back(std::move(step));
   }
   if (!dry_run) {
-    std::error_code ec;
-    for (const auto& path : result.leftovers) {
+    const auto remove = [](const std::filesystem::path& path) {
+      std::error_code ec;
       std::filesystem::remove_all(path, ec);  // gone already when another gc removed it first
       if (ec && std::filesystem::exists(std::filesystem::symlink_status(path)))
         fail_environment("cannot remove the unfinished publish " + path.string() + ": " + ec.message());
-    }
+    };
+    // Entries a killed run set aside may still be the index's links: they go after the refresh.
+    for (const auto& path : result.leftovers)
+      if (is_set_aside_name(path.filename().string()))
+        set_aside.push_back(path);
+      else
+        remove(path);
     refresh_cache_index(cache_dir, store);
-    for (const auto& path : set_aside) std::filesystem::remove_all(path);
+    for (const auto& path : set_aside) remove(path);
   }
   return result;
 }

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <exception>
 #include <iostream>
 #include <thread>
 #include <utility>
@@ -13,6 +12,7 @@
 #include "core/cache_layout.h"
 #include "core/error.h"
 #include "core/file_lock.h"
+#include "core/nonce.h"
 #include "core/regular_file.h"
 #include "core/system_info.h"
 
@@ -122,9 +122,22 @@ std::filesystem::path fill_aside(const std::filesystem::path& parent, const std:
   return temporary;
 }
 
-// What an entry renamed aside is called after: .tmp-KEY-replaced@HOST@PID.
+// What an entry renamed aside is called after: .tmp-KEY-replaced.NONCE@HOST@PID.
 constexpr std::string_view kReplacedSuffix = "-replaced";
 constexpr std::string_view kRemovedSuffix = "-removed";
+
+// `dir` renamed aside as `what`: under a name no other process uses (two
+// containers may share a host name and a pid), its time now (another
+// host's gc takes an hour-old temporary for dead, and a rename keeps the
+// entry's old time).
+std::filesystem::path rename_aside(const std::filesystem::path& root, const std::filesystem::path& dir,
+                                   const std::string& what) {
+  const auto aside = temporary_name(root, what + "." + random_nonce());
+  std::filesystem::rename(dir, aside);
+  std::error_code ec;
+  std::filesystem::last_write_time(aside, std::filesystem::file_time_type::clock::now(), ec);
+  return aside;
+}
 
 // A stale entry under the same key (a rebuild, under the key's lock) goes
 // aside by rename first, so that a kill never leaves a half-deleted entry
@@ -134,10 +147,8 @@ std::filesystem::path move_into_place(const std::filesystem::path& root, const s
                                       const std::filesystem::path& target) {
   std::error_code ec;
   std::filesystem::path replaced;
-  if (std::filesystem::exists(std::filesystem::symlink_status(target, ec))) {
-    replaced = temporary_name(root, target.filename().string() + std::string(kReplacedSuffix));
-    std::filesystem::rename(target, replaced);
-  }
+  if (std::filesystem::exists(std::filesystem::symlink_status(target, ec)))
+    replaced = rename_aside(root, target, target.filename().string() + std::string(kReplacedSuffix));
   std::filesystem::rename(temporary, target);
   return replaced;
 }
@@ -151,25 +162,22 @@ void pause_for_publish_test() {
 }
 
 StagedEntry::StagedEntry(const WheelStore& store, CacheKey key, std::filesystem::path temporary)
-    : store_(&store),
-      key_(std::move(key)),
-      temporary_(std::move(temporary)),
-      exceptions_at_start_(std::uncaught_exceptions()) {}
+    : store_(&store), key_(std::move(key)), temporary_(std::move(temporary)) {}
 
 StagedEntry::StagedEntry(StagedEntry&& other) noexcept
     : store_(other.store_),
       key_(std::move(other.key_)),
       temporary_(std::exchange(other.temporary_, {})),
-      replaced_(std::exchange(other.replaced_, {})),
-      exceptions_at_start_(other.exceptions_at_start_) {}
+      replaced_(std::exchange(other.replaced_, {})) {}
 
 StagedEntry::~StagedEntry() {
   std::error_code ec;
   if (!temporary_.empty()) std::filesystem::remove_all(temporary_, ec);
-  // Gone by an error (the index refresh failed): the replaced entry stays
-  // aside, a leftover `cache gc` removes, while the index may still link it.
-  if (!replaced_.empty() && std::uncaught_exceptions() <= exceptions_at_start_)
-    std::filesystem::remove_all(replaced_, ec);
+}
+
+void StagedEntry::remove_replaced() {
+  if (!replaced_.empty()) std::filesystem::remove_all(replaced_);
+  replaced_.clear();
 }
 
 StoreEntry StagedEntry::commit() {
@@ -194,7 +202,10 @@ StoreEntry WheelStore::publish(const CacheKey& key, const std::vector<std::files
                                const std::string& manifest_json,
                                const std::vector<std::pair<std::string, std::string>>& extra,
                                const std::vector<std::filesystem::path>& variants) const {
-  return stage(key, wheels, manifest_json, extra, variants).commit();
+  auto staged = stage(key, wheels, manifest_json, extra, variants);
+  auto entry = staged.commit();
+  staged.remove_replaced();
+  return entry;
 }
 
 std::filesystem::path WheelStore::quarantine(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,
@@ -215,20 +226,21 @@ std::optional<std::filesystem::path> WheelStore::set_aside_if_unchanged(const St
   FileLock lock(lock_path(entry.hash));  // no build of that key publishes into it meanwhile
   auto now = load(entry.dir);
   if (!now || now->published != entry.published) return std::nullopt;
-  auto doomed = temporary_name(root_, entry.hash + std::string(kRemovedSuffix));
-  std::filesystem::rename(entry.dir, doomed);
-  return doomed;
+  return rename_aside(root_, entry.dir, entry.hash + std::string(kRemovedSuffix));
+}
+
+bool is_set_aside_name(const std::string& name) {
+  const auto host = name.find('@');
+  if (!name.starts_with(CacheLayout::kTemporaryPrefix) || host == std::string::npos) return false;
+  const auto what = std::string_view(name).substr(0, host);
+  return what.find(kReplacedSuffix) != std::string_view::npos || what.find(kRemovedSuffix) != std::string_view::npos;
 }
 
 std::vector<StoreEntry> WheelStore::set_aside() const {
   std::vector<StoreEntry> found;
   std::error_code ec;
   for (const auto& dir : std::filesystem::directory_iterator(root_, ec)) {
-    const auto name = dir.path().filename().string();
-    const auto host = name.find('@');
-    if (!name.starts_with(CacheLayout::kTemporaryPrefix) || host == std::string::npos) continue;
-    const auto what = std::string_view(name).substr(0, host);
-    if (!what.ends_with(kReplacedSuffix) && !what.ends_with(kRemovedSuffix)) continue;
+    if (!is_set_aside_name(dir.path().filename().string())) continue;
     try {
       if (auto entry = load(dir.path())) found.push_back(std::move(*entry));
     } catch (const std::exception&) {

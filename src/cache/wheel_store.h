@@ -55,19 +55,19 @@ class StagedEntry {
   StagedEntry& operator=(StagedEntry&&) = delete;
   ~StagedEntry();
   // Renames it over store/KEY; the caller holds the key's lock. A stale
-  // entry there goes aside first (set_aside() lists it) and is deleted only
-  // when this object goes, and not if it goes by an exception: keep it until
-  // the index no longer links the old wheels, so that a kill or a failed
-  // refresh leaves an index one entry behind that `cache verify` tells from
-  // an edit.
+  // entry there goes aside first (set_aside() lists it) and stays until
+  // remove_replaced(): called once the index no longer links its wheels, so
+  // that a kill or a failed refresh before leaves an index one entry behind
+  // that `cache verify` tells from an edit (and `cache gc` removes it then).
   StoreEntry commit();
+  // Deletes the entry commit() replaced, if any.
+  void remove_replaced();
 
  private:
   const WheelStore* store_;
   CacheKey key_;
   std::filesystem::path temporary_;  // empty once committed or moved from
-  std::filesystem::path replaced_;   // the entry commit() put aside, deleted with this object
-  int exceptions_at_start_ = 0;      // std::uncaught_exceptions() when made: more when it goes by an error
+  std::filesystem::path replaced_;   // the entry commit() put aside, until remove_replaced()
 };
 
 class WheelStore {
@@ -79,7 +79,7 @@ class WheelStore {
   // Entries whose hash starts with `prefix` (for `cache show`).
   std::vector<StoreEntry> matching(const std::string& prefix) const;
   // Copies the wheels and writes key.txt + manifest.json, atomically: stage()
-  // then commit(). A full disk is UserError(environment) "no space left on
+  // then commit(), and the entry it replaces deleted at once. A full disk is UserError(environment) "no space left on
   // <store>", with what was written aside removed.
   // `extra` files (name, content) go beside them: the provenance and SBOM.
   StoreEntry publish(const CacheKey& key, const std::vector<std::filesystem::path>& wheels,
@@ -127,6 +127,10 @@ class WheelStore {
 // place, when ARCHBUILD_PUBLISH_PAUSE_MS is set: the tests' way to kill a
 // build mid-publish (docs/TESTING.md).
 void pause_for_publish_test();
+
+// Whether a store dir's name is that of an entry a rebuild replaced or a gc
+// removed, renamed aside until the index refresh after it.
+bool is_set_aside_name(const std::string& name);
 
 // The temporaries in `dir` whose names start with `prefix` and whose writer
 // is gone: named PREFIX...@HOST@PID (temporary_prefix_of_this_process), their

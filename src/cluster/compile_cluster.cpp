@@ -7,7 +7,6 @@
 extern char** environ;
 
 #include <chrono>
-#include <random>
 #include <sstream>
 
 #include <toml++/toml.h>
@@ -16,6 +15,7 @@ extern char** environ;
 #include "cluster/sccache_probe.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/nonce.h"
 #include "core/regular_file.h"
 #include "core/secrets.h"
 #include "core/strings.h"
@@ -39,15 +39,6 @@ unsigned free_loopback_port() {
       ::getsockname(probe.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0)
     fail_environment("compile cluster: no free port on 127.0.0.1 for archbuild's sccache server");
   return ntohs(address.sin_port);
-}
-
-// A trial compile's source must miss sccache's cache every time, or it
-// would be served from there rather than run on the cluster.
-std::string nonce() {
-  std::random_device random;
-  std::ostringstream text;
-  text << std::hex << random() << random();
-  return text.str();
 }
 
 class SccacheCluster final : public CompileCluster {
@@ -185,8 +176,9 @@ class SccacheCluster final : public CompileCluster {
   void trial_compile() {
     const auto source = request_.state_dir / "cluster-trial.cpp";
     write_whole_file(source, "int archbuild_cluster_trial() { return 42; }\n");
+    // a define of its own each time: a source sccache's cache has would be served from there, not the cluster
     auto compiled = run({request_.probe_compiler.string(), "-c", source.string(), "-o",
-                         (request_.state_dir / "cluster-trial.o").string(), "-DARCHBUILD_TRIAL=" + nonce()},
+                         (request_.state_dir / "cluster-trial.o").string(), "-DARCHBUILD_TRIAL=" + random_nonce()},
                         300s);
     std::string log_text;
     if (auto why = read_regular_file(connection_.log, 64u << 20, log_text); !why.empty())
@@ -252,9 +244,7 @@ std::unique_ptr<CompileCluster> connect_compile_cluster(const CompileClusterRequ
 }
 
 ClusterConnection probe_compile_cluster(CompileClusterRequest request, const std::string& purpose) {
-  std::random_device random;
-  const auto scratch = request.cache_dir /
-                       (purpose + "-" + std::to_string(::getpid()) + "-" + std::to_string(random()));
+  const auto scratch = request.cache_dir / (purpose + "-" + std::to_string(::getpid()) + "-" + random_nonce());
   request.state_dir = scratch;
   request.temp_dir = scratch / "tmp";
   std::error_code ignored;

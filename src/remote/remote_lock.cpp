@@ -4,13 +4,13 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <random>
 #include <sstream>
 #include <thread>
 
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/log.h"
+#include "core/nonce.h"
 #include "core/system_info.h"
 
 namespace archbuild {
@@ -53,8 +53,7 @@ bool process_gone_here(const LockHolder& holder) {
 
 RemoteLock::RemoteLock(S3Client& client, std::string path, std::chrono::seconds stale_after)
     : client_(client), path_(std::move(path)), stale_after_(stale_after) {
-  std::random_device random;
-  owner_ = std::to_string(random()) + std::to_string(random());
+  owner_ = random_nonce();
 }
 
 RemoteLock::~RemoteLock() {

@@ -353,6 +353,8 @@ class BuildOptions(BuildFixture, unittest.TestCase):
         result = self.build("--arch", "9.0", "--rebuild")
         self.assertNotIn("CMAKE_FRESH", result.stderr)
         self.assertEqual(self.report()["plan"]["cmake_fresh"], False)
+        # the entry the rebuild replaced, set aside until the index refresh, is gone after it
+        self.assertEqual([p.name for p in (self.cache / "store").iterdir() if p.name.startswith(".tmp-")], [])
 
     def test_max_jobs_is_honoured(self):
         result = self.build("--arch", "8.0", "--jobs", "1")

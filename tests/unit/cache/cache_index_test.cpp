@@ -155,7 +155,7 @@ void killed_after(Step step) {
   ASSERT_GE(child, 0);
   if (child == 0) {
     step();
-    ::_exit(0);
+    ::_exit(::testing::Test::HasFailure() ? 1 : 0);
   }
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
@@ -185,20 +185,15 @@ TEST(CacheIndex, AReplacedEntryStaysAsideUntilTheIndexNoLongerLinksIt) {
   {
     auto staged = store.stage(key, {dir.path / "new" / name}, "{}");
     staged.commit();
-    EXPECT_EQ(store.set_aside().size(), 1u);  // until `staged` goes
+    EXPECT_EQ(store.set_aside().size(), 1u);  // until remove_replaced(), after the refresh
+    staged.remove_replaced();
   }
   EXPECT_TRUE(store.set_aside().empty());
   refresh_cache_index(cache, store);
   EXPECT_TRUE(verify_cache_index(cache, store).empty());
 
-  // gone by an error (a refresh that failed): the replaced entry stays, a leftover
-  EXPECT_THROW(
-      {
-        auto staged = store.stage(key, {dir.path / "old" / name}, "{}");
-        staged.commit();
-        throw std::runtime_error("the index refresh failed");
-      },
-      std::runtime_error);
+  // a refresh that fails: remove_replaced() never comes, and the replaced entry stays
+  store.stage(key, {dir.path / "old" / name}, "{}").commit();
   ASSERT_EQ(store.set_aside().size(), 1u);
   expect_only_a_stale_index(verify_cache_index(cache, store));
   collect_garbage(cache, 1000, false, {});
@@ -208,10 +203,7 @@ TEST(CacheIndex, AReplacedEntryStaysAsideUntilTheIndexNoLongerLinksIt) {
   ASSERT_EQ(store.set_aside().size(), 1u);
   std::filesystem::remove_all(store.set_aside().front().dir);
 
-  killed_after([&] {
-    // left undestroyed, as by a kill
-    (new StagedEntry(store.stage(key, {dir.path / "new" / name}, "{}")))->commit();
-  });
+  killed_after([&] { store.stage(key, {dir.path / "new" / name}, "{}").commit(); });
   ASSERT_EQ(store.set_aside().size(), 1u);
   expect_only_a_stale_index(verify_cache_index(cache, store));
   collect_garbage(cache, 1000, false, {});
@@ -232,6 +224,49 @@ TEST(CacheIndex, AnEntryGcRemovesStaysAsideUntilTheIndexNoLongerLinksIt) {
   EXPECT_TRUE(store.set_aside().empty());
   EXPECT_TRUE(verify_cache_index(cache, store).empty());
   EXPECT_FALSE(std::filesystem::exists(cache / "wheels" / "demo-1.0-py3-none-any.whl"));
+}
+
+// The same with variant wheels: the index's variants document still names
+// the set-aside entry's variant wheel (removed) or its variant.json
+// (replaced by one with other properties), and reads as behind.
+TEST(CacheIndex, AnEntrySetAsideWithVariantWheelsReadsAsAnIndexBehind) {
+  TempDir dir;
+  auto cache = dir.path / "cache";
+  WheelStore store(cache);
+  const std::string variant = "demo-1.0-py3-none-any-0123abcd.whl";
+  auto publish = [&](const std::string& ref, const std::string& properties) {
+    write(dir.path / ref / "demo-1.0-py3-none-any.whl", "wheel " + ref);
+    write(dir.path / ref / variant, "variant " + ref);
+    write(dir.path / ref / (variant + ".json"), R"({"variants": {"0123abcd": )" + properties + "}}");
+    auto entry = store.publish({"cache_format 1\n", "0123abcd"}, {dir.path / ref / "demo-1.0-py3-none-any.whl"}, "{}",
+                               {}, {dir.path / ref / variant});
+    refresh_cache_index(cache, store);
+    return entry;
+  };
+  auto entry = publish("v1", "{}");
+  ASSERT_TRUE(std::filesystem::exists(cache / "wheels" / "demo-1.0-variants.json"));
+  ASSERT_TRUE(verify_cache_index(cache, store).empty());
+
+  killed_after([&] { ASSERT_TRUE(store.set_aside_if_unchanged(entry)); });
+  expect_only_a_stale_index(verify_cache_index(cache, store));
+  collect_garbage(cache, 1000, false, {});
+  EXPECT_TRUE(verify_cache_index(cache, store).empty());
+
+  publish("v1", "{}");
+  const std::string other = R"({"nvidia": {"sm_arch": ["90_real"]}})";
+  write(dir.path / "v2" / "demo-1.0-py3-none-any.whl", "wheel v2");
+  write(dir.path / "v2" / variant, "variant v2");
+  write(dir.path / "v2" / (variant + ".json"), R"({"variants": {"0123abcd": )" + other + "}}");
+  killed_after([&] {
+    store
+        .stage({"cache_format 1\n", "0123abcd"}, {dir.path / "v2" / "demo-1.0-py3-none-any.whl"}, "{}", {},
+               {dir.path / "v2" / variant})
+        .commit();
+  });
+  expect_only_a_stale_index(verify_cache_index(cache, store));
+  collect_garbage(cache, 1000, false, {});
+  EXPECT_TRUE(verify_cache_index(cache, store).empty());
+  EXPECT_NE(read(cache / "wheels" / "demo-1.0-variants.json").find("90_real"), std::string::npos);
 }
 
 // A publish touches only its project's page: the other pages keep their

@@ -88,6 +88,7 @@ TEST(CachePush, ADestWheelUnlikeItsManifestIsCopiedAgain) {
   const auto built = read(dir.path / "build" / "demo-1.0-py3-none-any.whl");
   EXPECT_EQ(read(dest / "store" / kKeyHash / "wheels" / "demo-1.0-py3-none-any.whl"), built);
   EXPECT_EQ(read(dest / "wheels" / "demo-1.0-py3-none-any.whl"), built);
+  EXPECT_TRUE(WheelStore(dest).set_aside().empty());  // the damaged copy, gone after the refresh
   EXPECT_EQ(push_cache(from, dest).present, std::vector<std::string>{kKeyHash});
 }
 
