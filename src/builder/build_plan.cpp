@@ -67,6 +67,14 @@ std::map<std::string, std::string> base_environment(const PlanInputs& in, const 
   // asks torch for them (torch.cuda.device_count(), is_available()) gets
   // the answer a GPU-less builder gets. A recipe or --env may set its own.
   if (!before.count("CUDA_VISIBLE_DEVICES")) env["CUDA_VISIBLE_DEVICES"] = "";
+  // One source, one set of wheel bytes however often it is built: the build
+  // backend (wheel, setuptools) stamps zip members with SOURCE_DATE_EPOCH
+  // instead of the clock. The commit's time, at least the first a zip file
+  // can hold (1980: archbuild's own commits of an sdist or a directory are
+  // at 0). Known once the source is checked out; a recipe or --env may set it.
+  constexpr std::int64_t kFirstZipTime = 315532800;  // 1980-01-01T00:00:00Z
+  if (in.source && !before.count("SOURCE_DATE_EPOCH"))
+    env["SOURCE_DATE_EPOCH"] = std::to_string(std::max(in.source->commit_time, kFirstZipTime));
   // ... unless it is to answer as one GPU of a compute capability would (project_switches.h).
   if (before.count(kStepGpuVariable)) {
     // after the PYTHONPATH the step would have had: a recipe's or --env's, else the caller's

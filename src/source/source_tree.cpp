@@ -38,9 +38,16 @@ nlohmann::json SourceTree::to_json() const {
   for (const auto& patch : patches)
     applied.push_back(
         {{"file", patch.file}, {"origin", patch.origin}, {"sha256", patch.sha256}, {"created", patch.created}});
-  nlohmann::json out = {{"dir", dir.string()}, {"url", secrets::scrub(url)}, {"fetch_url", secrets::scrub(fetch_url)},
-                        {"ref", ref},          {"ref_kind", ref_kind},       {"commit", commit},
-                        {"submodules", subs},  {"patches", applied},         {"fetched", fetched},
+  nlohmann::json out = {{"dir", dir.string()},
+                        {"url", secrets::scrub(url)},
+                        {"fetch_url", secrets::scrub(fetch_url)},
+                        {"ref", ref},
+                        {"ref_kind", ref_kind},
+                        {"commit", commit},
+                        {"commit_time", commit_time},
+                        {"submodules", subs},
+                        {"patches", applied},
+                        {"fetched", fetched},
                         {"reused", reused}};
   if (sdist) out["sdist"] = sdist->to_json();
   if (snapshot) out["snapshot"] = snapshot->to_json();
@@ -56,6 +63,7 @@ SourceTree SourceTree::from_json(const nlohmann::json& json) {
   tree.ref = json.value("ref", "");
   tree.ref_kind = json.value("ref_kind", "");
   tree.commit = json.value("commit", "");
+  tree.commit_time = json.value("commit_time", std::int64_t{0});
   for (const auto& sub : json.value("submodules", nlohmann::json::array()))
     tree.submodules.push_back({sub.value("path", ""), sub.value("url", ""), sub.value("commit", "")});
   for (const auto& patch : json.value("patches", nlohmann::json::array()))
@@ -159,8 +167,9 @@ void check_no_foreign_symlinks(git_repository* repo, git_commit* commit, const s
 // `exact_bytes`: no filter runs (no .gitattributes eol or ident rewrite),
 // for trees archbuild itself made a commit of (an sdist, a plain directory),
 // which are built byte for byte as they were.
-void checkout_commit(git_repository* repo, const std::string& commit_hex, const std::string& where,
-                     bool exact_bytes = false) {
+// Returns the commit's committer time.
+std::int64_t checkout_commit(git_repository* repo, const std::string& commit_hex, const std::string& where,
+                             bool exact_bytes = false) {
   git_oid oid;
   git_check(git_oid_fromstr(&oid, commit_hex.c_str()), "bad commit id " + commit_hex);
   git_commit* commit = nullptr;
@@ -172,6 +181,7 @@ void checkout_commit(git_repository* repo, const std::string& commit_hex, const 
   options.disable_filters = exact_bytes ? 1 : 0;
   git_check(git_checkout_tree(repo, reinterpret_cast<git_object*>(commit), &options), "cannot check out " + where);
   git_check(git_repository_set_head_detached(repo, &oid), "cannot set HEAD of " + where);
+  return static_cast<std::int64_t>(git_commit_time(commit));
 }
 
 struct PendingSubmodule {
@@ -386,7 +396,7 @@ SourceTree checkout_into(SourceTree tree, const std::optional<SourceTree>& previ
   }
   const bool archbuilds_own_commit = request.sdist ||
                                      (request.snapshot && request.snapshot->kind == LocalSnapshot::Kind::directory);
-  checkout_commit(repo.get(), tree.commit, tree.dir.string(), archbuilds_own_commit);
+  tree.commit_time = checkout_commit(repo.get(), tree.commit, tree.dir.string(), archbuilds_own_commit);
 
   if (request.submodules) {
     // A repository on this machine (a local clone, built as it is or at a --ref): its submodule checkouts.

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -43,6 +44,9 @@ struct SourceTree {
   std::string ref;
   std::string ref_kind;  // tag, branch, commit
   std::string commit;
+  // Its committer time, seconds since 1970: 0 for the commits archbuild makes
+  // of an sdist or a directory (made at time 0, so their ids are the files').
+  std::int64_t commit_time = 0;
   std::vector<SubmoduleCheckout> submodules;
   std::vector<AppliedPatch> patches;
   std::optional<SdistOrigin> sdist;       // the source is this sdist's files

@@ -13,7 +13,7 @@ from harness import SOURCE_DIR
 
 SETUP_PY = r'''#!/usr/bin/env python3
 """Stand-in for PyTorch's setup.py: CMake + Ninja + nvcc, then a wheel."""
-import base64, hashlib, os, pathlib, subprocess, sys, zipfile
+import base64, hashlib, os, pathlib, subprocess, sys, time, zipfile
 
 ROOT = pathlib.Path(__file__).resolve().parent
 
@@ -82,10 +82,15 @@ def main():
         "fixture-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: fixture\nRoot-Is-Purelib: false\nTag: py3-none-linux_x86_64\n",
     }
     record = [record_line(name, data) for name, data in files.items()] + ["fixture-1.0.dist-info/RECORD,,"]
+    # member times as wheel's bdist_wheel sets them: SOURCE_DATE_EPOCH, else the clock
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    stamp = (time.gmtime(int(epoch)) if epoch else time.localtime())[:6]
+    files["fixture-1.0.dist-info/RECORD"] = ("\n".join(record) + "\n").encode()
     with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, data in files.items():
-            archive.writestr(name, data)
-        archive.writestr("fixture-1.0.dist-info/RECORD", "\n".join(record) + "\n")
+            member = zipfile.ZipInfo(name, stamp)
+            member.external_attr = 0o600 << 16
+            archive.writestr(member, data, compress_type=zipfile.ZIP_DEFLATED)
     print(f"creating '{wheel}'", flush=True)
 
 

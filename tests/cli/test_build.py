@@ -1,6 +1,7 @@
 """`archbuild plan` and `archbuild build` on the PyTorch-like fixture project:
 environment, progress, log, first error, trace, OOM retry, CMAKE_FRESH,
 MAX_JOBS, and interrupts that leave no process behind."""
+import hashlib
 import json
 import os
 import pathlib
@@ -39,6 +40,10 @@ class BuildFixture:
         (entry,) = json.loads(result.stdout)["files"]
         return entry["sass"], entry["ptx"]
 
+    def wheel_digests(self, out="out"):
+        return {wheel.name: hashlib.sha256(wheel.read_bytes()).hexdigest()
+                for wheel in (self.dir / out / "wheels").glob("*.whl")}
+
     def plan_json(self, *args):
         result = run("plan", "fixture", "--cache-dir", str(self.cache), "--json", *args, env=self.env)
         self.assertEqual(result.returncode, 0, result.stderr)
@@ -62,7 +67,10 @@ class Build(BuildFixture, unittest.TestCase):
         result = self.build("--arch", "8.0;9.0+PTX", "--jobs", "2")
         self.assertEqual(result.returncode, 0, result.stderr)
         built = self.report()["plan"]
-        self.assertEqual(planned["env"], built["env"])
+        # the same but SOURCE_DATE_EPOCH, the commit's time, known once the source is checked out
+        self.assertNotIn("SOURCE_DATE_EPOCH", planned["env"])
+        self.assertEqual(planned["env"], {k: v for k, v in built["env"].items() if k != "SOURCE_DATE_EPOCH"})
+        self.assertIn("SOURCE_DATE_EPOCH", built["env"])
         self.assertEqual(planned["argv"], built["argv"])
         # and the build's own process saw exactly those values
         # a project that honours the list: every nvcc call checked, none changed
@@ -350,9 +358,15 @@ class BuildOptions(BuildFixture, unittest.TestCase):
         self.assertEqual(run("cache", "why", str(self.dir / "out"), str(self.dir / "out")).returncode, 0)
         self.assertEqual(self.wheel_archs(), ({"sm_90": 4}, {}))
         # same inputs again, built anyway (--rebuild skips the cache hit): no fresh configure
+        built_before = self.wheel_digests()
         result = self.build("--arch", "9.0", "--rebuild")
         self.assertNotIn("CMAKE_FRESH", result.stderr)
         self.assertEqual(self.report()["plan"]["cmake_fresh"], False)
+        # and the same bytes: zip members stamped with the commit's time, not the clock
+        self.assertEqual(self.wheel_digests(), built_before)
+        commit_time = subprocess.run(["git", "-C", str(self.project), "log", "-1", "--format=%ct", "v1.0"],
+                                     capture_output=True, text=True, check=True).stdout.strip()
+        self.assertEqual(self.report()["plan"]["env"]["SOURCE_DATE_EPOCH"], commit_time)
         # the entry the rebuild replaced, set aside until the index refresh, is gone after it
         self.assertEqual([p.name for p in (self.cache / "store").iterdir() if p.name.startswith(".tmp-")], [])
 

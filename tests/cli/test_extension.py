@@ -77,6 +77,9 @@ class Extension(ExtensionCase):
                                env={"CCACHE_DIR": str(self.cache / "ccache"), "PATH": "/usr/bin:/bin"}).stdout
         counters = dict(line.split("\t", 1) for line in stats.splitlines() if "\t" in line)
         self.assertGreaterEqual(int(counters["direct_cache_hit"]), 2, stats)
+        # the same bytes as the first build: setuptools stamps the wheel's members with
+        # SOURCE_DATE_EPOCH, the commit's time, instead of the clock
+        self.assertEqual(json.loads(warm.stdout)["wheels"][0]["sha256"], wheel["sha256"])
         # For every node: a wheel needing only torch, CUDA and the system bundles nothing, is tagged
         # manylinux and loads in the clean room, torch imported there from its own site-packages
         portable = self.build("--arch", "8.0;9.0+PTX", "--use-installed-torch", "--portable", env=cold)

@@ -282,3 +282,20 @@ TEST(Plan, AConfigureLeftPendingAsksForAFreshOne) {
   EXPECT_EQ(plan.env.at("CMAKE_FRESH"), "1");
   EXPECT_NE(plan.configure.reason.find("stopped before it compiled"), std::string::npos) << plan.configure.reason;
 }
+
+TEST(Plan, SourceDateEpochIsTheCommitsTimeOnceTheSourceIsKnownAndNotInTheKey) {
+  PlanFixture fixture;
+  EXPECT_EQ(make_plan(fixture.inputs, fixture.facts).env.count("SOURCE_DATE_EPOCH"), 0u);  // before the checkout
+  SourceTree tree;
+  tree.commit = std::string(40, 'a');
+  tree.commit_time = 1700000000;
+  fixture.inputs.source = tree;
+  const auto plan = make_plan(fixture.inputs, fixture.facts);
+  EXPECT_EQ(plan.env.at("SOURCE_DATE_EPOCH"), "1700000000");
+  fixture.inputs.source->commit_time = 0;  // archbuild's own commit of an sdist: the first time a zip file holds
+  const auto own_commit = make_plan(fixture.inputs, fixture.facts);
+  EXPECT_EQ(own_commit.env.at("SOURCE_DATE_EPOCH"), "315532800");
+  EXPECT_EQ(own_commit.key.values(), plan.key.values());  // the commit is in the key already
+  fixture.inputs.extra_env = {{"SOURCE_DATE_EPOCH", "1234567890"}};
+  EXPECT_EQ(make_plan(fixture.inputs, fixture.facts).env.at("SOURCE_DATE_EPOCH"), "1234567890");
+}
