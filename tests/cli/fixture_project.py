@@ -9,7 +9,7 @@ import pathlib
 import shutil
 
 from gitrepos import add_submodule, git, make_repo
-from harness import SOURCE_DIR
+from harness import SOURCE_DIR, run as run_archbuild
 
 SETUP_PY = r'''#!/usr/bin/env python3
 """Stand-in for PyTorch's setup.py: CMake + Ninja + nvcc, then a wheel."""
@@ -266,6 +266,19 @@ command = ["{{python}}", "setup.py", "bdist_wheel", "--dist-dir", "{{wheel_dir}}
 USE_CUDA = "1"
 ''')
     return data
+
+
+def two_builders_caches(root):
+    """Two builders' caches of the fixture, `a` with 8.0 and 9.0, `b` with 8.6
+    and 9.0 (one key in both): (data dir, archbuild env, {name: cache dir})."""
+    data = data_dir_with_recipe(root, make_cuda_project(root))
+    env = {"ARCHBUILD_DATA_DIR": str(data), "ARCHBUILD_FAKE_GPUS": None}
+    caches = {"a": pathlib.Path(root) / "cache-a", "b": pathlib.Path(root) / "cache-b"}
+    for name, archs in (("a", ("8.0", "9.0")), ("b", ("8.6", "9.0"))):
+        for arch in archs:
+            result = run_archbuild("build", "fixture", "--arch", arch, "--cache-dir", str(caches[name]), env=env)
+            assert result.returncode == 0, result.stderr
+    return data, env, caches
 
 
 CONSUMER_SETUP = r'''#!/usr/bin/env python3

@@ -19,7 +19,7 @@ import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
-from fixture_project import data_dir_with_recipe, make_cuda_project
+from fixture_project import data_dir_with_recipe, make_cuda_project, two_builders_caches
 from harness import BIN, SYSTEM_NVCC, pip_target, run, scratch_dir
 from remote_servers import (Devpi, FlakyProxy, Nginx, ObjectStorage, PypiServer, ScriptedServer, SilentServer,
                             s3_env)
@@ -38,13 +38,7 @@ class RemoteCache(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.root = scratch_dir(cls)
-        cls.data = data_dir_with_recipe(cls.root, make_cuda_project(cls.root))
-        cls.env = {"ARCHBUILD_DATA_DIR": str(cls.data), "ARCHBUILD_FAKE_GPUS": None}
-        cls.caches = {"a": cls.root / "cache-a", "b": cls.root / "cache-b"}
-        for name, archs in (("a", ("8.0", "9.0")), ("b", ("8.6", "9.0"))):
-            for arch in archs:
-                result = run("build", "fixture", "--arch", arch, "--cache-dir", str(cls.caches[name]), env=cls.env)
-                assert result.returncode == 0, result.stderr
+        cls.data, cls.env, cls.caches = two_builders_caches(cls.root)
         cls.storage = ObjectStorage(cls.root)
         cls.s3 = dict(cls.env, **s3_env(cls.storage.endpoint))
 

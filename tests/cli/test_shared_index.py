@@ -9,7 +9,7 @@ import unittest
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
-from fixture_project import data_dir_with_recipe, make_cuda_project
+from fixture_project import two_builders_caches
 from harness import SYSTEM_NVCC, run, scratch_dir
 from waiting import free_port, wait_until
 
@@ -19,13 +19,7 @@ class SharedIndex(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.root = scratch_dir(cls)
-        cls.data = data_dir_with_recipe(cls.root, make_cuda_project(cls.root))
-        cls.env = {"ARCHBUILD_DATA_DIR": str(cls.data), "ARCHBUILD_FAKE_GPUS": None}
-        cls.caches = {"a": cls.root / "cache-a", "b": cls.root / "cache-b"}
-        for name, archs in (("a", ("8.0", "9.0")), ("b", ("8.6", "9.0"))):
-            for arch in archs:
-                result = run("build", "fixture", "--arch", arch, "--cache-dir", str(cls.caches[name]), env=cls.env)
-                assert result.returncode == 0, result.stderr
+        cls.data, cls.env, cls.caches = two_builders_caches(cls.root)
 
     def test_concurrent_pushes_and_pip_over_http(self):
         dest = self.root / "shared"
