@@ -321,9 +321,11 @@ void check_variants_documents(const CacheIndex& index, const StoreRecords& recor
   // list yet. A run killed before the refresh after it replaced or removed
   // an entry (set aside until then) leaves the documents of that entry's
   // variant wheels. Each unlisted or stale wheel has its own line.
-  std::vector<std::map<std::string, std::string>> behind_views;
-  if (listed_variants.size() < records.variant_wheels.size())
-    behind_views.push_back(variants_documents(records.variant_wheels));
+  std::map<std::string, std::set<std::string>> behind;  // document -> the sha256 of each text it may lag at
+  const auto may_lag_at = [&](const std::vector<std::filesystem::path>& variant_wheels) {
+    for (const auto& [file, text] : variants_documents(variant_wheels)) behind[file].insert(sha256_hex(text));
+  };
+  if (listed_variants.size() < records.variant_wheels.size()) may_lag_at(records.variant_wheels);
   if (!records.aside_variant_wheels.empty()) {
     std::map<std::string, std::filesystem::path> served;  // each listed name, an aside copy first
     for (const auto& variant : listed_variants) served[variant.filename().string()] = variant;
@@ -331,45 +333,37 @@ void check_variants_documents(const CacheIndex& index, const StoreRecords& recor
       if (pages.listed.count(variant.filename().string())) served[variant.filename().string()] = variant;
     std::vector<std::filesystem::path> paths;
     for (const auto& [name, path] : served) paths.push_back(path);
-    behind_views.push_back(variants_documents(paths));
+    may_lag_at(paths);
   }
-  auto is_behind = [&](const std::string& file, const std::string& text) {
-    return std::any_of(behind_views.begin(), behind_views.end(), [&](const auto& view) {
-      auto found = view.find(file);
-      return found != view.end() && found->second == text;
-    });
+  auto is_behind = [&](const std::string& file, const std::string& digest) {
+    auto found = behind.find(file);
+    return found != behind.end() && found->second.count(digest) > 0;
   };
-  auto link_is_behind = [&](const std::string& file, const std::string& digest) {
-    return std::any_of(behind_views.begin(), behind_views.end(), [&](const auto& view) {
-      auto found = view.find(file);
-      return found != view.end() && digest == sha256_hex(found->second);
-    });
-  };
-  const std::string behind =
+  const std::string behind_line =
       " is behind the store's variant wheels, as a publish, push or gc cut off before the index refresh leaves it "
       "(run `archbuild cache gc` to rebuild it)";
   for (const auto& [file, expected] : documents) {
     std::string served;
     if (auto why = read_regular_file(index.wheels_dir / file, 16u << 20, served); !why.empty())
       problems.push_back("wheels/" + file + " " + why);
-    else if (served != expected && is_behind(file, served))
-      problems.push_back("wheels/" + file + behind);
+    else if (served != expected && is_behind(file, sha256_hex(served)))
+      problems.push_back("wheels/" + file + behind_line);
     else if (served != expected)
       problems.push_back("wheels/" + file +
                          " differs from what the store's variant wheels say (edited? `archbuild cache gc` rewrites "
                          "it)");
     auto link = pages.linked_documents.find(file);
     if (link == pages.linked_documents.end() || link->second == sha256_hex(expected)) continue;
-    if (link_is_behind(file, link->second))
-      problems.push_back("the link to " + file + behind);
+    if (is_behind(file, link->second))
+      problems.push_back("the link to " + file + behind_line);
     else
       problems.push_back("the link to " + file + " has a sha256 other than the store's variant wheels give");
   }
   for (const auto& [file, digest] : pages.linked_documents)
     if (documents.count(file))
       continue;
-    else if (link_is_behind(file, digest))
-      problems.push_back("the link to " + file + behind);
+    else if (is_behind(file, digest))
+      problems.push_back("the link to " + file + behind_line);
     else
       problems.push_back("the index links " + file + ", which no listed variant wheel makes");
 }
