@@ -56,11 +56,11 @@ std::map<std::string, std::string> base_environment(const PlanInputs& in, const 
   env["USE_NINJA"] = "1";
   env["PYTHONUNBUFFERED"] = "1";  // build output arrives as it happens
   env["TMPDIR"] = build_temp_dir(in.out_dir).string();
-  if (facts.cxx_runtime && facts.cxx_runtime->remedied()) {
+  if (const auto* remedy = facts.cxx_runtime_remedy()) {
     // After a recipe's, --env's or the caller's flags; before the compiler's own dirs.
     const auto given = before.find("LDFLAGS");
     const std::string flags = given != before.end() ? given->second : facts.ldflags;
-    env["LDFLAGS"] = (flags.empty() ? "" : flags + " ") + join(facts.cxx_runtime->ldflags, " ");
+    env["LDFLAGS"] = (flags.empty() ? "" : flags + " ") + join(remedy->ldflags, " ");
   }
   // The step sees no GPU: what it builds follows the asked arch list, never
   // the builder's GPUs (the key does not name them), and a setup.py that
@@ -117,7 +117,7 @@ KeyFields key_fields(const PlanInputs& in, const PlanFacts& facts, const BuildPl
   key.cuda = in.toolchain->key_string();
   key.host_compiler = in.host ? in.host->kind + " " + in.host->version : "unknown";
   // Its static libstdc++ replaced by the shared one: other binaries than the compiler's default.
-  if (facts.cxx_runtime && facts.cxx_runtime->remedied()) key.host_compiler += ", shared libstdc++ linked by archbuild";
+  if (facts.cxx_runtime_remedy()) key.host_compiler += ", shared libstdc++ linked by archbuild";
   key.python_tag = facts.python_tag;
   key.host_machine = facts.machine;
   key.build_system = plan.build_system;
@@ -210,7 +210,7 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
   plan.arch_list = format_arch_list(in.archs, plan.dialect);
   plan.job_memory_gb = in.recipe->job_memory_gb;
   plan.inherited_path = facts.path;
-  if (facts.cxx_runtime && facts.cxx_runtime->remedied()) plan.cxx_runtime = facts.cxx_runtime->summary();
+  if (const auto* remedy = facts.cxx_runtime_remedy()) plan.cxx_runtime = remedy->summary();
   for (const auto& word : in.resolved.build->command)
     plan.argv.push_back(substitute_plan_paths(word, in, facts, plan.wheel_dir));
 
@@ -239,8 +239,8 @@ BuildPlan make_plan(const PlanInputs& in, const PlanFacts& facts) {
   // CMake caches its linker flags at the first configure and setuptools
   // keeps a linked module newer than its sources: a tree built before the
   // shared runtime was linked is configured afresh, its outputs removed.
-  if (facts.cxx_runtime && facts.cxx_runtime->remedied())
-    recorded_inputs["archbuild.cxx_runtime"] = join(facts.cxx_runtime->ldflags, " ");
+  if (const auto* remedy = facts.cxx_runtime_remedy())
+    recorded_inputs["archbuild.cxx_runtime"] = join(remedy->ldflags, " ");
   plan.configure = plan_configure(in, facts, std::move(recorded_inputs));
   overlay(plan.env, plan.configure.env);
   plan.network = plan_network(in);

@@ -46,6 +46,11 @@ struct PlanFacts {
   std::vector<RequirementStatus> build_requirements;      // the build's requirements, as the interpreter has them
   std::optional<ClusterConnection> cluster;               // the compile cluster's link, once the build made it
   std::optional<CxxRuntimeLink> cxx_runtime;              // how the link compiler links libstdc++ (a build probes it)
+
+  // The probe's result when archbuild links the shared runtime for the compiler, else null.
+  const CxxRuntimeLink* cxx_runtime_remedy() const {
+    return cxx_runtime && cxx_runtime->remedied() ? &*cxx_runtime : nullptr;
+  }
 };
 
 // Reads the facts for a build of `source_dir` (which may not exist yet) run

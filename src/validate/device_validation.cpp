@@ -139,23 +139,18 @@ void prepare_work_dir(const std::filesystem::path& work_dir) {
 
 using Env = std::map<std::string, std::optional<std::string>>;
 
+// Both modes: a launch's error comes from that launch, and a step that
+// crashes says where: Python's stack on the fatal signal, and what it
+// printed up to then (not lost in a buffer).
+const Env kEveryCheck = {{"CUDA_LAUNCH_BLOCKING", "1"}, {"PYTHONFAULTHANDLER", "1"}, {"PYTHONUNBUFFERED", "1"}};
 // Native SASS only: a missing arch fails instead of hiding behind the JIT.
-// In both modes a step that crashes says where: Python's stack on the
-// fatal signal, and what it printed up to then (not lost in a buffer).
-const Env kNativeOnly = {{"CUDA_DISABLE_PTX_JIT", "1"},
-                         {"CUDA_FORCE_PTX_JIT", std::nullopt},
-                         {"CUDA_LAUNCH_BLOCKING", "1"},
-                         {"PYTHONFAULTHANDLER", "1"},
-                         {"PYTHONUNBUFFERED", "1"}};
+const Env kNativeOnly = {{"CUDA_DISABLE_PTX_JIT", "1"}, {"CUDA_FORCE_PTX_JIT", std::nullopt}};
 // PTX only: proves the embedded PTX JIT-compiles and runs. The driver's
 // JIT cache is the work dir's own (emptied with it): the module loads, the
 // kernel test and the exerciser each reuse what the others compiled.
 Env ptx_only(const std::filesystem::path& work_dir) {
   return {{"CUDA_FORCE_PTX_JIT", "1"},
           {"CUDA_DISABLE_PTX_JIT", std::nullopt},
-          {"CUDA_LAUNCH_BLOCKING", "1"},
-          {"PYTHONFAULTHANDLER", "1"},
-          {"PYTHONUNBUFFERED", "1"},
           {"CUDA_CACHE_DISABLE", std::nullopt},
           {"CUDA_CACHE_PATH", (work_dir / kJitCacheDir).string()},
           {"CUDA_CACHE_MAXSIZE", "4294967296"}};
@@ -277,7 +272,9 @@ class DeviceValidationRun {
     return std::move(validation_);
   }
 
+  // A mode's settings (kNativeOnly, ptx_only), with every check's, on the GPUs validated.
   Env on_targets(Env env) const {
+    env.insert(kEveryCheck.begin(), kEveryCheck.end());
     if (!request_.visible_devices.empty()) env["CUDA_VISIBLE_DEVICES"] = request_.visible_devices;
     return env;
   }
