@@ -82,11 +82,13 @@ DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& 
     return make_env(env_request);
   }
   const std::string cuda = context.host.toolchain.key_string();
+  // The interpreter's torch, read once (a Python process) where the build uses it.
+  const auto interpreter_torch = torch.kind == TorchSource::Kind::installed
+                                     ? std::optional(read_installed_torch(env_request.python))
+                                     : std::nullopt;
   // With the interpreter's torch, a dependency's cached wheel must be built against that same torch.
-  const std::string installed_torch = torch.kind == TorchSource::Kind::installed
-                                          ? installed_torch_line(read_installed_torch(env_request.python),
-                                                                 env_request.python)
-                                          : std::string();
+  const std::string installed_torch = interpreter_torch ? installed_torch_line(*interpreter_torch, env_request.python)
+                                                        : std::string();
   // The cache's wheel of the dependency `name` for this arch list, built first when it has none.
   const auto dependency_wheel = [&](const std::string& name) {
     const Recipe* dependency = context.book.find(name);
@@ -137,8 +139,7 @@ DependencyEnv resolve_dependencies(const BuildContext& context, PipelineEvents& 
     if (auto name = WheelName::parse(torch.wheel.filename().string()))
       check_pin(context, name->name, name->version, torch.describe());
   } else if (torch.kind == TorchSource::Kind::installed) {
-    check_pin(context, "torch", read_installed_torch(env_request.python).version,
-              "the torch installed for " + env_request.python);
+    check_pin(context, "torch", interpreter_torch->version, "the torch installed for " + env_request.python);
     // Its other dependencies (pytorch-sparse imports torch_scatter): the
     // interpreter's own where it has them, else the cache's wheel, built
     // first against the same installed torch.
