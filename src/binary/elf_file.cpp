@@ -6,10 +6,31 @@ namespace archbuild {
 
 namespace {
 constexpr uint32_t kSectionNoBits = 8;  // SHT_NOBITS: occupies no file space
-}
+constexpr uint64_t kMaxStringTable = 64 << 20;
+}  // namespace
 
 bool has_elf_magic(std::span<const uint8_t> bytes) {
   return bytes.size() >= 4 && bytes[0] == 0x7f && bytes[1] == 'E' && bytes[2] == 'L' && bytes[3] == 'F';
+}
+
+std::optional<std::string> ElfStrings::at(uint64_t offset) const {
+  if (offset >= bytes_.size()) return std::nullopt;
+  const auto* start = reinterpret_cast<const char*>(bytes_.data()) + offset;
+  return std::string(start, strnlen(start, bytes_.size() - offset));
+}
+
+ElfStrings read_strings(const ByteView& view, uint64_t offset, uint64_t size, const char* what) {
+  if (size > kMaxStringTable)
+    throw ParseError(offset, std::string(what) + " of " + std::to_string(size) + " bytes is too large");
+  return ElfStrings(view.copy(offset, size, what));
+}
+
+ElfStrings linked_strings(const ByteView& view, const ElfFile& elf, const ElfSection& section, const char* what) {
+  if (section.link >= elf.sections.size())
+    throw ParseError(section.offset, "'" + section.name + "' names string table " + std::to_string(section.link) +
+                                         ", which does not exist");
+  const ElfSection& strings = elf.sections[section.link];
+  return read_strings(view, strings.offset, strings.size, what);
 }
 
 const ElfSection* ElfFile::find(const std::string& name) const {
@@ -80,17 +101,11 @@ ElfFile read_elf(const ByteView& view) {
   if (names_index >= raw.size())
     throw ParseError(62, "section name table index " + std::to_string(names_index) + " out of range");
   const Raw& names = raw[names_index];
-  constexpr uint64_t kMaxNameTable = 16 << 20;
-  if (names.size > kMaxNameTable)
-    throw ParseError(section_table + names_index * entry_size, "section name table too large");
-  auto name_table = view.copy(names.offset, names.size, "section name table");
+  const ElfStrings name_table = read_strings(view, names.offset, names.size, "section name table");
 
   for (uint64_t i = 0; i < raw.size(); ++i) {
     ElfSection section;
-    if (raw[i].name < name_table.size()) {
-      auto* start = reinterpret_cast<const char*>(name_table.data()) + raw[i].name;
-      section.name.assign(start, strnlen(start, name_table.size() - raw[i].name));
-    }
+    section.name = name_table.at(raw[i].name).value_or("");
     section.type = raw[i].type;
     section.offset = raw[i].offset;
     section.size = raw[i].type == kSectionNoBits ? 0 : raw[i].size;
@@ -113,24 +128,17 @@ std::optional<ComputeCapability> cubin_arch(const ElfFile& elf) {
 
 std::vector<std::string> elf_needed_libraries(const ByteView& view, const ElfFile& elf) {
   constexpr uint64_t kDtNull = 0, kDtNeeded = 1, kEntrySize = 16;
-  constexpr uint64_t kMaxStrings = 16 << 20;
   std::vector<std::string> needed;
   const ElfSection* dynamic = elf.find(".dynamic");
   if (!dynamic || dynamic->size == 0) return needed;
-  if (dynamic->link >= elf.sections.size())
-    throw ParseError(dynamic->offset,
-                     ".dynamic names string table " + std::to_string(dynamic->link) + ", out of range");
-  const ElfSection& strings = elf.sections[dynamic->link];
-  if (strings.size > kMaxStrings) throw ParseError(strings.offset, "dynamic string table too large");
-  const auto table = view.copy(strings.offset, strings.size, "dynamic string table");
+  const ElfStrings table = linked_strings(view, elf, *dynamic, "dynamic string table");
   for (uint64_t at = dynamic->offset; at + kEntrySize <= dynamic->offset + dynamic->size; at += kEntrySize) {
     const auto tag = view.read<uint64_t>(at, "d_tag");
     if (tag == kDtNull) break;
     if (tag != kDtNeeded) continue;
-    const auto name = view.read<uint64_t>(at + 8, "d_val");
-    if (name >= table.size()) throw ParseError(at + 8, "DT_NEEDED name outside the dynamic string table");
-    auto* start = reinterpret_cast<const char*>(table.data()) + name;
-    needed.emplace_back(start, strnlen(start, table.size() - name));
+    auto name = table.at(view.read<uint64_t>(at + 8, "d_val"));
+    if (!name) throw ParseError(at + 8, "DT_NEEDED name outside the dynamic string table");
+    needed.push_back(std::move(*name));
   }
   return needed;
 }

@@ -39,11 +39,31 @@ struct ElfFile {
 
 bool has_elf_magic(std::span<const uint8_t> bytes);
 
+// A string table (section names, symbol or dynamic names), read whole: each
+// name is the NUL-terminated run of bytes at its offset.
+class ElfStrings {
+ public:
+  explicit ElfStrings(std::vector<uint8_t> bytes) : bytes_(std::move(bytes)) {}
+  // The name at `offset`; nullopt when the offset lies outside the table.
+  std::optional<std::string> at(uint64_t offset) const;
+
+ private:
+  std::vector<uint8_t> bytes_;
+};
+
+// The string table at [offset, offset + size), `what` naming it in a
+// ParseError: no name table comes near 64 MiB, so a larger one is corrupt.
+ElfStrings read_strings(const ByteView& view, uint64_t offset, uint64_t size, const char* what);
+
 // Reads the header and section table; throws ParseError (offset + reason).
 ElfFile read_elf(const ByteView& view);
 
 // The SASS arch a cubin was built for, from e_flags: the layout changed with
 // EI_ABIVERSION 8 (all CUDA 13 cubins). The a/f variant is not recorded there.
+// The string table a symbol table or .dynamic names in its sh_link; throws
+// ParseError when that index does not exist.
+ElfStrings linked_strings(const ByteView& view, const ElfFile& elf, const ElfSection& section, const char* what);
+
 std::optional<ComputeCapability> cubin_arch(const ElfFile& elf);
 
 // The sonames a shared object or executable needs (DT_NEEDED of its

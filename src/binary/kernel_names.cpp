@@ -39,20 +39,15 @@ std::vector<std::string> cubin_kernel_names(const ByteView& cubin) {
   std::set<std::string> names;
   for (const auto& table : elf.sections) {
     if (table.type != kSectionSymbolTable) continue;
-    if (table.link >= elf.sections.size())
-      throw ParseError(table.offset,
-                       "symbol table names string table " + std::to_string(table.link) + ", which does not exist");
-    const ElfSection& strings = elf.sections[table.link];
-    auto text = cubin.copy(strings.offset, strings.size, "symbol string table");
+    const ElfStrings text = linked_strings(cubin, elf, table, "symbol string table");
     for (uint64_t at = table.offset; at + kSymbolSize <= table.offset + table.size; at += kSymbolSize) {
       auto name_offset = cubin.read<uint32_t>(at, "st_name");
       auto info = cubin.read<uint8_t>(at + 4, "st_info");
       auto other = cubin.read<uint8_t>(at + 5, "st_other");
       if ((info & 0xf) != kSymbolFunction || (other & kCudaEntry) == 0) continue;
-      if (name_offset >= text.size()) throw ParseError(at, "symbol name offset outside its string table");
-      const auto* start = reinterpret_cast<const char*>(text.data()) + name_offset;
-      std::string name(start, strnlen(start, text.size() - name_offset));
-      if (!name.empty()) names.insert(std::move(name));
+      auto name = text.at(name_offset);
+      if (!name) throw ParseError(at, "symbol name offset outside its string table");
+      if (!name->empty()) names.insert(std::move(*name));
     }
   }
   return {names.begin(), names.end()};

@@ -10,16 +10,6 @@
 
 namespace archbuild {
 
-namespace {
-// Idempotent, so that concurrent builds may both run it.
-void link_if_missing(const std::filesystem::path& target, const std::filesystem::path& link) {
-  std::error_code ec;
-  if (std::filesystem::is_symlink(link, ec) && std::filesystem::read_symlink(link, ec) == target) return;
-  if (std::filesystem::is_symlink(link, ec)) std::filesystem::remove(link, ec);
-  std::filesystem::create_symlink(target, link, ec);
-}
-}  // namespace
-
 std::filesystem::path ccache_masquerade_dir(const std::filesystem::path& cache_dir) {
   return CacheLayout(cache_dir).ccache_masquerade();
 }
@@ -29,7 +19,7 @@ void ensure_ccache_masquerade(const std::filesystem::path& cache_dir) {
   if (!ccache) return;
   auto dir = ccache_masquerade_dir(cache_dir);
   std::filesystem::create_directories(dir);
-  for (const char* name : {"cc", "gcc", "c++", "g++", "clang", "clang++"}) link_if_missing(*ccache, dir / name);
+  for (const char* name : {"cc", "gcc", "c++", "g++", "clang", "clang++"}) place_symlink(*ccache, dir / name);
 }
 
 std::filesystem::path launcher_toolkit_dir(const std::filesystem::path& cache_dir, const std::string& launcher,
@@ -45,9 +35,9 @@ void ensure_launcher_toolkit(const std::filesystem::path& dir, const std::string
   std::filesystem::create_directories(dir / "bin", ec);
   if (ec) fail_environment("cannot create " + (dir / "bin").string() + ": " + ec.message());
   for (const auto& entry : std::filesystem::directory_iterator(toolkit_root))
-    if (entry.path().filename() != "bin") link_if_missing(entry.path(), dir / entry.path().filename());
+    if (entry.path().filename() != "bin") place_symlink(entry.path(), dir / entry.path().filename());
   for (const auto& entry : std::filesystem::directory_iterator(toolkit_root / "bin"))
-    if (entry.path().filename() != "nvcc") link_if_missing(entry.path(), dir / "bin" / entry.path().filename());
+    if (entry.path().filename() != "nvcc") place_symlink(entry.path(), dir / "bin" / entry.path().filename());
   // The real nvcc finds its own components (nvcc.profile, ptxas, cicc)
   // next to itself, so the script execs it by its real path. Written aside
   // and renamed in: a concurrent build running nvcc sees the old script or

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "core/system_info.h"
 #include "process/run_process.h"
 
@@ -90,9 +91,11 @@ void find_wheel_libraries(const std::vector<SystemLibrary>& libraries, std::map<
       // CMake's find_library wants the unversioned name, which these wheels do not ship.
       const auto dir = links_dir / library->name;
       std::filesystem::create_directories(dir, ec);
-      std::filesystem::remove(dir / library->library, ec);
-      std::filesystem::create_symlink(*file, dir / library->library, ec);
-      if (ec) fail_environment("cannot link " + (dir / library->library).string() + ": " + ec.message());
+      try {
+        place_symlink(*file, dir / library->library);
+      } catch (const std::filesystem::filesystem_error& error) {
+        fail_environment("cannot link " + (dir / library->library).string() + ": " + error.code().message());
+      }
       FoundLibrary where{root / "include", dir, wheel};
       for (const auto& one : status)
         if (one.name == requirement_name(wheel) && one.installed) {

@@ -159,6 +159,22 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
   if (::rename(temporary.c_str(), path.c_str()) != 0) fail("cannot rename into place", errno);
 }
 
+void place_symlink(const std::filesystem::path& target, const std::filesystem::path& link) {
+  std::error_code ec;
+  if (std::filesystem::is_symlink(link, ec) && std::filesystem::read_symlink(link, ec) == target) return;
+  std::filesystem::path temporary;
+  for (int attempt = 0;; ++attempt) {  // another host's process of the same pid on a shared disk: the next name
+    temporary = link.parent_path() / temporary_name_for(link);
+    if (::symlink(target.c_str(), temporary.c_str()) == 0) break;
+    if (errno != EEXIST || attempt == 100) throw_errno("cannot create a link beside", link, errno);
+  }
+  if (::rename(temporary.c_str(), link.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(temporary.c_str());
+    throw_errno("cannot rename into place", link, error);
+  }
+}
+
 OutputFile::OutputFile(std::filesystem::path path, int flags)
     : path_(std::move(path)), fd_(open_for_writing(path_, flags, 0644)) {}
 

@@ -51,6 +51,12 @@ void write_whole_file(const std::filesystem::path& path, std::string_view conten
 void write_file_atomically(const std::filesystem::path& path, std::string_view content,
                            std::optional<std::filesystem::perms> perms = std::nullopt);
 
+// Points the symbolic link `link` at `target`: made beside it under a unique
+// hidden name and renamed over it, so a build beside this one sees the old
+// link or the new one, never none. Nothing is done when `link` already
+// points there. Throws filesystem_error naming `link`.
+void place_symlink(const std::filesystem::path& target, const std::filesystem::path& link);
+
 // A file written a piece at a time (a build log appended line by line, a
 // JUnit report). Each write goes straight to the file (no buffer to lose at
 // a crash) and is checked, and so is close(). The destructor closes a file

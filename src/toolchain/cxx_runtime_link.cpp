@@ -156,15 +156,14 @@ CxxRuntimeLink probe_cxx_runtime_link(const std::string& compiler, const std::fi
   // The unversioned name the linker looks for, in a dir of its own: on the
   // library path before the compiler's own dirs, it wins over libstdc++.a.
   // One dir per machine and runtime: hosts sharing a cache never replace
-  // each other's link. Made aside and renamed into place: a build beside
-  // this one never sees it missing.
+  // each other's link.
   const auto own_dir = links_dir / (triplet + "-" + sha256_hex(runtime->string()).substr(0, 12));
   std::filesystem::create_directories(own_dir, ec);
   const auto unversioned = own_dir / "libstdc++.so";
-  std::filesystem::create_symlink(*runtime, scratch.path / "libstdc++.so", ec);
-  if (!ec) std::filesystem::rename(scratch.path / "libstdc++.so", unversioned, ec);
-  if (ec) {
-    link.failure = "cannot link " + unversioned.string() + ": " + ec.message();
+  try {
+    place_symlink(*runtime, unversioned);
+  } catch (const std::filesystem::filesystem_error& error) {
+    link.failure = "cannot link " + unversioned.string() + ": " + error.code().message();
     return link;
   }
   const std::vector<std::vector<std::string>> remedies = {

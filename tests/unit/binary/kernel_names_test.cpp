@@ -77,6 +77,18 @@ TEST(KernelNames, ABadStringTableLinkIsAParseError) {
   EXPECT_THROW(cubin_kernel_names(ByteView(cubin)), ParseError);
 }
 
+TEST(ElfStrings, ANameRunsToItsNulAndAnOffsetOutsideIsNone) {
+  const std::string text("\0scale\0tail-without-nul", 23);
+  ElfStrings strings(std::vector<uint8_t>(text.begin(), text.end()));
+  EXPECT_EQ(strings.at(0), "");
+  EXPECT_EQ(strings.at(1), "scale");
+  EXPECT_EQ(strings.at(3), "ale");
+  EXPECT_EQ(strings.at(7), "tail-without-nul");  // the table's end ends it
+  EXPECT_EQ(strings.at(23), std::nullopt);
+  const std::vector<uint8_t> bytes(text.begin(), text.end());
+  EXPECT_THROW(read_strings(ByteView(bytes), 20, 8, "symbol string table"), ParseError);  // past the file's end
+}
+
 TEST(KernelNames, PtxEntriesAreDeclarationsNotWords) {
   const std::string ptx =
       ".version 9.0\n.target sm_90\n"

@@ -159,6 +159,28 @@ TEST(WriteFileAtomically, AFailedRenameRemovesTheTemporary) {
   EXPECT_EQ(names_in(dir.path), std::vector<std::string>{"taken"});
 }
 
+TEST(PlaceSymlink, PointsALinkAtItsTargetReplacingAnOldOneAndLeavesNoTemporary) {
+  TempDir dir;
+  write(dir.path / "libstdc++.so.6.0.33", "new");
+  write(dir.path / "libstdc++.so.6.0.30", "old");
+  std::filesystem::create_symlink(dir.path / "libstdc++.so.6.0.30", dir.path / "libstdc++.so");
+  place_symlink(dir.path / "libstdc++.so.6.0.33", dir.path / "libstdc++.so");
+  EXPECT_EQ(std::filesystem::read_symlink(dir.path / "libstdc++.so"), dir.path / "libstdc++.so.6.0.33");
+  place_symlink(dir.path / "libstdc++.so.6.0.33", dir.path / "libstdc++.so");  // already there: nothing to do
+  EXPECT_EQ(read(dir.path / "libstdc++.so.6.0.30"), "old");                    // the old target itself is untouched
+  EXPECT_EQ(names_in(dir.path),
+            (std::vector<std::string>{"libstdc++.so", "libstdc++.so.6.0.30", "libstdc++.so.6.0.33"}));
+}
+
+TEST(PlaceSymlink, ADirectoryInTheWayIsAnErrorNamingTheLinkAndLeavesNoTemporary) {
+  TempDir dir;
+  write(dir.path / "taken" / "inside", "x");
+  auto error = filesystem_error_of([&] { place_symlink("/usr/bin/ccache", dir.path / "taken"); });
+  EXPECT_EQ(error.path1(), dir.path / "taken");
+  EXPECT_EQ(names_in(dir.path), std::vector<std::string>{"taken"});
+  EXPECT_TRUE(std::filesystem::is_directory(dir.path / "taken"));
+}
+
 TEST(OutputFile, CreatesTruncatesAndAppends) {
   TempDir dir;
   const auto log = dir.path / "build.log";
