@@ -42,7 +42,9 @@ PlanFacts SystemServices::plan_facts(const std::filesystem::path& tree, const st
 NetworkIsolationProbe SystemServices::network_isolation() { return probe_network_isolation(); }
 
 CxxRuntimeLink SystemServices::cxx_runtime_link(const std::string& compiler, const std::filesystem::path& links_dir) {
-  return probe_cxx_runtime_link(compiler, links_dir);
+  const auto key = std::pair(compiler, links_dir);
+  if (const auto known = cxx_runtime_links_.find(key); known != cxx_runtime_links_.end()) return known->second;
+  return cxx_runtime_links_[key] = probe_cxx_runtime_link(compiler, links_dir);
 }
 
 WheelValidation SystemServices::validate(const WheelValidationRequest& request) { return validate_wheel(request); }

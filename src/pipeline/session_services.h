@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,9 @@ class SystemServices final : public SessionServices {
 
  private:
   ProcessGroupRunner runner_;
+  // One trial link per compiler and links dir for the whole run: the
+  // dependencies a build makes first use the same compiler.
+  std::map<std::pair<std::string, std::filesystem::path>, CxxRuntimeLink> cxx_runtime_links_;
 };
 
 }  // namespace archbuild
