@@ -58,12 +58,12 @@ ElfStrings read_strings(const ByteView& view, uint64_t offset, uint64_t size, co
 // Reads the header and section table; throws ParseError (offset + reason).
 ElfFile read_elf(const ByteView& view);
 
-// The SASS arch a cubin was built for, from e_flags: the layout changed with
-// EI_ABIVERSION 8 (all CUDA 13 cubins). The a/f variant is not recorded there.
 // The string table a symbol table or .dynamic names in its sh_link; throws
 // ParseError when that index does not exist.
 ElfStrings linked_strings(const ByteView& view, const ElfFile& elf, const ElfSection& section, const char* what);
 
+// The SASS arch a cubin was built for, from e_flags: the layout changed with
+// EI_ABIVERSION 8 (all CUDA 13 cubins). The a/f variant is not recorded there.
 std::optional<ComputeCapability> cubin_arch(const ElfFile& elf);
 
 // The sonames a shared object or executable needs (DT_NEEDED of its

@@ -19,7 +19,7 @@ void ensure_ccache_masquerade(const std::filesystem::path& cache_dir) {
   if (!ccache) return;
   auto dir = ccache_masquerade_dir(cache_dir);
   std::filesystem::create_directories(dir);
-  for (const char* name : {"cc", "gcc", "c++", "g++", "clang", "clang++"}) place_symlink(*ccache, dir / name);
+  for (const char* name : {"cc", "gcc", "c++", "g++", "clang", "clang++"}) place_needed_symlink(*ccache, dir / name);
 }
 
 std::filesystem::path launcher_toolkit_dir(const std::filesystem::path& cache_dir, const std::string& launcher,
@@ -35,9 +35,9 @@ void ensure_launcher_toolkit(const std::filesystem::path& dir, const std::string
   std::filesystem::create_directories(dir / "bin", ec);
   if (ec) fail_environment("cannot create " + (dir / "bin").string() + ": " + ec.message());
   for (const auto& entry : std::filesystem::directory_iterator(toolkit_root))
-    if (entry.path().filename() != "bin") place_symlink(entry.path(), dir / entry.path().filename());
+    if (entry.path().filename() != "bin") place_needed_symlink(entry.path(), dir / entry.path().filename());
   for (const auto& entry : std::filesystem::directory_iterator(toolkit_root / "bin"))
-    if (entry.path().filename() != "nvcc") place_symlink(entry.path(), dir / "bin" / entry.path().filename());
+    if (entry.path().filename() != "nvcc") place_needed_symlink(entry.path(), dir / "bin" / entry.path().filename());
   // The real nvcc finds its own components (nvcc.profile, ptxas, cicc)
   // next to itself, so the script execs it by its real path. Written aside
   // and renamed in: a concurrent build running nvcc sees the old script or

@@ -91,11 +91,7 @@ void find_wheel_libraries(const std::vector<SystemLibrary>& libraries, std::map<
       // CMake's find_library wants the unversioned name, which these wheels do not ship.
       const auto dir = links_dir / library->name;
       std::filesystem::create_directories(dir, ec);
-      try {
-        place_symlink(*file, dir / library->library);
-      } catch (const std::filesystem::filesystem_error& error) {
-        fail_environment("cannot link " + (dir / library->library).string() + ": " + error.code().message());
-      }
+      place_needed_symlink(*file, dir / library->library);
       FoundLibrary where{root / "include", dir, wheel};
       for (const auto& one : status)
         if (one.name == requirement_name(wheel) && one.installed) {

@@ -175,6 +175,14 @@ void place_symlink(const std::filesystem::path& target, const std::filesystem::p
   }
 }
 
+void place_needed_symlink(const std::filesystem::path& target, const std::filesystem::path& link) {
+  try {
+    place_symlink(target, link);
+  } catch (const std::filesystem::filesystem_error& error) {
+    fail_environment("cannot link " + link.string() + ": " + error.code().message());
+  }
+}
+
 OutputFile::OutputFile(std::filesystem::path path, int flags)
     : path_(std::move(path)), fd_(open_for_writing(path_, flags, 0644)) {}
 

@@ -57,6 +57,11 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
 // points there. Throws filesystem_error naming `link`.
 void place_symlink(const std::filesystem::path& target, const std::filesystem::path& link);
 
+// place_symlink for a link a build cannot go on without (a launcher shim, a
+// library's unversioned name): a failure there is this machine's (a full or
+// read-only disk), reported as an environment error naming the link.
+void place_needed_symlink(const std::filesystem::path& target, const std::filesystem::path& link);
+
 // A file written a piece at a time (a build log appended line by line, a
 // JUnit report). Each write goes straight to the file (no buffer to lose at
 // a crash) and is checked, and so is close(). The destructor closes a file

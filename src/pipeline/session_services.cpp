@@ -44,7 +44,11 @@ NetworkIsolationProbe SystemServices::network_isolation() { return probe_network
 CxxRuntimeLink SystemServices::cxx_runtime_link(const std::string& compiler, const std::filesystem::path& links_dir) {
   const auto key = std::pair(compiler, links_dir);
   if (const auto known = cxx_runtime_links_.find(key); known != cxx_runtime_links_.end()) return known->second;
-  return cxx_runtime_links_[key] = probe_cxx_runtime_link(compiler, links_dir);
+  auto link = probe_cxx_runtime_link(compiler, links_dir);
+  // A trial that could not run (a compiler killed on a loaded machine, say)
+  // is tried again by the next build rather than remembered.
+  if (link.probed) cxx_runtime_links_[key] = link;
+  return link;
 }
 
 WheelValidation SystemServices::validate(const WheelValidationRequest& request) { return validate_wheel(request); }

@@ -69,8 +69,8 @@ class SystemServices final : public SessionServices {
 
  private:
   ProcessGroupRunner runner_;
-  // One trial link per compiler and links dir for the whole run: the
-  // dependencies a build makes first use the same compiler.
+  // One trial link per compiler and links dir for the whole run (the
+  // dependencies a build makes first use the same compiler), once it ran.
   std::map<std::pair<std::string, std::filesystem::path>, CxxRuntimeLink> cxx_runtime_links_;
 };
 

@@ -181,6 +181,30 @@ TEST(PlaceSymlink, ADirectoryInTheWayIsAnErrorNamingTheLinkAndLeavesNoTemporary)
   EXPECT_TRUE(std::filesystem::is_directory(dir.path / "taken"));
 }
 
+TEST(PlaceSymlink, AFileInTheWayIsReplacedByTheLink) {
+  TempDir dir;
+  write(dir.path / "target", "t");
+  write(dir.path / "libnccl.so", "a stale copy");
+  place_symlink(dir.path / "target", dir.path / "libnccl.so");
+  EXPECT_TRUE(std::filesystem::is_symlink(dir.path / "libnccl.so"));
+  EXPECT_EQ(read(dir.path / "libnccl.so"), "t");
+  EXPECT_EQ(names_in(dir.path), (std::vector<std::string>{"libnccl.so", "target"}));
+}
+
+TEST(PlaceNeededSymlink, AFailureIsAnEnvironmentErrorNamingTheLink) {
+  TempDir dir;
+  write(dir.path / "taken" / "inside", "x");
+  try {
+    place_needed_symlink("/usr/bin/ccache", dir.path / "taken");
+    FAIL() << "a directory in the way was not reported";
+  } catch (const UserError& error) {
+    EXPECT_EQ(error.code(), ExitCode::environment);
+    EXPECT_NE(std::string(error.what()).find("cannot link " + (dir.path / "taken").string()), std::string::npos)
+        << error.what();
+  }
+  EXPECT_TRUE(std::filesystem::is_directory(dir.path / "taken"));
+}
+
 TEST(OutputFile, CreatesTruncatesAndAppends) {
   TempDir dir;
   const auto log = dir.path / "build.log";
