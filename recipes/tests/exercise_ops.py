@@ -43,6 +43,11 @@ RESULT.json (written atomically via RESULT.json.tmp in every case where --out is
     import_errors     [{package, error}]
     optional_import_errors  [{package, error}] of the --also-import modules (they never fail the run)
     ignored_namespaces  torch's own namespaces that appeared while importing (not exercised)
+    other_packages    top-level modules of other distributions that importing the packages pulls in
+                      (DeepSpeed imports transformers, and transformers torchvision): imported first,
+                      so that the ops they register are theirs, not the package's
+    other_namespaces  the op namespaces those other packages registered (not exercised)
+    other_packages_note  null, or why other packages could not be looked for (then every new op counts)
     torch_kernel_probe  null, or why one of torch's own CUDA kernels failed on the first GPU (e.g. under
                       CUDA_FORCE_PTX_JIT=1: torch wheels ship no PTX, so kernel errors may be torch's)
 Categories: "cpu+cuda", "cuda-only", "cpu-only", "no-kernel". max_abs_diff is a number, or null where
@@ -722,14 +727,68 @@ def paired_with_cpu(cuda_function, cpu_function):
     return call
 
 
-def discover(packages, progress, also_import=()):
-    """Imports the packages, then the `also_import` modules (best effort: the subpackages that hold
-    the wheel's native libraries, which a package may load only when a submodule is used); returns
-    (ops [{op, package, category}], info dict)."""
+# Run in a fresh interpreter: imports the packages and writes (to argv[1]) the top-level modules
+# that came with them and belong to other installed distributions (not the packages' own, not the
+# standard library, not torch).
+OTHER_PACKAGES_PROBE = r"""
+import importlib, importlib.metadata, json, sys
+import torch
+out, packages = sys.argv[1], sys.argv[2:]
+before = {name.split(".")[0] for name in sys.modules}
+for package in packages:
+    try:
+        importlib.import_module(package)
+    except BaseException:
+        pass
+owners = importlib.metadata.packages_distributions()
+tops = {package.split(".")[0] for package in packages}
+own = {dist for top in tops for dist in owners.get(top, [])}
+found = []
+for name in sorted({name.split(".")[0] for name in sys.modules} - before - tops):
+    if name in sys.stdlib_module_names or name == "torch":
+        continue
+    dists = set(owners.get(name, []))
+    if dists and not dists & own:
+        found.append(name)
+with open(out, "w", encoding="utf-8") as stream:
+    json.dump(found, stream)
+"""
+
+
+def other_packages_of(packages, timeout_s=180):
+    """(modules, note): what OTHER_PACKAGES_PROBE finds for the packages; ([], why) when it cannot run."""
+    with tempfile.TemporaryDirectory(prefix="exercise-ops-probe-") as scratch:
+        out = os.path.join(scratch, "other.json")
+        try:
+            probe = subprocess.run([sys.executable, "-c", OTHER_PACKAGES_PROBE, out, *packages],
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                   text=True, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return [], f"the probe for other packages outlived {timeout_s} s"
+        try:
+            with open(out, encoding="utf-8") as stream:
+                return json.load(stream), None
+        except (OSError, ValueError):
+            return [], f"the probe for other packages failed (exit {probe.returncode}): {one_line(probe.stderr)}"
+
+
+def discover(packages, progress, also_import=(), other_packages=()):
+    """Imports the `other_packages` (best effort), then the packages, then the `also_import` modules
+    (best effort: the subpackages that hold the wheel's native libraries, which a package may load
+    only when a submodule is used); returns (ops [{op, package, category}], info dict)."""
     t = _torch()
     all_names = t._C._dispatch_get_all_op_names
     before = set(all_names())
     baseline_namespaces = {name.split("::", 1)[0] for name in before}
+    for module in other_packages:
+        progress.write(event="importing", package=module)
+        try:
+            importlib.import_module(module)
+        except BaseException:  # noqa: BLE001 (theirs to fail: the package's own import says what it needs)
+            pass
+    others = set(all_names()) - before
+    other_namespaces = sorted({name.split("::", 1)[0] for name in others} - baseline_namespaces)
+    before |= others
     ops, import_errors, ignored, skipped_reason = [], [], set(), None
     optional_errors = []
     for package in [*packages, *also_import]:
@@ -759,7 +818,8 @@ def discover(packages, progress, also_import=()):
                     listed.add(qualified)
                     ops.append({"op": qualified, "package": package, "category": PYBIND})
     return ops, {"import_errors": import_errors, "optional_import_errors": optional_errors,
-                 "ignored_namespaces": sorted(ignored), "skipped_reason": skipped_reason}
+                 "ignored_namespaces": sorted(ignored), "skipped_reason": skipped_reason,
+                 "other_packages": list(other_packages), "other_namespaces": other_namespaces}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1093,7 +1153,14 @@ def worker_main(options):
         progress.write(event="fatal", code=EXIT_NO_TORCH, message=f"torch is not importable: {error_text(error)}")
         return EXIT_NO_TORCH
     progress.write(event="torch", version=str(torch.__version__))
-    ops, info = discover(options.packages, progress, options.also_import)
+    earlier_plan = next((event for event in read_events(options.progress) if event.get("event") == "plan"), None)
+    probe_note = None
+    if earlier_plan is not None:
+        other_packages = earlier_plan.get("other_packages", [])
+    else:
+        other_packages, probe_note = other_packages_of([*options.packages, *options.also_import])
+    ops, info = discover(options.packages, progress, options.also_import, other_packages)
+    info["other_packages_note"] = probe_note
     devices = ["cpu"] if options.devices == "cpu" else [f"cuda:{i}" for i in range(torch.cuda.device_count())]
     worker = Worker(options, progress)
     try:
@@ -1101,7 +1168,6 @@ def worker_main(options):
     except Exception as error:  # noqa: BLE001
         progress.write(event="fatal", code=EXIT_USAGE, message=f"cannot read saved outputs: {error_text(error)}")
         return EXIT_USAGE
-    earlier_plan = next((event for event in read_events(options.progress) if event.get("event") == "plan"), None)
     if earlier_plan is None:
         probe = probe_torch_kernels(devices[0]) if options.devices == "cuda" and devices else None
         progress.write(event="plan", ops=ops, devices=devices, saved_label=worker.saved_label,
@@ -1384,6 +1450,9 @@ class Supervisor:
                                        TORCH_SKIP_REASON if "torch" in options.packages else None),
             "import_errors": import_errors, "optional_import_errors": plan.get("optional_import_errors", []),
             "ignored_namespaces": plan.get("ignored_namespaces", []),
+            "other_packages": plan.get("other_packages", []),
+            "other_namespaces": plan.get("other_namespaces", []),
+            "other_packages_note": plan.get("other_packages_note"),
             "torch_kernel_probe": plan.get("torch_kernel_probe"),
         }
         code = EXIT_OK

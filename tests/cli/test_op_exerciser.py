@@ -165,6 +165,28 @@ def write_test_packages(directory):
     # stands in as a module object whose file is a .so, its functions documented as pybind11 does.
     (directory / "abpybind").mkdir(parents=True, exist_ok=True)
     (directory / "abpybind" / "__init__.py").write_text(PYBIND_PACKAGE_SOURCE)
+    # DeepSpeed's shape: abuser imports abvision, another installed distribution with ops of its own
+    # (as transformers brings torchvision's), and abuser_native, a second top-level module of its own
+    # distribution (apex's amp_C beside apex).
+    def op_module(name, namespace):
+        (directory / f"{name}.py").write_text(
+            "import torch\n"
+            f"lib = torch.library.Library('{namespace}', 'DEF')\n"
+            "lib.define('twice(Tensor x) -> Tensor')\n"
+            "lib.impl('twice', lambda x: x * 2, 'CPU')\n")
+
+    def distribution(name, *modules):
+        info = directory / f"{name}-1.0.dist-info"
+        info.mkdir(exist_ok=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+        (info / "top_level.txt").write_text("".join(f"{module}\n" for module in modules))
+
+    op_module("abvision", "abvision")
+    op_module("abuser_native", "abuser_native")
+    (directory / "abuser.py").write_text("import abvision\nimport abuser_native\n" + (directory / "abuser_native.py")
+                                         .read_text().replace("abuser_native", "abuser"))
+    distribution("abvision", "abvision")
+    distribution("abuser", "abuser", "abuser_native")
     return directory
 
 
@@ -390,6 +412,17 @@ class OpExerciser(unittest.TestCase):
         self.assertEqual([entry["op"] for entry in result["exercised"]], ["ablazy::twice"])
         self.assertEqual([entry["package"] for entry in result["optional_import_errors"]], ["abbroken"])
         self.assertEqual(result["import_errors"], [])
+
+    def test_ops_of_another_distribution_it_imports_are_not_the_packages(self):
+        process, result = self.exercise("abuser", name="other-packages")
+        self.assertEqual(process.returncode, 0, process.stdout + process.stderr)
+        self.assertEqual(result["other_packages"], ["abvision"])
+        self.assertEqual(result["other_namespaces"], ["abvision"])
+        self.assertIsNone(result["other_packages_note"])
+        # its own distribution's second module counts as its own
+        self.assertEqual(result["namespaces"], ["abuser", "abuser_native"])
+        self.assertEqual(sorted(entry["op"] for entry in result["exercised"]),
+                         ["abuser::twice", "abuser_native::twice"])
 
     def test_unnamed_arguments_are_fed_as_data_indices_and_dims(self):
         process, result = self.exercise("abanon", name="anonymous")
