@@ -172,8 +172,10 @@ for index in range(torch.cuda.device_count()):
                          [0, 5.0, 9.0, 4.0, 7.0, -60.0], [1, 12.0, 6.5, 7.0, 9.0, 135.0]], dtype=torch.float64)
     op = ROIAlignRotated(output_size=(4, 5), spatial_scale=1.0, sampling_ratio=2)
     for dtype, tol in ((torch.float32, 1e-4), (torch.float64, 1e-9)):
-        x_cpu = feat.to(dtype).requires_grad_()
-        x_gpu = feat.to(device, dtype).requires_grad_()
+        # Fresh leaves each: feat.to(float64) is feat itself, and a copy of a
+        # tensor that requires grad is no leaf (its .grad stays None).
+        x_cpu = feat.to(dtype).detach().clone().requires_grad_()
+        x_gpu = feat.detach().to(device, dtype).requires_grad_()
         out_cpu = op(x_cpu, rois.to(dtype))
         out_gpu = op(x_gpu, rois.to(device, dtype))
         close(f"roi_align_rotated ({dtype})", out_gpu, out_cpu, tol, tol, index)
