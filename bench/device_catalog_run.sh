@@ -8,20 +8,34 @@
 # keeps (results.md).
 #
 # Usage (carry .device and .fetched/src):
-#   bench/device_catalog_run.sh [--parallel] WORK PYTHON NAME[=SOURCE]...
+#   bench/device_catalog_run.sh [--background] [--parallel] WORK PYTHON NAME[=SOURCE]...
 # SOURCE: what to build (an sdist file, say); else the clone
-# $ARCHBUILD_CLONES/NAME (default .fetched/src; made from the
-# fetched repositories at each recipe's default_ref, origin set to the
-# recipe's repository). By default the
+# $ARCHBUILD_CLONES/NAME (default .fetched/src; made by
+# bench/catalog_clone.sh NAME REPOSITORY: at the recipe's default_ref, origin
+# set to the recipe's repository). By default the
 # projects build one after the other, each with the machine to itself;
 # --parallel builds them all at once (each its own cache), for small projects
 # when device time is short: their times then include the others' load.
-# Background processes do not outlive a device command: run it in the
-# foreground within one command's limit. ARCHBUILD_MIRRORS="URL=file://DIR
+# --background starts the run in a process session of its own (setsid), so
+# that it outlives the device command, logging to WORK/catalog.log: for a
+# build longer than one command (flash-attn, apex, pytorch3d). Poll it with
+# bench/device_poll.sh WORK from the very next command, until it says
+# "bench finished" (an idle machine is given back after 30 s, and the run
+# with it); results.json and results.md then come back in $OUT.
+# ARCHBUILD_MIRRORS="URL=file://DIR
 # ..." passes --mirror to every build: on an offline machine, where a
 # dependency built first (pytorch-sparse's pytorch-scatter) is fetched from.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+if [[ ${1:-} == --background ]]; then
+  shift
+  args=("$@")
+  [[ ${args[0]:-} == --parallel ]] && args=("${args[@]:1}")
+  mkdir -p "${args[0]:?WORK}"
+  setsid nohup bash "$0" "$@" >"${args[0]}/catalog.log" 2>&1 </dev/null &
+  echo "catalog run started in the background (pid $!): ${args[0]}/catalog.log; poll with bench/device_poll.sh ${args[0]}"
+  exit 0
+fi
 parallel=0
 [[ ${1:-} == --parallel ]] && { parallel=1; shift; }
 work=$1 python=$2
