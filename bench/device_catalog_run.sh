@@ -32,7 +32,7 @@ if [[ ${1:-} == --background ]]; then
   args=("$@")
   [[ ${args[0]:-} == --parallel ]] && args=("${args[@]:1}")
   mkdir -p "${args[0]:?WORK}"
-  setsid nohup bash "$0" "$@" >"${args[0]}/catalog.log" 2>&1 </dev/null &
+  setsid nohup bash "$PWD/bench/device_catalog_run.sh" "$@" >"${args[0]}/catalog.log" 2>&1 </dev/null &
   echo "catalog run started in the background (pid $!): ${args[0]}/catalog.log; poll with bench/device_poll.sh ${args[0]}"
   exit 0
 fi
