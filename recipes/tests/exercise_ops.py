@@ -744,7 +744,8 @@ owners = importlib.metadata.packages_distributions()
 tops = {package.split(".")[0] for package in packages}
 own = {dist for top in tops for dist in owners.get(top, [])}
 found = []
-for name in sorted({name.split(".")[0] for name in sys.modules} - before - tops):
+# Without the packages' own distribution (a package on PYTHONPATH) nothing tells its modules apart.
+for name in sorted({name.split(".")[0] for name in sys.modules} - before - tops) if own else []:
     if name in sys.stdlib_module_names or name == "torch":
         continue
     dists = set(owners.get(name, []))

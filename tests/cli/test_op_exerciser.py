@@ -187,6 +187,8 @@ def write_test_packages(directory):
                                          .read_text().replace("abuser_native", "abuser"))
     distribution("abvision", "abvision")
     distribution("abuser", "abuser", "abuser_native")
+    # the same import from a package of no distribution (on PYTHONPATH): nothing tells its modules apart
+    (directory / "abloose.py").write_text("import abvision\n")
     return directory
 
 
@@ -423,6 +425,12 @@ class OpExerciser(unittest.TestCase):
         self.assertEqual(result["namespaces"], ["abuser", "abuser_native"])
         self.assertEqual(sorted(entry["op"] for entry in result["exercised"]),
                          ["abuser::twice", "abuser_native::twice"])
+
+    def test_without_its_own_distribution_every_new_op_counts(self):
+        process, result = self.exercise("abloose", name="loose")
+        self.assertEqual(process.returncode, 0, process.stdout + process.stderr)
+        self.assertEqual(result["other_packages"], [])
+        self.assertEqual(result["namespaces"], ["abvision"])
 
     def test_unnamed_arguments_are_fed_as_data_indices_and_dims(self):
         process, result = self.exercise("abanon", name="anonymous")
