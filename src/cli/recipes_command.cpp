@@ -65,6 +65,7 @@ nlohmann::json recipe_json(const Recipe& recipe) {
                                        : nlohmann::json()},
           {"depends_on", recipe.depends_on},
           {"kernel_test", recipe.kernel_test},
+          {"verified", recipe.verified},
           {"builds", builds},
           {"env", env_rows},
           {"pairs", pairs},
@@ -95,6 +96,13 @@ std::string estimate_text(const Recipe& recipe) {
   return text;
 }
 
+// "verified on H200 (9.0), ..." or "not verified on a GPU yet"; "" for a
+// recipe of the user's project (the generic one, the demo).
+std::string verified_text(const Recipe& recipe) {
+  if (recipe.repository.empty()) return "";
+  return recipe.verified.empty() ? "not verified on a GPU yet" : "verified on " + recipe.verified;
+}
+
 // The catalog by kind: a heading per kind, then its recipes with their
 // descriptions lined up.
 void print_recipe_list(const RecipeBook& book, const std::string& only_kind) {
@@ -118,6 +126,8 @@ void print_recipe_list(const RecipeBook& book, const std::string& only_kind) {
                 << (recipe->default_ref.empty() ? "" : " @ " + recipe->default_ref) << ", dialect "
                 << to_string(recipe->dialect)
                 << (recipe->depends_on.empty() ? "" : ", needs " + join(recipe->depends_on, ", ")) << "\n";
+      if (const auto verified = verified_text(*recipe); !verified.empty())
+        std::cout << "      " << paint(verified, recipe->verified.empty() ? Style::dim : Style::green) << "\n";
       if (recipe->origin != "built-in" || !recipe->shadows.empty())
         std::cout << "      " << recipe->file.string() << " (" << recipe->origin << ")" << shadow_text(*recipe) << "\n";
     }
@@ -190,6 +200,7 @@ Command recipes_command() {
                         << "  depends on    " << (recipe->depends_on.empty() ? "-" : join(recipe->depends_on, ", "))
                         << "\n"
                         << "  kernel test   " << (recipe->kernel_test.empty() ? "-" : recipe->kernel_test) << "\n"
+                        << "  status        " << (recipe->repository.empty() ? "-" : verified_text(*recipe)) << "\n"
                         << "  build         " << resolved.build->system << " (versions "
                         << (resolved.build->versions.text().empty() ? "*" : resolved.build->versions.text()) << ")\n"
                         << "    command     " << join(resolved.build->command, " ") << "\n";

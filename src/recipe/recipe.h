@@ -119,7 +119,10 @@ struct Recipe {
   ArchDialect dialect = ArchDialect::extension;
   double job_memory_gb = 2.0;
   std::vector<std::string> depends_on;
-  std::string kernel_test;            // relative to the data dir (a site recipe's: absolute, see RECIPES.md)
+  std::string kernel_test;  // relative to the data dir (a site recipe's: absolute, see RECIPES.md)
+  // Where and when the whole recipe was proven on a GPU (built, validation
+  // `checked`, its kernel test and its own tests passed); empty: not yet.
+  std::string verified;
   bool keep_project_archs = false;    // do not enforce the arch list on the project's nvcc calls
   std::optional<ProjectTests> tests;  // [tests]: the project's own suite
   std::optional<RecipeEstimate> estimate;

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/path_policy.h"
 #include "core/sha256.h"
+#include "core/strings.h"
 #include "core/system_info.h"
 #include "recipe/recipe_kind.h"
 #include "recipe/repository_url.h"
@@ -50,6 +51,7 @@ class RecipeParser {
     if (auto gb = job_memory_gb(root)) recipe.job_memory_gb = *gb;
     recipe.depends_on = strings(root, "depends_on");
     recipe.kernel_test = kernel_test(root);
+    recipe.verified = verified(root, recipe.kernel_test);
     if (auto* node = root.get("tests")) recipe.tests = project_tests(*node);
     if (auto* node = root.get("estimate")) recipe.estimate = estimate(*node);
     recipe.builds = build_steps(root);
@@ -74,7 +76,7 @@ class RecipeParser {
               {"name",           "description",  "kind",          "pypi",       "repository",  "default_ref",
                "submodules",     "arch_dialect", "job_memory_gb", "depends_on", "kernel_test", "keep_project_archs",
                "tests",          "build",        "env",           "pairs",      "patches",     "releases",
-               "system_library", "estimate",     "subdirectory"});
+               "system_library", "estimate",     "subdirectory",  "verified"});
     return root;
   }
 
@@ -132,6 +134,17 @@ class RecipeParser {
     auto dialect = parse_arch_dialect(string(root, "arch_dialect", true));
     if (!dialect) bad(root.get("arch_dialect")->source(), "arch_dialect", "must be \"cmake\" or \"extension\"");
     return *dialect;
+  }
+
+  // `verified = "H200 (9.0), ..., 2026-12-05: checked, ..."`: a GPU run proved it, through its kernel test.
+  std::string verified(const toml::table& root, const std::string& kernel_test) {
+    auto text = string(root, "verified", false);
+    if (!root.get("verified")) return text;
+    if (trim(text).empty())
+      bad(root.get("verified")->source(), "verified", "is empty: say where and when, or leave the key out");
+    if (kernel_test.empty())
+      bad(root.get("verified")->source(), "verified", "needs a kernel_test: a recipe is proven through it");
+    return text;
   }
 
   // None when the recipe keeps the default.

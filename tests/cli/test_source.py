@@ -441,6 +441,16 @@ class Recipes(unittest.TestCase):
         # listed under the heading of their kind, the kind's count beside it
         heading = listing.index(next(l for l in listing if l.startswith("Attention and GEMM kernels (attention-gemm, ")))
         self.assertIn("  flash-attn ", "\n".join(listing[heading:heading + 12]))
+        # each catalogued recipe says whether a GPU run proved it, from its own file
+        def status_of(name):
+            start = next(i for i, l in enumerate(listing) if l.startswith(f"  {name} "))
+            return listing[start + 2].strip()
+        self.assertTrue(status_of("marlin").startswith("verified on H200 (9.0), torch 2.11.0+cu130"),
+                        status_of("marlin"))
+        self.assertEqual(status_of("flash-attn"), "not verified on a GPU yet")
+        marlin = json.loads(run("recipes", "marlin", "--json").stdout)
+        self.assertIn("kernel test and its test.py passed", marlin["verified"])
+        self.assertIn("status        not verified on a GPU yet", run("recipes", "apex").stdout)
 
     def malformed(self, text):
         data = scratch_dir(self) / "data"

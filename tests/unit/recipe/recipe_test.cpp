@@ -184,6 +184,36 @@ TEST(ShippedRecipes, EachHasAKindADescriptionAndAKernelTestThatExists) {
   }
 }
 
+// Each recipe's `verified` agrees with its row in docs/RECIPES.md's table: the
+// doc's "Verified on the H200" and the file's key come from the same GPU run.
+TEST(ShippedRecipes, VerifiedAgreesWithTheDocsTable) {
+  auto book = RecipeBook::load(kSourceData / "recipes", kSourceData / "patches");
+  const auto docs = read(kSourceData / "docs" / "RECIPES.md");
+  for (const auto& recipe : book.all()) {
+    if (recipe.repository.empty()) continue;
+    SCOPED_TRACE(recipe.name);
+    const auto start = docs.find("\n| `" + recipe.name + "` |");
+    ASSERT_NE(start, std::string::npos) << "no row in docs/RECIPES.md's table";
+    const auto row = docs.substr(start + 1, docs.find('\n', start + 1) - start - 1);
+    const bool documented = row.find("Verified on the H200") != std::string::npos ||
+                            row.find("Built and tested on an H200") != std::string::npos;
+    EXPECT_EQ(!recipe.verified.empty(), documented) << row;
+    if (!recipe.verified.empty()) EXPECT_NE(recipe.verified.find("H200"), std::string::npos) << recipe.verified;
+  }
+}
+
+TEST(RecipeBook, AVerifiedRecipeSaysWhereAndHasAKernelTest) {
+  TempDir site;
+  auto load = [&] { return RecipeBook::load_search_path({{site.path, site.path / "patches", "x"}, kBuiltIn}); };
+  write_recipe(site.path, "proven",
+               "kernel_test = \"recipes/tests/extension_import.py\"\nverified = \"H200 (9.0), 2026-12-05\"\n");
+  EXPECT_EQ(load().find("proven")->verified, "H200 (9.0), 2026-12-05");
+  write_recipe(site.path, "proven", "kernel_test = \"recipes/tests/extension_import.py\"\nverified = \" \"\n");
+  EXPECT_NE(error_of(load).find("key 'verified': is empty"), std::string::npos) << error_of(load);
+  write_recipe(site.path, "proven", "verified = \"H200\"\n");
+  EXPECT_NE(error_of(load).find("key 'verified': needs a kernel_test"), std::string::npos) << error_of(load);
+}
+
 TEST(RecipeBook, EntriesForAnotherHostsCpuAreLeftOut) {
   TempDir site;
   write_recipe(site.path, "ext",
