@@ -27,18 +27,24 @@
 # dependency built first (pytorch-sparse's pytorch-scatter) is fetched from.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-if [[ ${1:-} == --background ]]; then
+parallel=0 background=0
+while [[ ${1:-} == --* ]]; do
+  case $1 in
+    --parallel) parallel=1 ;;
+    --background) background=1 ;;
+    *) echo "device_catalog_run.sh: unknown option $1" >&2; exit 2 ;;
+  esac
   shift
-  args=("$@")
-  [[ ${args[0]:-} == --parallel ]] && args=("${args[@]:1}")
-  mkdir -p "${args[0]:?WORK}"
-  setsid nohup bash "$PWD/bench/device_catalog_run.sh" "$@" >"${args[0]}/catalog.log" 2>&1 </dev/null &
-  echo "catalog run started in the background (pid $!): ${args[0]}/catalog.log; poll with bench/device_poll.sh ${args[0]}"
+done
+work=${1:?WORK} python=${2:?PYTHON}
+if ((background)); then
+  mkdir -p "$work"
+  flags=()
+  ((parallel)) && flags=(--parallel)
+  setsid nohup bash "$PWD/bench/device_catalog_run.sh" "${flags[@]}" "$@" >"$work/catalog.log" 2>&1 </dev/null &
+  echo "catalog run started in the background (pid $!): $work/catalog.log; poll with bench/device_poll.sh $work"
   exit 0
 fi
-parallel=0
-[[ ${1:-} == --parallel ]] && { parallel=1; shift; }
-work=$1 python=$2
 shift 2
 mkdir -p "$work"
 rm -rf "$work/device" && cp -r .device "$work/device"  # a copy: archbuild re-executes its own binary

@@ -14,8 +14,8 @@ bench_pids() {
 }
 start=$SECONDS
 while [[ -n $(bench_pids) ]] && ((SECONDS - start < limit)); do sleep 5; done
-log=$work/bench.log
-[[ -f $work/catalog.log ]] && log=$work/catalog.log
+log=$work/bench.log  # or the catalog run's, when it is the newer
+[[ -f $work/catalog.log && ! $work/bench.log -nt $work/catalog.log ]] && log=$work/catalog.log
 cut -c1-1500 "$log" 2>/dev/null | tail -20 || echo "no $log (a fresh machine?)"
 if [[ -n ${OUT:-} ]]; then
   for name in results.json results.md; do [[ -f $work/$name ]] && cp "$work/$name" "$OUT/"; done

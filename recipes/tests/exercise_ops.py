@@ -43,7 +43,7 @@ RESULT.json (written atomically via RESULT.json.tmp in every case where --out is
     import_errors     [{package, error}]
     optional_import_errors  [{package, error}] of the --also-import modules (they never fail the run)
     ignored_namespaces  torch's own namespaces that appeared while importing (not exercised)
-    other_packages    top-level modules of other distributions that importing the packages pulls in
+    other_packages    modules of other distributions that importing the packages pulls in
                       (DeepSpeed imports transformers, and transformers torchvision): imported first,
                       so that the ops they register are theirs, not the package's
     other_namespaces  the op namespaces those other packages registered (not exercised)
@@ -727,14 +727,15 @@ def paired_with_cpu(cuda_function, cpu_function):
     return call
 
 
-# Run in a fresh interpreter: imports the packages and writes (to argv[1]) the top-level modules
-# that came with them and belong to other installed distributions (not the packages' own, not the
-# standard library, not torch).
+# Run in a fresh interpreter: imports the packages and writes to argv[1] {"found": [...], "note": ...}:
+# the modules (full names, in the order they were imported) that came with them and belong to other
+# installed distributions (not the packages' own, not the standard library, not torch). It ends with
+# os._exit: a thread or child process the import left running must not hold the answer back.
 OTHER_PACKAGES_PROBE = r"""
-import importlib, importlib.metadata, json, sys
+import importlib, importlib.metadata, json, os, sys
 import torch
 out, packages = sys.argv[1], sys.argv[2:]
-before = {name.split(".")[0] for name in sys.modules}
+before = set(sys.modules)
 for package in packages:
     try:
         importlib.import_module(package)
@@ -743,34 +744,42 @@ for package in packages:
 owners = importlib.metadata.packages_distributions()
 tops = {package.split(".")[0] for package in packages}
 own = {dist for top in tops for dist in owners.get(top, [])}
-found = []
-# Without the packages' own distribution (a package on PYTHONPATH) nothing tells its modules apart.
-for name in sorted({name.split(".")[0] for name in sys.modules} - before - tops) if own else []:
-    if name in sys.stdlib_module_names or name == "torch":
+found, note = [], None
+if not own:
+    # (a package on PYTHONPATH, say): nothing tells its modules from others'
+    note = "no installed distribution holds " + ", ".join(sorted(tops)) + ": every new op counts as its own"
+for name in list(sys.modules) if own else []:
+    top = name.split(".")[0]
+    if name in before or top in tops or top in sys.stdlib_module_names or top == "torch":
         continue
-    dists = set(owners.get(name, []))
+    dists = set(owners.get(top, []))
     if dists and not dists & own:
         found.append(name)
 with open(out, "w", encoding="utf-8") as stream:
-    json.dump(found, stream)
+    json.dump({"found": found, "note": note}, stream)
+sys.stdout.flush()
+os._exit(0)
 """
 
 
-def other_packages_of(packages, timeout_s=180):
-    """(modules, note): what OTHER_PACKAGES_PROBE finds for the packages; ([], why) when it cannot run."""
+def other_packages_of(packages, timeout_s=60):
+    """(modules, note): what OTHER_PACKAGES_PROBE finds for the packages; ([], why) when it cannot tell."""
     with tempfile.TemporaryDirectory(prefix="exercise-ops-probe-") as scratch:
         out = os.path.join(scratch, "other.json")
+        why = None
         try:
             probe = subprocess.run([sys.executable, "-c", OTHER_PACKAGES_PROBE, out, *packages],
                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                   text=True, timeout=timeout_s)
+                                   text=True, timeout=timeout_s, start_new_session=True)
+            why = f"the probe for other packages failed (exit {probe.returncode}): {one_line(probe.stderr)}"
         except subprocess.TimeoutExpired:
-            return [], f"the probe for other packages outlived {timeout_s} s"
+            why = f"the probe for other packages outlived {timeout_s} s"
         try:
             with open(out, encoding="utf-8") as stream:
-                return json.load(stream), None
-        except (OSError, ValueError):
-            return [], f"the probe for other packages failed (exit {probe.returncode}): {one_line(probe.stderr)}"
+                answer = json.load(stream)
+            return list(answer["found"]), answer["note"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return [], why
 
 
 def discover(packages, progress, also_import=(), other_packages=()):
@@ -788,6 +797,10 @@ def discover(packages, progress, also_import=(), other_packages=()):
         except BaseException:  # noqa: BLE001 (theirs to fail: the package's own import says what it needs)
             pass
     others = set(all_names()) - before
+    circular = sorted(p for p in packages if p.split(".")[0] in sys.modules)
+    if circular:
+        # another package imported this one in turn: what was registered then is not only theirs
+        others, other_packages = set(), ()
     other_namespaces = sorted({name.split("::", 1)[0] for name in others} - baseline_namespaces)
     before |= others
     ops, import_errors, ignored, skipped_reason = [], [], set(), None
@@ -820,7 +833,8 @@ def discover(packages, progress, also_import=(), other_packages=()):
                     ops.append({"op": qualified, "package": package, "category": PYBIND})
     return ops, {"import_errors": import_errors, "optional_import_errors": optional_errors,
                  "ignored_namespaces": sorted(ignored), "skipped_reason": skipped_reason,
-                 "other_packages": list(other_packages), "other_namespaces": other_namespaces}
+                 "other_packages": list(other_packages), "other_namespaces": other_namespaces,
+                 "circular_import": circular}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1159,9 +1173,12 @@ def worker_main(options):
     if earlier_plan is not None:
         other_packages = earlier_plan.get("other_packages", [])
     else:
-        other_packages, probe_note = other_packages_of([*options.packages, *options.also_import])
+        probed = [p for p in [*options.packages, *options.also_import] if p.split(".")[0] != "torch"]
+        other_packages, probe_note = other_packages_of(probed) if probed else ([], None)
     ops, info = discover(options.packages, progress, options.also_import, other_packages)
-    info["other_packages_note"] = probe_note
+    circular = info.pop("circular_import")
+    info["other_packages_note"] = (f"{', '.join(circular)} imported by the other packages in turn: every new op "
+                                   f"counts as its own" if circular else probe_note)
     devices = ["cpu"] if options.devices == "cpu" else [f"cuda:{i}" for i in range(torch.cuda.device_count())]
     worker = Worker(options, progress)
     try:

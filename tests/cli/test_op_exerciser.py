@@ -189,6 +189,22 @@ def write_test_packages(directory):
     distribution("abuser", "abuser", "abuser_native")
     # the same import from a package of no distribution (on PYTHONPATH): nothing tells its modules apart
     (directory / "abloose.py").write_text("import abvision\n")
+    # a plugin of another distribution that imports the package back (entry-point discovery, say)
+    op_module("abplugin", "abplugin")
+    (directory / "abplugin.py").write_text((directory / "abplugin.py").read_text() + "import abcircular\n")
+    op_module("abcircular", "abcircular")
+    (directory / "abcircular.py").write_text("import abplugin\n" + (directory / "abcircular.py").read_text())
+    distribution("abplugin", "abplugin")
+    distribution("abcircular", "abcircular")
+    # another distribution whose ops come with a submodule the package imports (torchvision.ops's shape)
+    (directory / "abvisionpkg").mkdir(exist_ok=True)
+    (directory / "abvisionpkg" / "__init__.py").write_text("")
+    op_module("abvisionpkg_ops", "abvisionpkg")
+    (directory / "abvisionpkg_ops.py").rename(directory / "abvisionpkg" / "ops.py")
+    op_module("abdeep", "abdeep")
+    (directory / "abdeep.py").write_text("import abvisionpkg.ops\n" + (directory / "abdeep.py").read_text())
+    distribution("abvisionpkg", "abvisionpkg")
+    distribution("abdeep", "abdeep")
     return directory
 
 
@@ -430,7 +446,20 @@ class OpExerciser(unittest.TestCase):
         process, result = self.exercise("abloose", name="loose")
         self.assertEqual(process.returncode, 0, process.stdout + process.stderr)
         self.assertEqual(result["other_packages"], [])
+        self.assertIn("no installed distribution holds abloose", result["other_packages_note"])
         self.assertEqual(result["namespaces"], ["abvision"])
+
+    def test_a_package_the_other_imports_in_turn_keeps_every_new_op(self):
+        process, result = self.exercise("abcircular", name="circular")
+        self.assertEqual(process.returncode, 0, process.stdout + process.stderr)
+        self.assertIn("abcircular imported by the other packages in turn", result["other_packages_note"])
+        self.assertEqual(result["namespaces"], ["abcircular", "abplugin"])
+
+    def test_a_submodule_of_another_distribution_is_imported_first_too(self):
+        process, result = self.exercise("abdeep", name="deep")
+        self.assertEqual(process.returncode, 0, process.stdout + process.stderr)
+        self.assertEqual(result["other_packages"], ["abvisionpkg", "abvisionpkg.ops"])
+        self.assertEqual(result["namespaces"], ["abdeep"])
 
     def test_unnamed_arguments_are_fed_as_data_indices_and_dims(self):
         process, result = self.exercise("abanon", name="anonymous")
