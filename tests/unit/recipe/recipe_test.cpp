@@ -198,7 +198,9 @@ TEST(ShippedRecipes, VerifiedAgreesWithTheDocsTable) {
     const bool documented = row.find("Verified on the H200") != std::string::npos ||
                             row.find("Built and tested on an H200") != std::string::npos;
     EXPECT_EQ(!recipe.verified.empty(), documented) << row;
-    if (!recipe.verified.empty()) EXPECT_NE(recipe.verified.find("H200"), std::string::npos) << recipe.verified;
+    if (!recipe.verified.empty()) {
+      EXPECT_NE(recipe.verified.find("H200"), std::string::npos) << recipe.verified;
+    }
   }
 }
 
