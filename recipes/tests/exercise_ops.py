@@ -797,7 +797,9 @@ def discover(packages, progress, also_import=(), other_packages=()):
         except BaseException:  # noqa: BLE001 (theirs to fail: the package's own import says what it needs)
             pass
     others = set(all_names()) - before
-    circular = sorted(p for p in packages if p.split(".")[0] in sys.modules)
+    # (torch, always imported, is no package of the wheel's here)
+    circular = sorted(p for p in packages if other_packages and p.split(".")[0] != "torch"
+                      and p.split(".")[0] in sys.modules)
     if circular:
         # another package imported this one in turn: what was registered then is not only theirs
         others, other_packages = set(), ()

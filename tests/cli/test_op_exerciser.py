@@ -473,6 +473,7 @@ class OpExerciser(unittest.TestCase):
         self.assertEqual(process.returncode, 0, process.stdout + process.stderr)
         self.assertEqual(result["skipped_reason"], "torch's own ops are covered by its kernel test")
         self.assertEqual(result["ops_found"], 0)
+        self.assertIsNone(result["other_packages_note"])  # torch being imported is no circular import
 
     def test_usage_error_exits_2(self):
         process, _ = self.exercise("abtest", "--budget-s", "zero", name="usage")
