@@ -103,6 +103,8 @@ std::string verified_text(const Recipe& recipe) {
   return recipe.verified.empty() ? "not verified on a GPU yet" : "verified on " + recipe.verified;
 }
 
+std::string or_dash(const std::string& text) { return text.empty() ? "-" : text; }
+
 // The catalog by kind: a heading per kind, then its recipes with their
 // descriptions lined up.
 void print_recipe_list(const RecipeBook& book, const std::string& only_kind) {
@@ -197,10 +199,9 @@ Command recipes_command() {
                         << "  arch dialect  " << to_string(recipe->dialect) << "\n"
                         << "  job memory    " << recipe->job_memory_gb << " GB per compile job\n"
                         << "  estimate      " << estimate_text(*recipe) << "\n"
-                        << "  depends on    " << (recipe->depends_on.empty() ? "-" : join(recipe->depends_on, ", "))
-                        << "\n"
-                        << "  kernel test   " << (recipe->kernel_test.empty() ? "-" : recipe->kernel_test) << "\n"
-                        << "  status        " << (recipe->repository.empty() ? "-" : verified_text(*recipe)) << "\n"
+                        << "  depends on    " << or_dash(join(recipe->depends_on, ", ")) << "\n"
+                        << "  kernel test   " << or_dash(recipe->kernel_test) << "\n"
+                        << "  status        " << or_dash(verified_text(*recipe)) << "\n"
                         << "  build         " << resolved.build->system << " (versions "
                         << (resolved.build->versions.text().empty() ? "*" : resolved.build->versions.text()) << ")\n"
                         << "    command     " << join(resolved.build->command, " ") << "\n";
